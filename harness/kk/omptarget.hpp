@@ -1,0 +1,108 @@
+// pmkk on OpenMP target, the Kokkos OpenMPTarget backend as 002 describes it:
+// the body is a lambda passed firstprivate into the target region (Listing 1.4);
+// team launches follow Listing 1.10 (PMKK_OMP_FORM_B 0: "a", teams distribute
+// over the league, parallel inside) or Listing 1.11 (PMKK_OMP_FORM_B 1: "b",
+// teams + parallel, a league loop stepping by omp_get_num_teams());
+// PMKK_OMP_NUM_TEAMS 0 drops the num_teams clause ("w/o num_teams").
+// Team threads share rows with omp for; the vector level is omp simd, which
+// the compilers do not parallelise on GPUs (002, Section 2.3).
+#pragma once
+#include <omp.h>
+
+#include "policy.hpp"
+
+#ifndef PMKK_OMP_FORM_B
+#define PMKK_OMP_FORM_B 1
+#endif
+#ifndef PMKK_OMP_NUM_TEAMS
+#define PMKK_OMP_NUM_TEAMS 1
+#endif
+#define PMKK_LAMBDA [=]
+
+namespace pmkk {
+
+// The most teams a launch asks for with num_teams; the league loop covers the rest.
+constexpr int64_t kMaxActiveTeams = 65536;
+
+class Member {
+ public:
+  Member(int64_t rank, int64_t size, int thread, int threads, int vector)
+      : rank_(rank), size_(size), thread_(thread), threads_(threads), vector_(vector) {}
+  int64_t league_rank() const { return rank_; }
+  int64_t league_size() const { return size_; }
+  int team_rank() const { return thread_; }
+  int team_size() const { return threads_; }
+  int vector_length() const { return vector_; }
+
+ private:
+  int64_t rank_, size_;
+  int thread_, threads_, vector_;
+};
+
+template <class F>
+void parallel_for(const char*, const RangePolicy& p, const F& f) {
+  const int64_t b = p.begin, e = p.end;
+#pragma omp target teams distribute parallel for simd firstprivate(f)
+  for (int64_t i = b; i < e; ++i) f(i);
+}
+
+template <class F>
+void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& result) {
+  const int64_t b = p.begin, e = p.end;
+  double sum = 0;
+#pragma omp target teams distribute parallel for simd reduction(+ : sum) firstprivate(f)
+  for (int64_t i = b; i < e; ++i) f(i, sum);
+  result = sum;
+}
+
+template <class F>
+void parallel_for(const char*, const TeamPolicy& p, const F& f) {
+  const int64_t league = p.league_size;
+  const int team = p.team_size, vector = p.vector_length;
+  const int64_t teams = league < kMaxActiveTeams ? league : kMaxActiveTeams;
+  (void)teams;
+#if PMKK_OMP_FORM_B == 0
+#if PMKK_OMP_NUM_TEAMS
+#pragma omp target teams distribute num_teams(teams) thread_limit(team) firstprivate(f)
+#else
+#pragma omp target teams distribute thread_limit(team) firstprivate(f)
+#endif
+  for (int64_t rank = 0; rank < league; ++rank) {
+#pragma omp parallel num_threads(team)
+    {
+      const Member m(rank, league, omp_get_thread_num(), omp_get_num_threads(), vector);
+      f(m);
+    }
+  }
+#else
+#if PMKK_OMP_NUM_TEAMS
+#pragma omp target teams num_teams(teams) thread_limit(team) firstprivate(f)
+#else
+#pragma omp target teams thread_limit(team) firstprivate(f)
+#endif
+#pragma omp parallel num_threads(team)
+  {
+    const int64_t first = omp_get_team_num(), stride = omp_get_num_teams();
+    for (int64_t rank = first; rank < league; rank += stride) {
+      const Member m(rank, league, omp_get_thread_num(), omp_get_num_threads(), vector);
+      f(m);
+    }
+  }
+#endif
+}
+
+template <class F>
+void parallel_for(const TeamThreadRangeT<Member>& r, const F& f) {
+#pragma omp for
+  for (int64_t i = r.begin; i < r.end; ++i) f(i);
+}
+
+template <class F>
+void parallel_reduce(const ThreadVectorRangeT<Member>& r, const F& f, double& result) {
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = r.begin; i < r.end; ++i) f(i, sum);
+  result = sum;
+}
+
+}  // namespace pmkk

@@ -1,0 +1,42 @@
+// portmatrix harness: an OpenMP target device. Falls back to the initial
+// (host) device when the program was built without offload or finds no GPU.
+// Timing: omp_get_wtime after a taskwait, around synchronous target regions.
+#pragma once
+#include <omp.h>
+#include <cstdint>
+#include <cstdlib>
+
+namespace pm {
+namespace device {
+inline int id() {
+  static const int dev = omp_get_num_devices() > 0 ? omp_get_default_device() : omp_get_initial_device();
+  return dev;
+}
+inline const char* name() { return id() == omp_get_initial_device() ? "host (OpenMP initial device)" : "OpenMP target device"; }
+inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
+inline void release(void* p) { omp_target_free(p, id()); }
+inline void to_device(void* dst, const void* src, size_t bytes) {
+  omp_target_memcpy(dst, src, bytes, 0, 0, id(), omp_get_initial_device());
+}
+inline void to_host(void* dst, const void* src, size_t bytes) {
+  omp_target_memcpy(dst, src, bytes, 0, 0, omp_get_initial_device(), id());
+}
+inline void copy(void* dst, const void* src, size_t bytes) { omp_target_memcpy(dst, src, bytes, 0, 0, id(), id()); }
+inline void poison(void* p, size_t bytes) {
+  // All-ones bytes read as a NaN double; a target loop avoids a host buffer.
+  uint64_t* w = static_cast<uint64_t*>(p);
+  const int64_t words = static_cast<int64_t>(bytes / sizeof(uint64_t));
+  const int dev = id();
+#pragma omp target teams distribute parallel for is_device_ptr(w) device(dev)
+  for (int64_t i = 0; i < words; ++i) w[i] = ~uint64_t(0);
+}
+inline void sync() {
+#pragma omp taskwait
+}
+struct Timer {
+  double t0 = 0;
+  void start() { sync(); t0 = omp_get_wtime(); }
+  double stop() { sync(); return omp_get_wtime() - t0; }
+};
+}  // namespace device
+}  // namespace pm

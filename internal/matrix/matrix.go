@@ -1,0 +1,306 @@
+// Package matrix expands the variant file into variants (a strategy with one
+// value of each knob) and crosses them with kernels and toolchains into cells,
+// each on, or off with its reason.
+package matrix
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+// Strategy is one way of writing the kernels.
+type Strategy struct {
+	Name     string
+	Doc      string
+	Backend  string // templates/backends/<backend>
+	Layer    string // header of a Kokkos-like layer, for the kokkos backend
+	Device   string // harness device: host, omptarget, cuda
+	Lang     string // cpp or cuda
+	Requires []string
+	Optional []string
+	Tunables map[string]int64
+	Knobs    []Knob
+	Kernels  []string
+	Pos      diag.Pos
+}
+
+// Knob is one axis of a strategy.
+type Knob struct {
+	Name   string
+	Doc    string
+	Values []KnobValue
+}
+
+// KnobValue is one value of a knob.
+type KnobValue struct {
+	Value    string
+	Suffix   string
+	Doc      string
+	Defines  map[string]string
+	Requires []string
+	Tunables map[string]int64
+}
+
+// Variant is a strategy with one value per knob.
+type Variant struct {
+	ID       string
+	Strategy *Strategy
+	Values   []KnobValue // in knob order
+	Defines  [][2]string // sorted by name
+	Requires []string
+	Tunables map[string]int64
+}
+
+// Knob returns the value of the named knob.
+func (v *Variant) Knob(name string) string {
+	for i, k := range v.Strategy.Knobs {
+		if k.Name == name {
+			return v.Values[i].Value
+		}
+	}
+	return ""
+}
+
+// Cell is one (kernel, variant, toolchain).
+type Cell struct {
+	ID        string
+	Kernel    *spec.Kernel
+	Variant   *Variant
+	Toolchain *toolchain.Toolchain
+	On        bool
+	Reason    string   // why it is off
+	Fallbacks []string // optional capabilities missing: rendered fallbacks
+	Runnable  bool     // on, and its target is here (host, or a GPU that is present)
+}
+
+// Source is the generated file a cell builds (it does not depend on the toolchain).
+func (c *Cell) Source() string { return SourcePath(c.Kernel, c.Variant) }
+
+// SourcePath is generated/<kernel>/<variant>.<ext>, relative to the repo.
+func SourcePath(k *spec.Kernel, v *Variant) string {
+	ext := ".cpp"
+	if v.Strategy.Lang == "cuda" {
+		ext = ".cu"
+	}
+	return "generated/" + k.Name + "/" + v.ID + ext
+}
+
+// CellID is kernel.variant.toolchain.
+func CellID(kernel, variant, tc string) string { return kernel + "." + variant + "." + tc }
+
+var devices = map[string]bool{"host": true, "omptarget": true, "cuda": true}
+
+// Load reads the strategies file; capability names are checked against caps.
+func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
+	var errs diag.List
+	root := diag.ReadYAML(file, &errs)
+	if root == nil {
+		return nil, errs.Err()
+	}
+	d := diag.Decoder{File: file, Errs: &errs}
+	f := d.Fields(root, "strategies file", "strategies")
+	var out []*Strategy
+	seen := map[string]bool{}
+	for _, item := range d.Seq(f["strategies"], "strategies") {
+		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
+			"optional", "tunables", "knobs", "kernels")
+		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
+			continue
+		}
+		s := &Strategy{Name: d.String(sf["name"], "name"), Doc: d.String(sf["doc"], "doc"),
+			Backend: d.String(sf["backend"], "backend"), Layer: d.String(sf["layer"], "layer"),
+			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
+			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
+			Tunables: tunables(d, sf["tunables"]), Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+		if s.Lang == "" {
+			s.Lang = "cpp"
+		}
+		if s.Lang != "cpp" && s.Lang != "cuda" {
+			d.Add(sf["lang"], "lang is cpp or cuda, not %q", s.Lang)
+		}
+		if seen[s.Name] {
+			d.Add(sf["name"], "strategy %q defined twice", s.Name)
+		}
+		seen[s.Name] = true
+		if !devices[s.Device] {
+			d.Add(sf["device"], "unknown device %q (known: cuda, host, omptarget)", s.Device)
+		}
+		capsKnown(d, sf["requires"], s.Requires, caps)
+		capsKnown(d, sf["optional"], s.Optional, caps)
+		for _, kn := range d.Seq(sf["knobs"], "knobs") {
+			s.Knobs = append(s.Knobs, knob(d, kn, caps))
+		}
+		out = append(out, s)
+	}
+	return out, errs.Err()
+}
+
+func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
+	kf := d.Fields(n, "knob", "name", "doc", "values")
+	d.Require(n, kf, "knob", "name", "values")
+	k := Knob{Name: d.String(kf["name"], "name"), Doc: d.String(kf["doc"], "doc")}
+	suffixes := map[string]bool{}
+	for _, vn := range d.Seq(kf["values"], "values") {
+		vf := d.Fields(vn, "knob value", "value", "suffix", "doc", "defines", "requires", "tunables")
+		d.Require(vn, vf, "knob value", "value", "suffix")
+		v := KnobValue{Value: d.String(vf["value"], "value"), Suffix: d.String(vf["suffix"], "suffix"),
+			Doc: d.String(vf["doc"], "doc"), Requires: d.Strings(vf["requires"], "requires"),
+			Tunables: tunables(d, vf["tunables"]), Defines: map[string]string{}}
+		if suffixes[v.Suffix] {
+			d.Add(vf["suffix"], "suffix %q repeated in knob %s: variant IDs would collide", v.Suffix, k.Name)
+		}
+		suffixes[v.Suffix] = true
+		capsKnown(d, vf["requires"], v.Requires, caps)
+		for _, kv := range d.Pairs(vf["defines"], "defines") {
+			v.Defines[kv[0].Value] = d.String(kv[1], "define")
+		}
+		k.Values = append(k.Values, v)
+	}
+	return k
+}
+
+func tunables(d diag.Decoder, n *yaml.Node) map[string]int64 {
+	out := map[string]int64{}
+	for _, kv := range d.Pairs(n, "tunables") {
+		out[kv[0].Value] = d.Int(kv[1], "tunable "+kv[0].Value)
+	}
+	return out
+}
+
+func capsKnown(d diag.Decoder, n *yaml.Node, names []string, caps *toolchain.Table) {
+	for i, c := range names {
+		if caps != nil && !caps.Has(c) {
+			d.Add(n.Content[i], "unknown capability %q (see variants/capabilities.yaml)", c)
+		}
+	}
+}
+
+// Variants expands every strategy into its variants, in file order.
+func Variants(strategies []*Strategy) []*Variant {
+	var out []*Variant
+	for _, s := range strategies {
+		combos := [][]KnobValue{nil}
+		for _, k := range s.Knobs {
+			var next [][]KnobValue
+			for _, c := range combos {
+				for _, v := range k.Values {
+					next = append(next, append(append([]KnobValue(nil), c...), v))
+				}
+			}
+			combos = next
+		}
+		for _, c := range combos {
+			out = append(out, newVariant(s, c))
+		}
+	}
+	return out
+}
+
+func newVariant(s *Strategy, values []KnobValue) *Variant {
+	v := &Variant{ID: s.Name, Strategy: s, Values: values, Tunables: map[string]int64{}}
+	v.Requires = append(v.Requires, s.Requires...)
+	for k, x := range s.Tunables {
+		v.Tunables[k] = x
+	}
+	defs := map[string]string{}
+	for _, kv := range values {
+		v.ID += kv.Suffix
+		v.Requires = append(v.Requires, kv.Requires...)
+		for k, x := range kv.Defines {
+			defs[k] = x
+		}
+		for k, x := range kv.Tunables {
+			v.Tunables[k] = x
+		}
+	}
+	for k, x := range defs {
+		v.Defines = append(v.Defines, [2]string{k, x})
+	}
+	sort.Slice(v.Defines, func(i, j int) bool { return v.Defines[i][0] < v.Defines[j][0] })
+	return v
+}
+
+// Applies says why a variant does not apply to a kernel ("" when it does);
+// missing returns the pattern kinds a backend cannot lower.
+func Applies(k *spec.Kernel, v *Variant, kernels map[string]*spec.Kernel, missing func(backend string, kinds []string) []string) string {
+	s := v.Strategy
+	if len(s.Kernels) > 0 && !contains(s.Kernels, k.Name) {
+		return fmt.Sprintf("%s is written for %s only", s.Name, strings.Join(s.Kernels, ", "))
+	}
+	kinds := k.Kinds()
+	for _, u := range k.Uses {
+		kinds = append(kinds, kernels[u].Kinds()...)
+	}
+	if m := missing(s.Backend, kinds); len(m) > 0 {
+		return fmt.Sprintf("backend %s does not lower %s", s.Backend, strings.Join(m, ", "))
+	}
+	return ""
+}
+
+// Expand crosses kernels, variants and toolchains into cells. notFor says why
+// a variant does not apply to a kernel ("" when it does).
+func Expand(kernels []*spec.Kernel, variants []*Variant, tcs []*toolchain.Toolchain, caps *toolchain.Table,
+	notFor func(*spec.Kernel, *Variant) string, gpuPresent bool) []*Cell {
+	var cells []*Cell
+	for _, k := range kernels {
+		for _, v := range variants {
+			why := notFor(k, v)
+			for _, t := range tcs {
+				if !t.Builds(v.Strategy.Device) {
+					continue
+				}
+				c := &Cell{ID: CellID(k.Name, v.ID, t.ID), Kernel: k, Variant: v, Toolchain: t}
+				c.Reason = reason(v, t, caps, why)
+				c.On = c.Reason == ""
+				if c.On {
+					for _, o := range v.Strategy.Optional {
+						if !t.Caps[o] {
+							c.Fallbacks = append(c.Fallbacks, fmt.Sprintf("%s needs %s", o, caps.Need(o, t.Family)))
+						}
+					}
+				}
+				c.Runnable = c.On && (!t.GPU() || gpuPresent)
+				cells = append(cells, c)
+			}
+		}
+	}
+	return cells
+}
+
+func reason(v *Variant, t *toolchain.Toolchain, caps *toolchain.Table, notFor string) string {
+	switch {
+	case notFor != "":
+		return notFor
+	case !t.Found():
+		return "toolchain " + t.ID + ": " + t.Missing
+	}
+	var missing []string
+	for _, r := range v.Requires {
+		if !t.Caps[r] {
+			missing = append(missing, fmt.Sprintf("%s (needs %s, have %s %s)", r, caps.Need(r, t.Family), t.Family, t.VersionString()))
+		}
+	}
+	if len(missing) > 0 {
+		return "missing " + strings.Join(missing, "; ")
+	}
+	if t.Broken != "" {
+		return "known break " + t.Broken
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

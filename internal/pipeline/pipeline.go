@@ -1,0 +1,364 @@
+// Package pipeline wires the stages (spec -> matrix -> render -> toolchain ->
+// build -> run -> results -> report) for the magefile and the CLI.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/render"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+// Config selects what a stage works on. Empty filters select everything.
+type Config struct {
+	Root       string   // repository root
+	Kernels    []string // kernel names
+	Variants   []string // variant IDs or strategy names
+	Toolchains []string // toolchain IDs
+	SizeSet    string   // ci, default or gpu
+	Sizes      []int64  // explicit sizes, overriding the set
+	Reps       int
+	Warmup     int
+	Jobs       int    // parallel builds
+	Out        string // results folder (run)
+	BuildDir   string
+	Timeout    int  // seconds per program run
+	GPU        bool // run GPU cells (a GPU is present)
+	CopyBytes  int64
+	Log        io.Writer
+}
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.Root == "" {
+		c.Root = "."
+	}
+	if c.SizeSet == "" {
+		c.SizeSet = "ci"
+	}
+	if c.Reps == 0 {
+		c.Reps = 5
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 1
+	}
+	if c.Jobs == 0 {
+		c.Jobs = 2
+	}
+	if c.BuildDir == "" {
+		c.BuildDir = filepath.Join(c.Root, "build")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 300
+	}
+	if c.Log == nil {
+		c.Log = os.Stdout
+	}
+}
+
+// Project is everything loaded from the repository.
+type Project struct {
+	Cfg        Config
+	Kernels    []*spec.Kernel
+	ByName     map[string]*spec.Kernel
+	Strategies []*matrix.Strategy
+	Variants   []*matrix.Variant
+	Caps       *toolchain.Table
+	Toolchains []*toolchain.Toolchain
+	Engine     *render.Engine
+}
+
+// Load reads kernels, variants, capabilities, toolchains and templates, and
+// reports every problem of every file at once.
+func Load(ctx context.Context, cfg Config) (*Project, error) {
+	cfg.Defaults()
+	p := &Project{Cfg: cfg}
+	var errs []string
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	var err error
+	p.Kernels, err = spec.LoadDir(p.path("templates/kernels"))
+	add(err)
+	p.ByName = spec.ByName(p.Kernels)
+	p.Caps, err = toolchain.LoadTable(p.path("variants/capabilities.yaml"))
+	add(err)
+	p.Strategies, err = matrix.Load(p.path("variants/strategies.yaml"), p.Caps)
+	add(err)
+	tcFile := p.path("toolchains.yaml")
+	if f := os.Getenv("PM_TOOLCHAINS"); f != "" {
+		tcFile = f
+	}
+	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
+	add(err)
+	p.Engine, err = render.Load(p.path("templates"))
+	add(err)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	p.Variants = matrix.Variants(p.Strategies)
+	add(p.checkFilters())
+	add(p.checkBackends())
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	toolchain.Discover(ctx, p.Toolchains, p.Caps, toolchain.ExecProbe)
+	return p, nil
+}
+
+func absRoot(root string) string {
+	a, err := filepath.Abs(root)
+	if err != nil {
+		return root
+	}
+	return a
+}
+
+func (p *Project) path(rel string) string { return filepath.Join(p.Cfg.Root, rel) }
+
+// checkBackends reports strategies naming a backend folder that does not exist.
+func (p *Project) checkBackends() error {
+	var errs diag.List
+	for _, s := range p.Strategies {
+		if p.Engine.Backends[s.Backend] == nil {
+			errs.Add(s.Pos, "strategy %s: no backend %q (templates/backends/%s/backend.yaml)", s.Name, s.Backend, s.Backend)
+		}
+		if s.Backend == "kokkos" && s.Layer == "" {
+			errs.Add(s.Pos, "strategy %s: the kokkos backend needs a layer header", s.Name)
+		}
+	}
+	return errs.Err()
+}
+
+// checkFilters rejects names that select nothing, listing what exists.
+func (p *Project) checkFilters() error {
+	var errs []string
+	check := func(what string, asked []string, known []string) {
+		for _, a := range asked {
+			if !containsStr(known, a) {
+				errs = append(errs, fmt.Sprintf("unknown %s %q (known: %s)", what, a, strings.Join(known, ", ")))
+			}
+		}
+	}
+	var ks, vs, ts []string
+	for _, k := range p.Kernels {
+		ks = append(ks, k.Name)
+	}
+	for _, v := range p.Variants {
+		vs = append(vs, v.ID)
+	}
+	for _, s := range p.Strategies {
+		if !containsStr(vs, s.Name) {
+			vs = append(vs, s.Name)
+		}
+	}
+	for _, t := range p.Toolchains {
+		ts = append(ts, t.ID)
+	}
+	check("kernel", p.Cfg.Kernels, ks)
+	check("variant", p.Cfg.Variants, vs)
+	check("toolchain", p.Cfg.Toolchains, ts)
+	if !containsStr(spec.SizeSets, p.Cfg.SizeSet) {
+		errs = append(errs, fmt.Sprintf("unknown size set %q (known: %s)", p.Cfg.SizeSet, strings.Join(spec.SizeSets, ", ")))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// notFor says why a variant does not apply to a kernel.
+func (p *Project) notFor(k *spec.Kernel, v *matrix.Variant) string {
+	return matrix.Applies(k, v, p.ByName, p.Engine.Missing)
+}
+
+// Jobs is every (kernel, variant) that applies, whatever the toolchains:
+// generated/ holds them all, so that it does not depend on the machine.
+func (p *Project) Jobs() []render.Job {
+	var jobs []render.Job
+	for _, k := range p.Kernels {
+		for _, v := range p.Variants {
+			if p.notFor(k, v) == "" {
+				jobs = append(jobs, render.Job{Kernel: k, Variant: v})
+			}
+		}
+	}
+	return jobs
+}
+
+// Render renders every job in memory.
+func (p *Project) Render() (map[string][]byte, error) {
+	return p.Engine.All(p.Jobs(), p.ByName)
+}
+
+// Cells is the selected part of the matrix.
+func (p *Project) Cells() []*matrix.Cell {
+	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.GPU || GPUPresent())
+	var out []*matrix.Cell
+	for _, c := range all {
+		if p.selected(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (p *Project) selected(c *matrix.Cell) bool {
+	if len(p.Cfg.Kernels) > 0 && !containsStr(p.Cfg.Kernels, c.Kernel.Name) {
+		return false
+	}
+	if len(p.Cfg.Variants) > 0 && !containsStr(p.Cfg.Variants, c.Variant.ID) && !containsStr(p.Cfg.Variants, c.Variant.Strategy.Name) {
+		return false
+	}
+	if len(p.Cfg.Toolchains) > 0 && !containsStr(p.Cfg.Toolchains, c.Toolchain.ID) {
+		return false
+	}
+	return true
+}
+
+// Sizes are the sizes a kernel runs at under the config.
+func (p *Project) Sizes(k *spec.Kernel) []int64 {
+	if len(p.Cfg.Sizes) > 0 {
+		return p.Cfg.Sizes
+	}
+	return k.Size.Sets[p.Cfg.SizeSet]
+}
+
+// GPUPresent reports whether nvidia-smi lists a GPU (PM_GPU=0/1 overrides).
+func GPUPresent() bool {
+	switch os.Getenv("PM_GPU") {
+	case "0":
+		return false
+	case "1":
+		return true
+	}
+	out, err := exec.Command("nvidia-smi", "-L").Output()
+	return err == nil && strings.Contains(string(out), "GPU")
+}
+
+// Generate renders all jobs and writes generated/, removing stale files.
+func Generate(p *Project) error {
+	files, err := p.Render()
+	if err != nil {
+		return err
+	}
+	written, removed, err := render.Write(p.Cfg.Root, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p.Cfg.Log, "generate: %d sources, %d written, %d removed\n", len(files), len(written), len(removed))
+	for _, w := range written {
+		fmt.Fprintf(p.Cfg.Log, "  wrote %s\n", w)
+	}
+	for _, r := range removed {
+		fmt.Fprintf(p.Cfg.Log, "  removed %s\n", r)
+	}
+	return nil
+}
+
+// Check fails when generated/ differs from what the templates render.
+func Check(p *Project) error {
+	files, err := p.Render()
+	if err != nil {
+		return err
+	}
+	if stale := render.Stale(p.Cfg.Root, files); len(stale) > 0 {
+		return fmt.Errorf("generated/ is stale (run: go run mage.go generate):\n  %s", strings.Join(stale, "\n  "))
+	}
+	return nil
+}
+
+// Doctor prints the toolchains found and why each cell is on or off.
+func Doctor(p *Project, w io.Writer) {
+	fmt.Fprintln(w, "toolchains:")
+	for _, t := range p.Toolchains {
+		status := "found " + t.Path + " " + t.Family + " " + t.VersionString()
+		if t.CUDA != nil {
+			status += " (ptxas " + t.CUDA.String() + ")"
+		}
+		if !t.Found() {
+			status = "missing: " + t.Missing
+		}
+		fmt.Fprintf(w, "  %-14s target %-6s %s\n", t.ID, t.Target, status)
+		if t.Found() {
+			fmt.Fprintf(w, "  %-14s capabilities: %s\n", "", strings.Join(t.CapNames(), ", "))
+		}
+		if t.Broken != "" {
+			fmt.Fprintf(w, "  %-14s BROKEN: %s\n", "", t.Broken)
+		}
+	}
+	cells := p.Cells()
+	on, run := 0, 0
+	fmt.Fprintln(w, "cells:")
+	for _, c := range cells {
+		state := "off"
+		switch {
+		case c.Runnable:
+			state, on, run = "run", on+1, run+1
+		case c.On:
+			state, on = "build", on+1
+		}
+		line := fmt.Sprintf("  %-5s %s", state, c.ID)
+		if c.Reason != "" {
+			line += ": " + c.Reason
+		}
+		if !c.On {
+			fmt.Fprintln(w, line)
+			continue
+		}
+		if len(c.Fallbacks) > 0 {
+			line += " [fallback: " + strings.Join(c.Fallbacks, "; ") + "]"
+		}
+		if c.On && !c.Runnable {
+			line += " (no GPU here: built, not run)"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "%d cells: %d build, %d run here, %d off\n", len(cells), on, run, len(cells)-on)
+}
+
+// Templates returns the hash input of every template and description file,
+// by path, sorted, for run.json.
+func (p *Project) Templates() map[string][]byte {
+	out := map[string][]byte{}
+	for path, src := range p.Engine.Files {
+		out[path] = src
+	}
+	for _, k := range p.Kernels {
+		if src, err := os.ReadFile(k.File); err == nil {
+			out[k.File] = src
+		}
+	}
+	return out
+}
+
+// SortedKeys returns a map's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Cell statuses, worst first in display order.
+const (
+	StatusBuildFailed  = "failed to build"
+	StatusSkipped      = "skipped"
+	StatusRunError     = "run error"
+	StatusVerifyFailed = "failed to verify"
+	StatusNotRun       = "built, not run"
+	StatusVerified     = "verified"
+)
+
+// CellStatus is the build and run outcome of one cell.
+type CellStatus struct {
+	Cell, Kernel, Variant, Toolchain string
+	Build                            string // build.csv status, empty without a row
+	Status                           string // one of the Status constants
+	Reason                           string
+	Sizes, Verified                  int // sizes run, sizes verified
+	BuildLog, RunLog                 string
+}
+
+// Class is a CSS class for the status: ok, fail, skip or warn.
+func (c CellStatus) Class() string {
+	switch c.Status {
+	case StatusVerified:
+		return "ok"
+	case StatusSkipped:
+		return "skip"
+	case StatusNotRun:
+		return "warn"
+	}
+	return "fail"
+}
+
+// CellStatuses merges build.csv and the kernel records into one status per
+// cell, sorted by cell.
+func CellStatuses(res *Results) []CellStatus {
+	cells := map[string]*CellStatus{}
+	get := func(cell, kernel, variant, toolchain string) *CellStatus {
+		c := cells[cell]
+		if c == nil {
+			c = &CellStatus{Cell: cell, Kernel: kernel, Variant: variant, Toolchain: toolchain}
+			cells[cell] = c
+		}
+		return c
+	}
+	for _, b := range res.Builds {
+		c := get(b.Cell, b.Kernel, b.Variant, b.Toolchain)
+		c.Build, c.Reason, c.BuildLog = b.Status, b.Reason, logPath(res.Dir, b.Log)
+	}
+	runs := map[string][]Record{}
+	for _, r := range res.Kernel {
+		get(r.Cell, r.Kernel, r.Variant, r.Toolchain)
+		runs[r.Cell] = append(runs[r.Cell], r)
+	}
+	out := make([]CellStatus, 0, len(cells))
+	for _, c := range cells {
+		c.judge(runs[c.Cell])
+		c.findLogs(res.Dir)
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cell < out[j].Cell })
+	return out
+}
+
+// judge sets Status and Reason from the build status and the run records.
+func (c *CellStatus) judge(recs []Record) {
+	switch buildClass(c.Build) {
+	case StatusBuildFailed:
+		c.Status = StatusBuildFailed
+		return
+	case StatusSkipped:
+		c.Status = StatusSkipped
+		return
+	}
+	sizes := map[int64]Record{}
+	for _, r := range recs {
+		sizes[r.Size] = r // the last record of a size counts
+	}
+	var errs, unverified []string
+	for _, size := range sortedSizes(sizes) {
+		r := sizes[size]
+		c.Sizes++
+		switch {
+		case r.Error != "":
+			errs = append(errs, fmt.Sprintf("size %d: %s", size, r.Error))
+		case !r.Verified:
+			unverified = append(unverified, fmt.Sprintf("size %d: max rel err %.2g > tolerance %.2g", size, r.MaxRelErr, r.Tolerance))
+		default:
+			c.Verified++
+		}
+	}
+	switch {
+	case len(errs) > 0:
+		c.Status, c.Reason = StatusRunError, strings.Join(append(errs, unverified...), "; ")
+	case len(unverified) > 0:
+		c.Status, c.Reason = StatusVerifyFailed, strings.Join(unverified, "; ")
+	case c.Sizes == 0:
+		c.Status = StatusNotRun
+	default:
+		c.Status = StatusVerified
+	}
+}
+
+func sortedSizes(m map[int64]Record) []int64 {
+	out := make([]int64, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	sortInt64(out)
+	return out
+}
+
+// buildClass maps a build.csv status to a cell status.
+func buildClass(status string) string {
+	s := strings.ToLower(status)
+	switch {
+	case strings.Contains(s, "fail"), strings.Contains(s, "error"):
+		return StatusBuildFailed
+	case strings.Contains(s, "skip"), strings.Contains(s, "not applicable"), s == "n/a", s == "off":
+		return StatusSkipped
+	}
+	return ""
+}
+
+// findLogs fills in the conventional log paths that exist.
+func (c *CellStatus) findLogs(dir string) {
+	if c.BuildLog == "" {
+		c.BuildLog = existing(dir, filepath.Join("logs", "build", c.Cell+".log"))
+	}
+	c.RunLog = existing(dir, filepath.Join("logs", "run", c.Cell+".log"))
+}
+
+func existing(dir, rel string) string {
+	if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// logPath makes a build.csv log path relative to the results folder.
+func logPath(dir, p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return filepath.ToSlash(p)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	if rel, err := filepath.Rel(abs, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(p)
+}

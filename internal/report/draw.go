@@ -1,0 +1,319 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"math/bits"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure geometry.
+const (
+	panelW  = 4.2 * vg.Inch
+	panelH  = 3.2 * vg.Inch
+	legendW = 2.2 * vg.Inch
+	titleH  = 0.4 * vg.Inch
+	maxCols = 3
+	pngDPI  = 110
+)
+
+// palette holds one color per variant position of a figure (Tableau 10).
+var palette = []color.Color{
+	rgb(0x1f, 0x77, 0xb4), rgb(0xff, 0x7f, 0x0e), rgb(0x2c, 0xa0, 0x2c),
+	rgb(0xd6, 0x27, 0x28), rgb(0x94, 0x67, 0xbd), rgb(0x8c, 0x56, 0x4b),
+	rgb(0xe3, 0x77, 0xc2), rgb(0x7f, 0x7f, 0x7f), rgb(0xbc, 0xbd, 0x22),
+	rgb(0x17, 0xbe, 0xcf),
+}
+
+var copyColor = rgb(0x40, 0x40, 0x40)
+
+func rgb(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
+
+func styleColor(i int) color.Color { return palette[i%len(palette)] }
+
+// renderFigure draws f as SVG and PNG.
+func renderFigure(f figure) (svg, png []byte, err error) {
+	w, h := figureSize(len(f.Panels))
+	sc := vgsvg.New(w, h)
+	if err := drawFigure(f, draw.New(sc)); err != nil {
+		return nil, nil, err
+	}
+	var sb bytes.Buffer
+	if _, err := sc.WriteTo(&sb); err != nil {
+		return nil, nil, err
+	}
+	ic := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
+	if err := drawFigure(f, draw.New(ic)); err != nil {
+		return nil, nil, err
+	}
+	var pb bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
+		return nil, nil, err
+	}
+	return sb.Bytes(), pb.Bytes(), nil
+}
+
+func grid(n int) (rows, cols int) {
+	cols = min(n, maxCols)
+	return (n + cols - 1) / cols, cols
+}
+
+func figureSize(panels int) (w, h vg.Length) {
+	rows, cols := grid(panels)
+	return vg.Length(cols)*panelW + legendW, titleH + vg.Length(rows)*panelH
+}
+
+func drawFigure(f figure, dc draw.Canvas) error {
+	title := f.Spec.Title
+	if f.Spec.Paper != "" {
+		title += "  [" + f.Spec.Paper + "]"
+	}
+	drawTitle(dc, title)
+	rows, cols := grid(len(f.Panels))
+	plots := make([][]*plot.Plot, rows)
+	for r := range plots {
+		plots[r] = make([]*plot.Plot, cols)
+	}
+	for i, p := range f.Panels {
+		pl, err := panelPlot(f, p)
+		if err != nil {
+			return err
+		}
+		plots[i/cols][i%cols] = pl
+	}
+	area := draw.Crop(dc, 0, -legendW, 0, -titleH)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align(plots, tiles, area)
+	for r := range plots {
+		for c, pl := range plots[r] {
+			if pl != nil {
+				pl.Draw(canvases[r][c])
+			}
+		}
+	}
+	return drawLegend(f, draw.Crop(dc, dc.Max.X-dc.Min.X-legendW, 0, 0, -titleH))
+}
+
+func drawTitle(dc draw.Canvas, title string) {
+	sty := plot.New().Title.TextStyle
+	sty.Font.Size = vg.Points(14)
+	sty.XAlign = draw.XCenter
+	sty.YAlign = draw.YCenter
+	dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - titleH/2}, title)
+}
+
+// panelPlot makes the plot of one panel.
+func panelPlot(f figure, p panel) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text = p.Title
+	pl.X.Label.Text = f.Spec.XLabel
+	pl.Y.Label.Text = yLabel(f.Spec.Y)
+	pl.Y.Min = 0
+	pl.Add(plotter.NewGrid())
+	var err error
+	if f.Spec.Kind == "bars" {
+		err = addBars(pl, f, p)
+	} else {
+		err = addLines(pl, f, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
+	}
+	if p.CopyGBps > 0 {
+		if err := addCopyLine(pl, p.CopyGBps); err != nil {
+			return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
+		}
+	}
+	pl.Y.Max = math.Max(pl.Y.Max, p.CopyGBps) * 1.08
+	return pl, nil
+}
+
+func yLabel(y string) string {
+	if y == "median_s" {
+		return "median time (s), lower is better"
+	}
+	return "GB/s, higher is better"
+}
+
+func yValue(y string, p point) float64 {
+	if y == "median_s" {
+		return p.MedianS
+	}
+	return p.GBps
+}
+
+func addLines(pl *plot.Plot, f figure, p panel) error {
+	var sizes []int64
+	for _, s := range p.Series {
+		xys := make(plotter.XYs, len(s.Points))
+		for i, pt := range s.Points {
+			xys[i] = plotter.XY{X: float64(pt.Size), Y: yValue(f.Spec.Y, pt)}
+			sizes = append(sizes, pt.Size)
+		}
+		line, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.Color = styleColor(s.Style)
+		line.Width = vg.Points(1.5)
+		pts.Color = line.Color
+		pts.Shape = plotutil.Shape(s.Style)
+		pts.Radius = vg.Points(2.5)
+		pl.Add(line, pts)
+	}
+	pl.X.Tick.Marker = sizeTicks(sizes)
+	if f.Spec.LogX {
+		pl.X.Scale = plot.LogScale{}
+	}
+	return nil
+}
+
+func addBars(pl *plot.Plot, f figure, p panel) error {
+	n := len(p.Series)
+	width := vg.Points(math.Min(18, 170/float64(max(n, 1))))
+	for i, s := range p.Series {
+		vals := make(plotter.Values, len(f.Sizes))
+		for j, size := range f.Sizes {
+			for _, pt := range s.Points {
+				if pt.Size == size {
+					vals[j] = yValue(f.Spec.Y, pt)
+				}
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return err
+		}
+		bars.Color = styleColor(s.Style)
+		bars.LineStyle.Width = 0
+		bars.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
+		pl.Add(bars)
+	}
+	names := make([]string, len(f.Sizes))
+	for i, s := range f.Sizes {
+		names[i] = formatSize(s)
+	}
+	pl.NominalX(names...)
+	pl.X.Min, pl.X.Max = -0.5, float64(len(f.Sizes))-0.5
+	return nil
+}
+
+// addCopyLine draws the device copy bandwidth as a dashed horizontal line
+// across the data range, labelled "copy BW".
+func addCopyLine(pl *plot.Plot, gbps float64) error {
+	line := plotter.NewFunction(func(float64) float64 { return gbps })
+	line.Color = copyColor
+	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	line.Width = vg.Points(1.2)
+	pl.Add(line)
+	xmin := pl.X.Min
+	if _, ok := pl.X.Scale.(plot.LogScale); ok && xmin <= 0 {
+		return nil
+	}
+	lbl, err := plotter.NewLabels(plotter.XYLabels{
+		XYs:    plotter.XYs{{X: xmin, Y: gbps}},
+		Labels: []string{fmt.Sprintf("copy BW %.0f GB/s", gbps)},
+	})
+	if err != nil {
+		return err
+	}
+	lbl.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(2)}
+	lbl.TextStyle[0].Font.Size = vg.Points(8)
+	lbl.TextStyle[0].Color = copyColor
+	pl.Add(lbl)
+	return nil
+}
+
+// drawLegend draws one legend for the whole figure, in spec order.
+func drawLegend(f figure, c draw.Canvas) error {
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.YOffs = -vg.Millimeter * 8
+	leg.XOffs = vg.Millimeter * 2
+	seen := map[string]bool{}
+	hasCopy := false
+	for _, p := range f.Panels {
+		hasCopy = hasCopy || p.CopyGBps > 0
+		for _, s := range p.Series {
+			if seen[s.Label] {
+				continue
+			}
+			seen[s.Label] = true
+			th, err := thumbnail(f.Spec.Kind, s.Style)
+			if err != nil {
+				return err
+			}
+			leg.Add(s.Label, th...)
+		}
+	}
+	if hasCopy {
+		ln := plotter.NewFunction(func(float64) float64 { return 0 })
+		ln.Color = copyColor
+		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		leg.Add("copy BW", ln)
+	}
+	leg.Draw(c)
+	return nil
+}
+
+func thumbnail(kind string, style int) ([]plot.Thumbnailer, error) {
+	if kind == "bars" {
+		b, err := plotter.NewBarChart(plotter.Values{1}, vg.Points(8))
+		if err != nil {
+			return nil, err
+		}
+		b.Color = styleColor(style)
+		b.LineStyle.Width = 0
+		return []plot.Thumbnailer{b}, nil
+	}
+	line, pts, err := plotter.NewLinePoints(plotter.XYs{{X: 1, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	line.Color, pts.Color = styleColor(style), styleColor(style)
+	line.Width = vg.Points(1.5)
+	pts.Shape = plotutil.Shape(style)
+	pts.Radius = vg.Points(2.5)
+	return []plot.Thumbnailer{line, pts}, nil
+}
+
+// sizeTicks labels the measured sizes, at most eight of them.
+func sizeTicks(sizes []int64) plot.ConstantTicks {
+	set := map[int64]bool{}
+	var uniq []int64
+	for _, s := range sizes {
+		if !set[s] {
+			set[s] = true
+			uniq = append(uniq, s)
+		}
+	}
+	sortInt64(uniq)
+	step := (len(uniq) + 7) / 8
+	ticks := make(plot.ConstantTicks, len(uniq))
+	for i, s := range uniq {
+		ticks[i] = plot.Tick{Value: float64(s)}
+		if i%max(step, 1) == 0 || i == len(uniq)-1 && step == 1 {
+			ticks[i].Label = formatSize(s)
+		}
+	}
+	return ticks
+}
+
+// formatSize writes powers of two from 1024 on as 2^k.
+func formatSize(s int64) string {
+	if s >= 1024 && bits.OnesCount64(uint64(s)) == 1 {
+		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(s)))
+	}
+	return strconv.FormatInt(s, 10)
+}

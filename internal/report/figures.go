@@ -1,0 +1,246 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// figure is a figure spec filled with the run's data, ready to draw.
+type figure struct {
+	Spec   FigureSpec
+	Panels []panel
+	Sizes  []int64 // bars: the sizes shown, in order
+	Note   string  // why the figure is skipped; empty when drawn
+}
+
+// panel is one plot of a figure: one toolchain, or all of them.
+type panel struct {
+	Title    string
+	Series   []series
+	CopyGBps float64 // 0: no copy line
+}
+
+// series is one line (or bar group member) of a panel.
+type series struct {
+	Label  string
+	Style  int // index of the variant in the spec: same color in every panel
+	Points []point
+}
+
+// buildFigure selects the data of spec from ds and arranges it in panels.
+func buildFigure(spec FigureSpec, ds *dataset) figure {
+	f := figure{Spec: spec}
+	keys := figureKeys(spec, ds)
+	if len(keys) == 0 {
+		f.Note = fmt.Sprintf("no verified %s results of %s on %s toolchains",
+			spec.Kernel, specVariants(spec), spec.where())
+		return f
+	}
+	if spec.Kind == "bars" {
+		f.Sizes = barSizes(spec, ds, keys)
+	}
+	if spec.Panel == "none" {
+		f.Panels = []panel{singlePanel(spec, ds, keys, f.Sizes)}
+	} else {
+		f.Panels = toolchainPanels(spec, ds, keys, f.Sizes)
+	}
+	return f
+}
+
+func (f FigureSpec) where() string {
+	where := map[string]string{"any": "any", "host": "host", "device": "device"}[f.Target]
+	if len(f.Families) > 0 {
+		where += " " + strings.Join(f.Families, "/")
+	}
+	return where
+}
+
+func specVariants(spec FigureSpec) string {
+	names := make([]string, len(spec.Series))
+	for i, s := range spec.Series {
+		names[i] = s.Variant
+	}
+	return strings.Join(names, ", ")
+}
+
+// figureKeys returns the series of each spec variant, on the toolchains the
+// figure's target admits. Series without a point at the chosen sizes are left
+// out.
+func figureKeys(spec FigureSpec, ds *dataset) [][]seriesKey {
+	out := make([][]seriesKey, len(spec.Series))
+	n := 0
+	for i, s := range spec.Series {
+		for _, k := range ds.keys(spec.Kernel, s.Variant) {
+			if spec.admits(ds, k.Toolchain) && len(sizeFilter(ds.series[k], spec.Sizes)) > 0 {
+				out[i] = append(out[i], k)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return out
+}
+
+// admits reports whether the figure shows series built by toolchain tc.
+func (f FigureSpec) admits(ds *dataset, tc string) bool {
+	if len(f.Families) > 0 && !contains(f.Families, ds.family(tc)) {
+		return false
+	}
+	switch f.Target {
+	case "host":
+		return ds.isHost(tc)
+	case "device":
+		return !ds.isHost(tc)
+	}
+	return true
+}
+
+func sizeFilter(pts []point, sizes []int64) []point {
+	if len(sizes) == 0 {
+		return pts
+	}
+	var out []point
+	for _, p := range pts {
+		for _, s := range sizes {
+			if p.Size == s {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// barSizes returns the spec's sizes, or three spread over the data: the
+// smallest, a middle one and the largest.
+func barSizes(spec FigureSpec, ds *dataset, keys [][]seriesKey) []int64 {
+	if len(spec.Sizes) > 0 {
+		return spec.Sizes
+	}
+	set := map[int64]bool{}
+	for _, ks := range keys {
+		for _, k := range ks {
+			for _, p := range ds.series[k] {
+				set[p.Size] = true
+			}
+		}
+	}
+	all := make([]int64, 0, len(set))
+	for s := range set {
+		all = append(all, s)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	if len(all) <= 3 {
+		return all
+	}
+	return []int64{all[0], all[len(all)/2], all[len(all)-1]}
+}
+
+// toolchainPanels makes one panel per toolchain that built a non-reference
+// variant of the figure; reference variants appear in every panel.
+func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64) []panel {
+	var panelTCs, refTCs []string
+	for i, s := range spec.Series {
+		for _, k := range keys[i] {
+			if s.Reference {
+				refTCs = appendNew(refTCs, k.Toolchain)
+			} else {
+				panelTCs = appendNew(panelTCs, k.Toolchain)
+			}
+		}
+	}
+	if len(panelTCs) == 0 {
+		return []panel{singlePanel(spec, ds, keys, sizes)}
+	}
+	panelTCs = inOrder(ds.order, panelTCs)
+	out := make([]panel, 0, len(panelTCs))
+	for _, tc := range panelTCs {
+		p := panel{Title: toolchainTitle(ds, tc), CopyGBps: ds.copyGBps[tc]}
+		for i, s := range spec.Series {
+			for _, k := range keys[i] {
+				if !s.Reference && k.Toolchain != tc {
+					continue
+				}
+				label := s.Label
+				if s.Reference && len(refTCs) > 1 {
+					label += " (" + k.Toolchain + ")"
+				}
+				p.Series = append(p.Series, series{Label: label, Style: i, Points: pick(ds.series[k], spec.Sizes, sizes)})
+				if s.Reference && p.CopyGBps == 0 {
+					p.CopyGBps = ds.copyGBps[k.Toolchain]
+				}
+			}
+		}
+		if spec.Y != "gbps" {
+			p.CopyGBps = 0
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// singlePanel puts every series in one plot, labelled with its toolchain
+// when the figure spans several.
+func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64) panel {
+	var tcs []string
+	for _, ks := range keys {
+		for _, k := range ks {
+			tcs = appendNew(tcs, k.Toolchain)
+		}
+	}
+	tcs = inOrder(ds.order, tcs)
+	p := panel{Title: strings.Join(tcs, ", ")}
+	for i, s := range spec.Series {
+		for _, k := range keys[i] {
+			label := s.Label
+			if len(tcs) > 1 {
+				label += " (" + k.Toolchain + ")"
+			}
+			p.Series = append(p.Series, series{Label: label, Style: i, Points: pick(ds.series[k], spec.Sizes, sizes)})
+		}
+	}
+	for _, tc := range tcs {
+		if spec.Y == "gbps" && ds.copyGBps[tc] > p.CopyGBps {
+			p.CopyGBps = ds.copyGBps[tc]
+		}
+	}
+	return p
+}
+
+func pick(pts []point, specSizes, barSizes []int64) []point {
+	if len(barSizes) > 0 {
+		return sizeFilter(pts, barSizes)
+	}
+	return sizeFilter(pts, specSizes)
+}
+
+func toolchainTitle(ds *dataset, id string) string {
+	tc := ds.toolchains[id]
+	switch {
+	case tc.Family != "" && tc.Version != "":
+		return fmt.Sprintf("%s (%s %s)", id, tc.Family, tc.Version)
+	case tc.Family != "":
+		return fmt.Sprintf("%s (%s)", id, tc.Family)
+	}
+	return id
+}
+
+func appendNew(list []string, s string) []string {
+	if contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// inOrder returns the members of set in the order of order.
+func inOrder(order, set []string) []string {
+	out := make([]string, 0, len(set))
+	for _, s := range order {
+		if contains(set, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

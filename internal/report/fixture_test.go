@@ -1,0 +1,277 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A synthetic run: realistic records whose bandwidths follow a simple model
+// (a fraction of the device's copy bandwidth, saturating with size), tuned so
+// that most claims hold, one does not, and some cannot be measured.
+
+const h100 = "NVIDIA H100 80GB HBM3"
+
+var gpuToolchains = []Toolchain{
+	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
+	{ID: "clang19-sm90", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "sm_90"},
+	{ID: "clang16-sm90", Family: "llvm", Version: "16.0.6", Command: "clang++-16", Target: "sm_90"},
+	{ID: "gcc12-nvptx", Family: "gcc", Version: "12.2.0", Command: "g++-12", Target: "nvptx"},
+	{ID: "nvcc-sm90", Family: "nvcc", Version: "11.8.89", Command: "nvcc", Target: "sm_90"},
+}
+
+var cpuToolchains = []Toolchain{
+	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
+	{ID: "clang19-host", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "host"},
+}
+
+// efficiency is the fraction of copy bandwidth a variant reaches on large
+// sizes, per kernel; missing entries are not built.
+var gpuEfficiency = map[string]map[string]float64{
+	"kk-cuda-3lvl":          {"axpby": 0.95, "dot": 0.92, "spmv": 0.70, "cgsolve": 0.66},
+	"kk-cuda-2lvl":          {"spmv": 0.50, "cgsolve": 0.50},
+	"kk-omp-b":              {"axpby": 0.80, "dot": 0.45, "spmv": 0.40, "cgsolve": 0.20},
+	"kk-omp-a":              {"spmv": 0.37},
+	"kk-omp-b-wo-num-teams": {"spmv": 0.49},
+	"kk-omp-a-wo-num-teams": {"spmv": 0.30},
+	"omp-raw":               {"axpby": 0.90, "dot": 0.50, "spmv": 0.50, "cgsolve": 0.45},
+	"omp-lambda":            {"axpby": 0.70, "dot": 0.48},
+	"omp-class":             {"axpby": 0.55, "dot": 0.40},
+	"kk-ompx":               {"spmv": 0.52},
+	"kk-ompx-shfl":          {"spmv": 0.56},
+	"kk-ompx-opt":           {"spmv": 0.68},
+	"direct-ompx":           {"spmv": 0.72},
+}
+
+var cpuEfficiency = map[string]map[string]float64{
+	"serial":   {"axpby": 0.45, "dot": 0.50, "spmv": 0.30, "cgsolve": 0.30},
+	"omp-host": {"axpby": 0.85, "dot": 0.90, "spmv": 0.55, "cgsolve": 0.50},
+	"kk-omp-b": {"axpby": 0.80, "dot": 0.80, "spmv": 0.50, "cgsolve": 0.45},
+	"omp-raw":  {"axpby": 0.84, "dot": 0.88, "spmv": 0.52},
+}
+
+var kernelSizes = map[string][]int64{
+	"axpby": {1 << 16, 1 << 20, 1 << 24}, "dot": {1 << 16, 1 << 20, 1 << 24},
+	"spmv": {16, 32, 64}, "cgsolve": {16, 32, 64},
+}
+
+var kernelOrder = []string{"axpby", "dot", "spmv", "cgsolve"}
+
+// runSpec describes one synthetic results folder.
+type runSpec struct {
+	id         string
+	host       string
+	toolchains []Toolchain
+	gpus       []GPU
+	eff        map[string]map[string]float64
+	copyGBps   map[string]float64 // per toolchain
+	device     map[string]string
+	scale      map[string]float64 // per cell: multiplies GB/s (for Compare)
+	drop       []string           // cells left out
+	buildFail  map[string]string  // cell -> reason
+	skip       map[string]string  // cell -> reason
+	unverified map[string]int64   // cell -> size that fails verification
+	crashed    map[string]string  // cell -> error, only in results.csv
+	noBuildCSV bool
+}
+
+func gpuRun() runSpec {
+	s := runSpec{
+		id: "20260101-120000-gpu1", host: "gpu1", toolchains: gpuToolchains,
+		gpus: []GPU{{Name: h100, Driver: "580.159.04", MemoryMiB: 81559}},
+		eff:  gpuEfficiency,
+		copyGBps: map[string]float64{"clang19-sm90": 2950, "clang16-sm90": 2940,
+			"gcc12-nvptx": 2960, "nvcc-sm90": 2955, "gcc-host": 21},
+		device: map[string]string{"gcc-host": "Intel(R) Xeon(R) Platinum 8480+"},
+		buildFail: map[string]string{
+			"spmv.kk-omp-a.gcc12-nvptx": "ptxas fatal: Unresolved extern function 'omp_get_team_num'",
+		},
+		skip: map[string]string{
+			"spmv.kk-ompx.clang16-sm90":      "ompx_bare needs llvm >= 18",
+			"spmv.kk-ompx-shfl.clang16-sm90": "ompx_bare needs llvm >= 18",
+			"spmv.kk-ompx-opt.clang16-sm90":  "ompx_bare needs llvm >= 18",
+			"spmv.direct-ompx.clang16-sm90":  "ompx_bare needs llvm >= 18",
+			"spmv.kk-ompx.gcc12-nvptx":       "ompx_bare needs llvm >= 18",
+			"spmv.kk-ompx-shfl.gcc12-nvptx":  "ompx_bare needs llvm >= 18",
+			"spmv.kk-ompx-opt.gcc12-nvptx":   "ompx_bare needs llvm >= 18",
+			"spmv.direct-ompx.gcc12-nvptx":   "ompx_bare needs llvm >= 18",
+		},
+		unverified: map[string]int64{"dot.omp-class.gcc12-nvptx": 1 << 24},
+		crashed:    map[string]string{"axpby.omp-class.clang16-sm90": "timeout after 60s"},
+	}
+	return s
+}
+
+func cpuRun() runSpec {
+	return runSpec{
+		id: "20260101-090000-laptop", host: "laptop", toolchains: cpuToolchains, eff: cpuEfficiency,
+		copyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
+		device:   map[string]string{"gcc-host": "AMD EPYC 7B13", "clang19-host": "AMD EPYC 7B13"},
+	}
+}
+
+// applies says whether a variant is built by a toolchain in the model.
+func applies(variant string, tc Toolchain) bool {
+	cuda := strings.HasPrefix(variant, "kk-cuda")
+	switch {
+	case tc.Family == "nvcc":
+		return cuda
+	case cuda:
+		return false
+	case tc.Target == "host":
+		return true
+	}
+	return variant != "serial" && variant != "omp-host"
+}
+
+// efficiency of a variant on a toolchain: LLVM 16 and GCC offload are slower.
+func efficiency(base float64, tc Toolchain) float64 {
+	switch tc.ID {
+	case "clang16-sm90":
+		return base * 0.9
+	case "gcc12-nvptx":
+		return base * 0.05
+	case "clang19-host":
+		return base * 0.97
+	}
+	return base
+}
+
+// writeRun writes the results folder of s into dir.
+func writeRun(t *testing.T, dir string, s runSpec) {
+	t.Helper()
+	var jsonl []string
+	var builds, csvRows []string
+	add := func(r Record) {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jsonl = append(jsonl, string(b))
+	}
+	for _, tc := range s.toolchains {
+		add(Record{Kind: "copy", Cell: "copy." + tc.ID, Toolchain: tc.ID, Device: s.deviceOf(tc.ID),
+			Bytes: 5.3e8, MedianS: 5.3e8 / s.copyGBps[tc.ID] / 1e9, GBps: s.copyGBps[tc.ID]})
+	}
+	for _, kernel := range kernelOrder {
+		for _, variant := range knownVariants {
+			for _, tc := range s.toolchains {
+				base, ok := s.eff[variant][kernel]
+				if !ok || !applies(variant, tc) {
+					continue
+				}
+				cell := kernel + "." + variant + "." + tc.ID
+				if contains(s.drop, cell) {
+					continue
+				}
+				status, reason := "built", ""
+				if r, ok := s.buildFail[cell]; ok {
+					status, reason = "failed", r
+				} else if r, ok := s.skip[cell]; ok {
+					status, reason = "skipped", r
+				}
+				builds = append(builds, fmt.Sprintf("%s,%s,%s,%s,%s,%q,%.1f,logs/build/%s.log", cell, kernel, variant, tc.ID, status, reason, 12.5, cell))
+				if status != "built" {
+					continue
+				}
+				if msg, ok := s.crashed[cell]; ok {
+					csvRows = append(csvRows, fmt.Sprintf("%s,%s,%s,%s,%s,%d,0,0,0,0,0,%g,false,0,%s", cell, kernel, variant, "", tc.ID, kernelSizes[kernel][0], s.copyGBps[tc.ID], msg))
+					continue
+				}
+				for _, size := range kernelSizes[kernel] {
+					add(s.record(cell, kernel, variant, tc, size, efficiency(base, tc)))
+				}
+			}
+		}
+	}
+	s.writeFiles(t, dir, jsonl, builds, csvRows)
+}
+
+func (s runSpec) deviceOf(tc string) string {
+	if d, ok := s.device[tc]; ok {
+		return d
+	}
+	return h100
+}
+
+// record models one measurement: bandwidth saturates with the bytes moved.
+func (s runSpec) record(cell, kernel, variant string, tc Toolchain, size int64, eff float64) Record {
+	bytes := float64(size) * 24
+	if kernel == "spmv" || kernel == "cgsolve" {
+		rows := math.Pow(float64(size+1), 3)
+		bytes = rows*8 + rows*27*24 + rows*8
+	}
+	sat := bytes / (bytes + 4e6)
+	gbps := s.copyGBps[tc.ID] * eff * sat
+	if f, ok := s.scale[cell]; ok {
+		gbps *= f
+	}
+	gbps = math.Round(gbps*10) / 10
+	med := bytes / gbps / 1e9
+	r := Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
+		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med, med, med}, MedianS: med, MinS: med,
+		Bytes: bytes, Flops: bytes / 12, GBps: gbps, GFlops: gbps / 12, Verified: true,
+		MaxRelErr: 1e-15, Tolerance: 1e-12}
+	if s.unverified[cell] == size {
+		r.Verified, r.MaxRelErr = false, 0.5
+	}
+	return r
+}
+
+func strategyOf(variant string) string {
+	for _, p := range []string{"kk-cuda", "kk-ompx", "kk-omp", "direct-ompx", "omp"} {
+		if strings.HasPrefix(variant, p) {
+			return p
+		}
+	}
+	return variant
+}
+
+func (s runSpec) writeFiles(t *testing.T, dir string, jsonl, builds, csvRows []string) {
+	t.Helper()
+	run := Run{ID: s.id, Started: "2026-01-01T12:00:00Z", Finished: "2026-01-01T12:20:00Z",
+		Commit: "0123456789abcdef0123456789abcdef01234567",
+		Host: Host{Hostname: s.host, OS: "linux", Arch: "amd64",
+			CPU: "Intel(R) Xeon(R) Platinum 8480+", Cores: 16},
+		GPUs: s.gpus, Toolchains: s.toolchains, Sizes: "ci", Reps: 5,
+		Cells: CellCounts{Total: len(builds), Built: len(builds), Ran: len(builds), Verified: len(builds)}}
+	runJSON, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		runFile:   string(runJSON),
+		jsonlFile: strings.Join(jsonl, "\n") + "\n",
+		csvFile:   "cell,kernel,variant,strategy,toolchain,size,reps,median_s,min_s,gbps,gflops,copy_gbps,verified,max_rel_err,error\n" + strings.Join(csvRows, "\n"),
+	}
+	if !s.noBuildCSV {
+		files[buildFile] = "cell,kernel,variant,toolchain,status,reason,seconds,log\n" + strings.Join(builds, "\n") + "\n"
+	}
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	writeFile(t, filepath.Join(dir, "logs", "build", "spmv.kk-omp-a.gcc12-nvptx.log"), "ptxas fatal\n")
+	writeFile(t, filepath.Join(dir, "logs", "run", "dot.omp-class.gcc12-nvptx.log"), "verification failed\n")
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newRun writes s into a fresh temporary folder.
+func newRun(t *testing.T, s runSpec) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), s.id)
+	writeRun(t, dir, s)
+	return dir
+}

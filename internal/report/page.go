@@ -1,0 +1,160 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// pageFile is the page template inside the spec folder.
+const pageFile = "page.html.tmpl"
+
+// pageView is everything page.html.tmpl shows, computed here so that the
+// template only arranges it.
+type pageView struct {
+	RunID        string
+	Provenance   []keyValue
+	Toolchains   []Toolchain
+	ClaimSummary string
+	Claims       []claimRow
+	Figures      []figureView
+	Skipped      []figureView
+	CellSummary  string
+	Cells        []CellStatus
+}
+
+type keyValue struct{ Key, Value string }
+
+type claimRow struct {
+	ID, Paper, Statement, Expected, Measured, Verdict, Class string
+	Ratios                                                   []ratioRow
+}
+
+type ratioRow struct {
+	Kernel, Numerator, Denominator, Size, Value string
+}
+
+type figureView struct {
+	ID, Title, Paper, Note string
+	SVG                    template.HTML
+	SVGPath, PNGPath       string
+}
+
+// parsePage reads the page template, named by its path for error messages.
+type pageTemplate = *template.Template
+
+func parsePage(specDir string) (pageTemplate, error) {
+	path := filepath.Join(specDir, pageFile)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return template.New(path).Option("missingkey=error").Parse(string(src))
+}
+
+func renderPage(t *template.Template, v pageView) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func newPageView(res *Results, figs []renderedFigure, claims []ClaimResult, cells []CellStatus) pageView {
+	v := pageView{
+		RunID:        res.Run.ID,
+		Provenance:   provenance(res.Run),
+		Toolchains:   res.Run.Toolchains,
+		ClaimSummary: claimSummary(claims),
+		CellSummary:  cellSummary(cells),
+		Cells:        cells,
+	}
+	for _, c := range claims {
+		v.Claims = append(v.Claims, newClaimRow(c))
+	}
+	for _, f := range figs {
+		fv := figureView{ID: f.Spec.ID, Title: f.Spec.Title, Paper: f.Spec.Paper, Note: f.Note}
+		if f.Note != "" {
+			v.Skipped = append(v.Skipped, fv)
+			continue
+		}
+		fv.SVG = inlineSVG(f.SVG)
+		fv.SVGPath = figuresDir + "/" + f.Spec.ID + ".svg"
+		fv.PNGPath = figuresDir + "/" + f.Spec.ID + ".png"
+		v.Figures = append(v.Figures, fv)
+	}
+	return v
+}
+
+func provenance(r Run) []keyValue {
+	commit := r.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	if r.Dirty {
+		commit += " (dirty)"
+	}
+	kv := []keyValue{
+		{"run", r.ID},
+		{"started", r.Started},
+		{"finished", r.Finished},
+		{"commit", commit},
+		{"host", fmt.Sprintf("%s (%s/%s)", r.Host.Hostname, r.Host.OS, r.Host.Arch)},
+		{"CPU", fmt.Sprintf("%s, %d cores", r.Host.CPU, r.Host.Cores)},
+	}
+	gpus := make([]string, len(r.GPUs))
+	for i, g := range r.GPUs {
+		gpus[i] = fmt.Sprintf("%s (driver %s, %d MiB)", g.Name, g.Driver, g.MemoryMiB)
+	}
+	if len(gpus) == 0 {
+		gpus = []string{"none"}
+	}
+	kv = append(kv,
+		keyValue{"GPUs", strings.Join(gpus, "; ")},
+		keyValue{"sizes", fmt.Sprintf("%s, %d reps", r.Sizes, r.Reps)},
+		keyValue{"cells (run.json)", fmt.Sprintf("%d total, %d built, %d ran, %d verified, %d skipped",
+			r.Cells.Total, r.Cells.Built, r.Cells.Ran, r.Cells.Verified, r.Cells.Skipped)},
+	)
+	return kv
+}
+
+func newClaimRow(c ClaimResult) claimRow {
+	row := claimRow{
+		ID: c.Claim.ID, Paper: c.Claim.Paper, Statement: c.Claim.Statement,
+		Expected: c.Expected(), Measured: c.Measured(), Verdict: c.Verdict(),
+		Class: map[Outcome]string{Reproduced: "ok", NotReproduced: "fail", NotMeasurable: "skip"}[c.Outcome],
+	}
+	for _, r := range sortedRatios(c.Ratios) {
+		row.Ratios = append(row.Ratios, ratioRow{
+			Kernel: r.Kernel, Numerator: r.Numerator, Denominator: r.Denominator,
+			Size: fmt.Sprint(r.Size), Value: fmt.Sprintf("%.3f", r.Value),
+		})
+	}
+	return row
+}
+
+func cellSummary(cells []CellStatus) string {
+	counts := map[string]int{}
+	for _, c := range cells {
+		counts[c.Status]++
+	}
+	var parts []string
+	for _, s := range []string{StatusVerified, StatusVerifyFailed, StatusRunError, StatusNotRun, StatusBuildFailed, StatusSkipped} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	return fmt.Sprintf("%d cells: %s", len(cells), strings.Join(parts, ", "))
+}
+
+// inlineSVG drops the XML prolog so that the SVG can sit inside HTML.
+func inlineSVG(svg []byte) template.HTML {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return template.HTML(s) // produced by gonum/plot from our own data
+}

@@ -1,0 +1,184 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// DefaultSpecDir is where figures.yaml, claims.yaml and page.html.tmpl live,
+// relative to the repository root.
+const DefaultSpecDir = "templates/report"
+
+// Options tune Generate.
+type Options struct {
+	SpecDir  string    // figures.yaml, claims.yaml, page.html.tmpl; DefaultSpecDir if empty
+	Progress io.Writer // stage messages; nil for none
+}
+
+// Summary is what Generate produced.
+type Summary struct {
+	Figures []FigureResult
+	Claims  []ClaimResult
+	Cells   []CellStatus
+	Written []string // paths relative to the results folder, sorted
+}
+
+// FigureResult is one figure of the spec: its files, or why it was skipped.
+type FigureResult struct {
+	ID    string
+	Files []string // figures/<id>.svg and .png, relative to the results folder
+	Note  string   // non-empty when skipped
+}
+
+type renderedFigure struct {
+	figure
+	SVG, PNG []byte
+}
+
+// Generate reads a results folder and writes figures/, claims.md and
+// report.html into it. It never modifies the run's own files.
+func Generate(resultsDir string, opt Options) (*Summary, error) {
+	if opt.SpecDir == "" {
+		opt.SpecDir = DefaultSpecDir
+	}
+	say := progress(opt.Progress)
+	res, err := LoadResults(resultsDir)
+	if err != nil {
+		return nil, err
+	}
+	say("read %s: %d kernel records, %d copy records, %d build rows", resultsDir, len(res.Kernel), len(res.Copy), len(res.Builds))
+	sp, err := loadSpecs(opt.SpecDir)
+	if err != nil {
+		return nil, err
+	}
+	say("read %s: %d figures, %d claims", opt.SpecDir, len(sp.figures), len(sp.claims))
+
+	out := map[string][]byte{}
+	ds := newDataset(res)
+	figs, err := renderFigures(sp.figures, ds, out)
+	if err != nil {
+		return nil, err
+	}
+	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
+	claims := EvaluateClaims(sp.claims, res)
+	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
+	say("claims: %s", claimSummary(claims))
+	cells := CellStatuses(res)
+	page, err := renderPage(sp.page, newPageView(res, figs, claims, cells))
+	if err != nil {
+		return nil, err
+	}
+	out[reportFile] = page
+	say("cells: %s", cellSummary(cells))
+
+	written, err := writeOutputs(resultsDir, out)
+	if err != nil {
+		return nil, err
+	}
+	say("wrote %d files into %s", len(written), resultsDir)
+	return &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}, nil
+}
+
+func progress(w io.Writer) func(string, ...any) {
+	return func(format string, args ...any) {
+		if w != nil {
+			fmt.Fprintf(w, "report: "+format+"\n", args...)
+		}
+	}
+}
+
+type specs struct {
+	figures []FigureSpec
+	claims  []ClaimSpec
+	page    pageTemplate
+}
+
+// loadSpecs reads the three spec files and reports the problems of all.
+func loadSpecs(dir string) (specs, error) {
+	var sp specs
+	var errFig, errClaims, errPage error
+	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"))
+	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"))
+	sp.page, errPage = parsePage(dir)
+	return sp, errors.Join(errFig, errClaims, errPage)
+}
+
+func renderFigures(specs []FigureSpec, ds *dataset, out map[string][]byte) ([]renderedFigure, error) {
+	figs := make([]renderedFigure, 0, len(specs))
+	for _, spec := range specs {
+		rf := renderedFigure{figure: buildFigure(spec, ds)}
+		if rf.Note == "" {
+			var err error
+			rf.SVG, rf.PNG, err = renderFigure(rf.figure)
+			if err != nil {
+				return nil, err
+			}
+			out[figuresDir+"/"+spec.ID+".svg"] = rf.SVG
+			out[figuresDir+"/"+spec.ID+".png"] = rf.PNG
+		}
+		figs = append(figs, rf)
+	}
+	return figs, nil
+}
+
+func countDrawn(figs []renderedFigure) int {
+	n := 0
+	for _, f := range figs {
+		if f.Note == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func figureResults(figs []renderedFigure) []FigureResult {
+	out := make([]FigureResult, len(figs))
+	for i, f := range figs {
+		out[i] = FigureResult{ID: f.Spec.ID, Note: f.Note}
+		if f.Note == "" {
+			out[i].Files = []string{figuresDir + "/" + f.Spec.ID + ".svg", figuresDir + "/" + f.Spec.ID + ".png"}
+		}
+	}
+	return out
+}
+
+// writeOutputs writes every rendered file, then removes figure files that no
+// figure produces any more.
+func writeOutputs(dir string, out map[string][]byte) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, figuresDir), 0o755); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(out))
+	for name := range out {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), out[name], 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return names, removeStale(dir, out)
+}
+
+func removeStale(dir string, out map[string][]byte) error {
+	entries, err := os.ReadDir(filepath.Join(dir, figuresDir))
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := figuresDir + "/" + e.Name()
+		ext := filepath.Ext(name)
+		if e.IsDir() || (ext != ".svg" && ext != ".png") || out[name] != nil {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadResults(t *testing.T) {
+	dir := newRun(t, gpuRun())
+	res, err := LoadResults(dir)
+	require.NoError(t, err)
+
+	assert.Equal(t, "20260101-120000-gpu1", res.Run.ID)
+	assert.Len(t, res.Run.Toolchains, 5)
+	assert.Len(t, res.Copy, 5)
+	assert.NotEmpty(t, res.Builds)
+	assert.Equal(t, "results.jsonl:6", res.Kernel[0].Source)
+
+	last := res.Kernel[len(res.Kernel)-1]
+	assert.Equal(t, "axpby.omp-class.clang16-sm90", last.Cell, "a row only in results.csv is added")
+	assert.Equal(t, "timeout after 60s", last.Error)
+	assert.Equal(t, "results.csv:2", last.Source)
+}
+
+func TestLoadResultsMalformedLine(t *testing.T) {
+	dir := newRun(t, gpuRun())
+	path := filepath.Join(dir, jsonlFile)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append([]byte("{\"kind\":\"copy\"}\n{\"kind\": kernel}\n"), data...), 0o644))
+
+	_, err = LoadResults(dir)
+	require.Error(t, err)
+	assert.Equal(t, path+":2: invalid character 'k' looking for beginning of value", err.Error())
+}
+
+func TestLoadResultsWithoutBuildCSV(t *testing.T) {
+	s := gpuRun()
+	s.noBuildCSV = true
+	res, err := LoadResults(newRun(t, s))
+	require.NoError(t, err)
+	assert.Nil(t, res.Builds)
+	assert.NotEmpty(t, res.Kernel)
+}
+
+func TestLoadResultsBadCSVNumber(t *testing.T) {
+	dir := newRun(t, gpuRun())
+	writeFile(t, filepath.Join(dir, buildFile), "cell,kernel,variant,toolchain,status,reason,seconds,log\na.b.c,a,b,c,built,,fast,\n")
+	_, err := LoadResults(dir)
+	require.Error(t, err)
+	assert.Equal(t, filepath.Join(dir, buildFile)+`:2: column seconds: "fast" is not a number`, err.Error())
+}
+
+func TestCellStatuses(t *testing.T) {
+	res, err := LoadResults(newRun(t, gpuRun()))
+	require.NoError(t, err)
+	byCell := map[string]CellStatus{}
+	for _, c := range CellStatuses(res) {
+		byCell[c.Cell] = c
+	}
+
+	c := byCell["spmv.kk-omp-a.gcc12-nvptx"]
+	assert.Equal(t, StatusBuildFailed, c.Status)
+	assert.Contains(t, c.Reason, "ptxas fatal")
+	assert.Equal(t, "logs/build/spmv.kk-omp-a.gcc12-nvptx.log", c.BuildLog)
+
+	assert.Equal(t, StatusSkipped, byCell["spmv.kk-ompx.clang16-sm90"].Status)
+	assert.Equal(t, "ompx_bare needs llvm >= 18", byCell["spmv.kk-ompx.clang16-sm90"].Reason)
+
+	c = byCell["dot.omp-class.gcc12-nvptx"]
+	assert.Equal(t, StatusVerifyFailed, c.Status)
+	assert.Equal(t, "size 16777216: max rel err 0.5 > tolerance 1e-12", c.Reason)
+	assert.Equal(t, 2, c.Verified)
+	assert.Equal(t, 3, c.Sizes)
+	assert.Equal(t, "logs/run/dot.omp-class.gcc12-nvptx.log", c.RunLog)
+
+	c = byCell["axpby.omp-class.clang16-sm90"]
+	assert.Equal(t, StatusRunError, c.Status)
+	assert.Equal(t, "size 65536: timeout after 60s", c.Reason)
+
+	assert.Equal(t, StatusVerified, byCell["spmv.kk-cuda-3lvl.nvcc-sm90"].Status)
+	assert.Equal(t, "ok", byCell["spmv.kk-cuda-3lvl.nvcc-sm90"].Class())
+}

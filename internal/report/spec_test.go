@@ -1,0 +1,96 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRepoSpecsAreValid(t *testing.T) {
+	sp, err := loadSpecs(specDir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, sp.figures)
+	assert.NotEmpty(t, sp.claims)
+	ids := map[string]bool{}
+	for _, f := range sp.figures {
+		ids[f.ID] = true
+	}
+	for _, id := range []string{"fig1-axpby", "fig2-dot", "fig3-spmv", "cgsolve", "fig18-spmv-ompx", "fig19-spmv-ompx-opt", "cpu-axpby"} {
+		assert.True(t, ids[id], "figure %s", id)
+	}
+}
+
+func TestParseFiguresReportsEveryError(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "figures_bad.yaml"))
+	require.NoError(t, err)
+	_, err = ParseFigures("figures_bad.yaml", data)
+	require.Error(t, err)
+	golden(t, "figures_bad.errors", []byte(err.Error()+"\n"))
+}
+
+func TestParseFiguresMessages(t *testing.T) {
+	head := "figures:\n  - id: f\n    title: T\n"
+	tests := []struct{ name, yaml, want string }{
+		{"unknown kernel", head + "    kernel: spmvv\n    variants: [{variant: omp-raw}]\n",
+			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: axpby, cgsolve, dot, spmv)`},
+		{"unknown field", head + "    kernel: dot\n    colour: red\n    variants: [{variant: omp-raw}]\n",
+			`f.yaml:5:5: unknown field "colour" in figure (known: families, id, kernel, kind, log_x, panel_by, paper, sizes, target, title, variants, x, x_label, y)`},
+		{"empty variants", head + "    kernel: dot\n    variants: []\n",
+			`f.yaml:5:15: figure "f": variants is empty`},
+		{"missing variants", head + "    kernel: dot\n",
+			`f.yaml:2:5: figure "f": variants is empty`},
+		{"bad enum", head + "    kernel: dot\n    panel_by: compiler\n    variants: [{variant: omp-raw}]\n",
+			`f.yaml:5:15: figure "f": panel_by must be one of toolchain, none, not "compiler"`},
+		{"syntax", "figures:\n  - id: [\n", `f.yaml:2: did not find expected node content`},
+		{"not a list", "figures: {id: f}\n", `f.yaml:1:10: figures: expected a list`},
+		{"no figures", "figs: []\n", "f.yaml:1:1: unknown field \"figs\" in figures file (known: figures)\nf.yaml:1:1: figures is missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseFigures("f.yaml", []byte(tt.yaml))
+			require.Error(t, err)
+			assert.Equal(t, tt.want, err.Error())
+		})
+	}
+}
+
+func TestParseFiguresDefaults(t *testing.T) {
+	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw}]}\n"))
+	require.NoError(t, err)
+	f := figs[0]
+	assert.Equal(t, "gbps", f.Y)
+	assert.Equal(t, "toolchain", f.Panel)
+	assert.Equal(t, "any", f.Target)
+	assert.Equal(t, "lines", f.Kind)
+	assert.Equal(t, "omp-raw", f.Series[0].Label)
+	assert.Equal(t, sizeLabel("spmv"), f.XLabel)
+}
+
+func TestParseClaimsMessages(t *testing.T) {
+	head := "claims:\n  - id: c\n    paper: 002\n    statement: S\n    kernels: [dot]\n"
+	sel := "    numerator: {variants: [omp-raw]}\n    denominator: {variants: [kk-cuda-3lvl]}\n"
+	tests := []struct{ name, yaml, want string }{
+		{"inverted range", head + sel + "    range: [0.9, 0.5]\n",
+			`c.yaml:8:12: claim "c": range [0.9, 0.5] is empty`},
+		{"no range", head + sel,
+			`c.yaml:2:5: claim "c": range must be [lo, hi]`},
+		{"range on order", head + sel + "    type: order\n    range: [1, 2]\n",
+			`c.yaml:9:12: claim "c": range does not apply to order claims (use margin)`},
+		{"unknown family", head + "    numerator: {variants: [omp-raw], families: [icx]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			`c.yaml:6:49: claim "c" numerator: unknown family "icx" (known: gcc, llvm, nvcc, nvhpc, rocm)`},
+		{"unknown selector field", head + "    numerator: {variant: omp-raw}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			"c.yaml:6:16: claim \"c\" numerator: variants is empty\nc.yaml:6:17: unknown field \"variant\" in selector (known: families, toolchains, variants)"},
+		{"bad aggregate", head + sel + "    aggregate: mean\n    range: [0, 1]\n",
+			`c.yaml:8:16: claim "c": aggregate must be one of median, geomean, min, max, all, not "mean"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseClaims("c.yaml", []byte(tt.yaml))
+			require.Error(t, err)
+			assert.Equal(t, tt.want, err.Error())
+		})
+	}
+}

@@ -1,0 +1,469 @@
+// Package spec reads kernel descriptions: each kernel written once, as data
+// (arguments, sizes, a tree of parallel patterns with C++ body snippets, the
+// float64 reference, bytes, flops and tolerance). See docs/kernels.md.
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+)
+
+// Kernel is one kernel description.
+type Kernel struct {
+	File      string
+	Name      string
+	Doc       string
+	Size      Size
+	Uses      []string // kernels a composite calls from its driver
+	Args      []Arg
+	Result    string // "" or "double": the value the kernel returns
+	Tunables  []Tunable
+	Pattern   *Node  // the parallel pattern tree, or nil for a composite
+	Driver    string // host code of a composite, calling the kernels it uses
+	Reference string // float64 host reference, the body of a function with the kernel's signature
+	Bytes     string // C++ expression over the arguments
+	Flops     string
+	Tolerance float64
+	Pos       diag.Pos
+}
+
+// Size is the kernel's size parameter and its size sets.
+type Size struct {
+	Name string
+	Doc  string
+	Sets map[string][]int64 // "ci", "default", "gpu"
+}
+
+// SizeSets are the named size sets every kernel gives.
+var SizeSets = []string{"ci", "default", "gpu"}
+
+// Arg is a kernel argument: a scalar, an array or a CSR matrix.
+type Arg struct {
+	Name   string
+	Type   string // int64, double, double[], int64[], csr
+	Value  string // scalars: a C++ expression, may use "size"
+	Extent string // arrays: a C++ expression over earlier arguments
+	Init   Init
+	Intent string // arrays: in, out, inout, scratch
+	Pos    diag.Pos
+}
+
+// Init says how an array is filled.
+type Init struct {
+	Kind   string // random, zero, minife27, or "" (outputs)
+	Lo, Hi float64
+	Grid   string // minife27: the grid size expression
+}
+
+// Tunable is a named integer constant of the kernel a strategy may override.
+type Tunable struct {
+	Name  string
+	Value int64
+}
+
+// Node is one pattern of the tree.
+type Node struct {
+	Kind     string // code, range_for, range_reduce, team, team_thread_for, thread_vector_reduce
+	Code     string // code: C++ statements; loops: the body when it is one snippet
+	Index    string
+	Begin    string
+	End      string
+	Acc      string // reductions: the accumulator the body adds to
+	League   string // team
+	TeamSize string
+	Vector   string
+	Body     []*Node
+	Pos      diag.Pos
+}
+
+// Patterns lists the node kinds, and where each may appear.
+var Patterns = map[string]string{
+	"code":                 "anywhere",
+	"range_for":            "top",
+	"range_reduce":         "top",
+	"team":                 "top",
+	"team_thread_for":      "team",
+	"thread_vector_reduce": "team_thread_for",
+}
+
+// IsArray reports whether the argument is an array.
+func (a Arg) IsArray() bool { return strings.HasSuffix(a.Type, "[]") }
+
+// Elem is the element type of an array argument.
+func (a Arg) Elem() string { return strings.TrimSuffix(a.Type, "[]") }
+
+// Kinds returns the pattern kinds the tree uses, sorted.
+func (k *Kernel) Kinds() []string {
+	seen := map[string]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil {
+			return
+		}
+		seen[n.Kind] = true
+		for _, c := range n.Body {
+			walk(c)
+		}
+	}
+	walk(k.Pattern)
+	var out []string
+	for kind := range seen {
+		out = append(out, kind)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// LoadDir reads every *.yaml file of dir as a kernel description and checks
+// them together; all problems come back at once.
+func LoadDir(dir string) ([]*Kernel, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no kernel descriptions (*.yaml)", dir)
+	}
+	sort.Strings(files)
+	var errs diag.List
+	var kernels []*Kernel
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			errs.Add(diag.Pos{File: f}, "%v", err)
+			continue
+		}
+		if k := Parse(f, data, &errs); k != nil {
+			kernels = append(kernels, k)
+		}
+	}
+	checkUses(kernels, &errs)
+	return kernels, errs.Err()
+}
+
+// Parse reads one description; problems go to errs.
+func Parse(file string, data []byte, errs *diag.List) *Kernel {
+	root := diag.ParseYAML(file, data, errs)
+	if root == nil {
+		return nil
+	}
+	d := diag.Decoder{File: file, Errs: errs}
+	f := d.Fields(root, "kernel description", "kernel", "doc", "size", "uses", "args", "result", "tunables",
+		"pattern", "driver", "reference", "bytes", "flops", "tolerance")
+	k := &Kernel{File: file, Pos: d.Pos(root)}
+	if !d.Require(root, f, "kernel description", "kernel", "size", "args", "bytes", "flops", "tolerance") {
+		return k
+	}
+	k.Name = d.String(f["kernel"], "kernel")
+	if base := strings.TrimSuffix(filepath.Base(file), ".yaml"); k.Name != base {
+		d.Add(f["kernel"], "kernel %q must be described in %s.yaml", k.Name, k.Name)
+	}
+	if !ident.MatchString(k.Name) {
+		d.Add(f["kernel"], "kernel name %q is not a C++ identifier", k.Name)
+	}
+	k.Doc = d.String(f["doc"], "doc")
+	k.Size = parseSize(d, f["size"])
+	k.Uses = d.Strings(f["uses"], "uses")
+	k.Result = d.String(f["result"], "result")
+	if k.Result != "" && k.Result != "double" {
+		d.Add(f["result"], "result must be double (the only reduction type so far), not %q", k.Result)
+	}
+	k.Args = parseArgs(d, f["args"])
+	k.Tunables = parseTunables(d, f["tunables"])
+	k.Reference = d.String(f["reference"], "reference")
+	k.Bytes = d.String(f["bytes"], "bytes")
+	k.Flops = d.String(f["flops"], "flops")
+	k.Tolerance = d.Float(f["tolerance"], "tolerance")
+	if f["tolerance"] != nil && k.Tolerance <= 0 {
+		d.Add(f["tolerance"], "tolerance must be positive")
+	}
+	k.Driver = d.String(f["driver"], "driver")
+	switch {
+	case f["pattern"] != nil && f["driver"] != nil:
+		d.Add(f["@driver"], "a kernel has a pattern or a driver, not both")
+	case f["pattern"] == nil && f["driver"] == nil:
+		d.Add(root, "kernel description needs a pattern (or, for a composite, a driver and uses)")
+	case f["pattern"] != nil:
+		k.Pattern = parseNode(d, f["pattern"], "top")
+		if len(k.Uses) > 0 {
+			d.Add(f["@uses"], "uses is for composites (a driver), not for a pattern")
+		}
+	default:
+		if len(k.Uses) == 0 {
+			d.Add(f["@driver"], "a driver needs uses: the kernels it calls")
+		}
+		if f["reference"] != nil {
+			d.Add(f["@reference"], "a composite's reference is its driver over the references of the kernels it uses")
+		}
+	}
+	if k.Pattern != nil && f["reference"] == nil {
+		d.Add(root, "kernel description needs field \"reference\": the float64 host reference")
+	}
+	if k.Pattern != nil {
+		checkResult(d, k, f)
+	}
+	return k
+}
+
+func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
+	reduces := k.Pattern.Kind == "range_reduce"
+	switch {
+	case reduces && k.Result == "":
+		d.Add(f["@pattern"], "range_reduce returns its sum: add result: double")
+	case !reduces && k.Result != "":
+		d.Add(f["@result"], "result needs a range_reduce pattern at the top")
+	}
+}
+
+func parseSize(d diag.Decoder, n *yaml.Node) Size {
+	f := d.Fields(n, "size", append([]string{"name", "doc"}, SizeSets...)...)
+	s := Size{Name: d.String(f["name"], "size name"), Doc: d.String(f["doc"], "size doc"), Sets: map[string][]int64{}}
+	d.Require(n, f, "size", append([]string{"name"}, SizeSets...)...)
+	if s.Name != "" && !ident.MatchString(s.Name) {
+		d.Add(f["name"], "size name %q is not a C++ identifier", s.Name)
+	}
+	for _, set := range SizeSets {
+		s.Sets[set] = d.Ints(f[set], "size "+set)
+		for i, v := range s.Sets[set] {
+			if v < 1 {
+				d.Add(f[set].Content[i], "sizes must be positive, not %d", v)
+			}
+		}
+		if f[set] != nil && len(s.Sets[set]) == 0 {
+			d.Add(f[set], "size %s must list at least one size", set)
+		}
+	}
+	return s
+}
+
+var argTypes = map[string]bool{"int64": true, "double": true, "double[]": true, "int64[]": true, "csr": true}
+var intents = map[string]bool{"in": true, "out": true, "inout": true, "scratch": true}
+
+func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
+	var args []Arg
+	seen := map[string]bool{"size": true}
+	for _, item := range d.Seq(n, "args") {
+		f := d.Fields(item, "argument", "name", "type", "value", "extent", "init", "intent")
+		a := Arg{Name: d.String(f["name"], "name"), Type: d.String(f["type"], "type"), Pos: d.Pos(item)}
+		if !d.Require(item, f, "argument", "name", "type") {
+			continue
+		}
+		switch {
+		case !ident.MatchString(a.Name):
+			d.Add(f["name"], "argument name %q is not a C++ identifier", a.Name)
+		case seen[a.Name]:
+			d.Add(f["name"], "argument %q defined twice (or shadows size)", a.Name)
+		}
+		seen[a.Name] = true
+		if !argTypes[a.Type] {
+			d.Add(f["type"], "unknown argument type %q (known: csr, double, double[], int64, int64[])", a.Type)
+			continue
+		}
+		a.Value = d.String(f["value"], "value")
+		a.Extent = d.String(f["extent"], "extent")
+		a.Intent = d.String(f["intent"], "intent")
+		a.Init = parseInit(d, f["init"])
+		switch {
+		case a.Type == "csr":
+			if a.Init.Kind != "minife27" {
+				d.Add(item, "csr argument %q needs init: {minife27: <grid size>}", a.Name)
+			}
+		case a.IsArray():
+			d.Require(item, f, fmt.Sprintf("array %q", a.Name), "extent", "intent")
+			if a.Intent != "" && !intents[a.Intent] {
+				d.Add(f["intent"], "unknown intent %q (known: in, inout, out, scratch)", a.Intent)
+			}
+			if a.Intent == "out" && f["init"] != nil {
+				d.Add(f["init"], "array %q is an output: it is poisoned, not initialised", a.Name)
+			}
+			if (a.Intent == "in" || a.Intent == "inout") && f["init"] == nil {
+				d.Add(item, "input array %q needs init", a.Name)
+			}
+			if a.Init.Kind == "minife27" {
+				d.Add(f["init"], "minife27 initialises a csr argument, not an array")
+			}
+		default:
+			d.Require(item, f, fmt.Sprintf("scalar %q", a.Name), "value")
+			for _, field := range []string{"extent", "init", "intent"} {
+				if f[field] != nil {
+					d.Add(f["@"+field], "scalar %q takes no %s", a.Name, field)
+				}
+			}
+		}
+		args = append(args, a)
+	}
+	return args
+}
+
+func parseInit(d diag.Decoder, n *yaml.Node) Init {
+	if n == nil {
+		return Init{}
+	}
+	f := d.Fields(n, "init", "random", "zero", "minife27")
+	if len(f) != 2 {
+		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>")
+		return Init{}
+	}
+	switch {
+	case f["random"] != nil:
+		r := f["random"]
+		items := d.Seq(r, "random")
+		if len(items) != 2 {
+			d.Add(r, "random needs [lo, hi]")
+			return Init{}
+		}
+		in := Init{Kind: "random", Lo: d.Float(items[0], "random lo"), Hi: d.Float(items[1], "random hi")}
+		if in.Lo >= in.Hi {
+			d.Add(r, "random range [%g, %g] is empty", in.Lo, in.Hi)
+		}
+		return in
+	case f["zero"] != nil:
+		if !d.Bool(f["zero"], "zero") {
+			d.Add(f["zero"], "zero: false is not an initialisation")
+		}
+		return Init{Kind: "zero"}
+	}
+	return Init{Kind: "minife27", Grid: d.String(f["minife27"], "minife27")}
+}
+
+func parseTunables(d diag.Decoder, n *yaml.Node) []Tunable {
+	var out []Tunable
+	for _, kv := range d.Pairs(n, "tunables") {
+		t := Tunable{Name: kv[0].Value, Value: d.Int(kv[1], "tunable "+kv[0].Value)}
+		if !ident.MatchString(t.Name) {
+			d.Add(kv[0], "tunable name %q is not a C++ identifier", t.Name)
+		}
+		if t.Value < 1 {
+			d.Add(kv[1], "tunable %s must be positive", t.Name)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// parseNode reads one pattern: a mapping with a single key, the node kind.
+// where is the enclosing kind ("top" at the root).
+func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		d.Add(n, "a pattern is a mapping with one key, its kind (known: %s)", strings.Join(kindNames(), ", "))
+		return nil
+	}
+	key, val := n.Content[0], n.Content[1]
+	node := &Node{Kind: key.Value, Pos: d.Pos(key)}
+	allowedIn, known := Patterns[node.Kind]
+	if !known {
+		d.Add(key, "unknown pattern %q (known: %s)", node.Kind, strings.Join(kindNames(), ", "))
+		return nil
+	}
+	if allowedIn != "anywhere" && allowedIn != where {
+		d.Add(key, "%s cannot appear in %s (only in %s)", node.Kind, where, allowedIn)
+	}
+	if node.Kind == "code" {
+		node.Code = d.String(val, "code")
+		return node
+	}
+	f := d.Fields(val, node.Kind, "index", "begin", "end", "acc", "body", "league", "team_size", "vector")
+	node.Index = d.String(f["index"], "index")
+	node.Begin = d.String(f["begin"], "begin")
+	node.End = d.String(f["end"], "end")
+	node.Acc = d.String(f["acc"], "acc")
+	node.League = d.String(f["league"], "league")
+	node.TeamSize = d.String(f["team_size"], "team_size")
+	node.Vector = d.String(f["vector"], "vector")
+	switch node.Kind {
+	case "team":
+		d.Require(val, f, node.Kind, "league", "team_size", "vector", "body")
+		for _, x := range []string{"index", "begin", "end", "acc"} {
+			if f[x] != nil {
+				d.Add(f["@"+x], "team takes no %s (its rank is league_rank)", x)
+			}
+		}
+	default:
+		d.Require(val, f, node.Kind, "index", "end", "body")
+		for _, x := range []string{"league", "team_size", "vector"} {
+			if f[x] != nil {
+				d.Add(f["@"+x], "%s takes no %s", node.Kind, x)
+			}
+		}
+		reduces := strings.HasSuffix(node.Kind, "_reduce")
+		if reduces && f["acc"] == nil {
+			d.Add(val, "%s needs field \"acc\": the accumulator its body adds to", node.Kind)
+		}
+		if !reduces && f["acc"] != nil {
+			d.Add(f["@acc"], "%s is not a reduction: acc is for *_reduce", node.Kind)
+		}
+		if node.Index != "" && !ident.MatchString(node.Index) {
+			d.Add(f["index"], "index %q is not a C++ identifier", node.Index)
+		}
+	}
+	if node.Begin == "" {
+		node.Begin = "0"
+	}
+	node.Body = parseBody(d, f["body"], node)
+	return node
+}
+
+// parseBody reads a body: one snippet, or a list of patterns.
+func parseBody(d diag.Decoder, n *yaml.Node, parent *Node) []*Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		return []*Node{{Kind: "code", Code: n.Value, Pos: d.Pos(n)}}
+	}
+	var out []*Node
+	for _, item := range d.Seq(n, "body") {
+		if c := parseNode(d, item, parent.Kind); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func kindNames() []string {
+	var out []string
+	for k := range Patterns {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkUses(kernels []*Kernel, errs *diag.List) {
+	byName := map[string]*Kernel{}
+	for _, k := range kernels {
+		if prev, dup := byName[k.Name]; dup {
+			errs.Add(k.Pos, "kernel %q already described in %s", k.Name, prev.File)
+		}
+		byName[k.Name] = k
+	}
+	for _, k := range kernels {
+		for _, u := range k.Uses {
+			switch used, ok := byName[u]; {
+			case !ok:
+				errs.Add(k.Pos, "kernel %q uses unknown kernel %q", k.Name, u)
+			case used.Pattern == nil:
+				errs.Add(k.Pos, "kernel %q uses %q, itself a composite; composites call pattern kernels only", k.Name, u)
+			}
+		}
+	}
+}
+
+// ByName indexes kernels.
+func ByName(kernels []*Kernel) map[string]*Kernel {
+	m := map[string]*Kernel{}
+	for _, k := range kernels {
+		m[k.Name] = k
+	}
+	return m
+}

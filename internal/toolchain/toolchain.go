@@ -1,0 +1,414 @@
+// Package toolchain finds compilers, reads their versions, and derives what
+// each can build from the capability table (hashicorp/go-version constraints).
+package toolchain
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	version "github.com/hashicorp/go-version"
+	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+)
+
+// Toolchain is a compiler with a target and flags.
+type Toolchain struct {
+	ID          string
+	Family      string // gcc, llvm, nvcc, nvhpc
+	Commands    []string
+	Target      string // host, or a GPU architecture such as sm_90
+	Devices     []string
+	Flags       []string
+	Needs       []string // files that must exist for the toolchain to work
+	RuntimeLibs []string
+	CUDAFrom    string // "ptxas": the CUDA version of the ptxas on PATH matters (LLVM offload)
+	Pinned      string // version from the file, if any
+	Enabled     bool
+	Pos         diag.Pos
+
+	// Found by Discover.
+	Path     string
+	Version  *version.Version
+	CUDA     *version.Version // ptxas version, when CUDAFrom is set
+	Identity string           // first line of --version: part of the build hash
+	Missing  string           // why it is not usable, "" when it is
+	Caps     map[string]bool
+	Broken   string // a known break that makes its GPU cells unusable
+}
+
+// Found reports whether the toolchain can build.
+func (t *Toolchain) Found() bool { return t.Missing == "" }
+
+// GPU reports whether the toolchain builds for a GPU.
+func (t *Toolchain) GPU() bool { return t.Target != "host" }
+
+// Builds reports whether the toolchain builds for the harness device.
+func (t *Toolchain) Builds(device string) bool {
+	for _, d := range t.Devices {
+		if d == device {
+			return true
+		}
+	}
+	return false
+}
+
+// VersionString is the version or "?".
+func (t *Toolchain) VersionString() string {
+	if t.Version == nil {
+		return "?"
+	}
+	return t.Version.String()
+}
+
+// Capability is one row of the capability table.
+type Capability struct {
+	Name    string
+	Doc     string
+	When    map[string]version.Constraints // family -> constraint
+	Raw     map[string]string
+	Targets []string // "host", "gpu"; empty: both
+	Source  string
+}
+
+// Break is a known broken combination.
+type Break struct {
+	Name    string
+	When    map[string]version.Constraints
+	Raw     map[string]string
+	CUDA    version.Constraints
+	RawCUDA string
+	Reason  string
+	Source  string
+}
+
+// Table is the capability file.
+type Table struct {
+	Caps   []Capability
+	Breaks []Break
+}
+
+// Has reports whether the table names a capability.
+func (tb *Table) Has(name string) bool {
+	for _, c := range tb.Caps {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Cap returns a capability by name.
+func (tb *Table) Cap(name string) *Capability {
+	for i := range tb.Caps {
+		if tb.Caps[i].Name == name {
+			return &tb.Caps[i]
+		}
+	}
+	return nil
+}
+
+// Need describes what a capability needs from family, e.g. "llvm >= 18".
+func (tb *Table) Need(name, family string) string {
+	c := tb.Cap(name)
+	if c == nil {
+		return name
+	}
+	if raw, ok := c.Raw[family]; ok {
+		return fmt.Sprintf("%s %s", family, raw)
+	}
+	var fams []string
+	for f, raw := range c.Raw {
+		fams = append(fams, f+" "+raw)
+	}
+	sort.Strings(fams)
+	if len(fams) == 0 {
+		return "no compiler family"
+	}
+	return strings.Join(fams, " or ")
+}
+
+var families = map[string]bool{"gcc": true, "llvm": true, "nvcc": true, "nvhpc": true, "rocm": true}
+
+// LoadTable reads the capability table.
+func LoadTable(file string) (*Table, error) {
+	var errs diag.List
+	root := diag.ReadYAML(file, &errs)
+	if root == nil {
+		return nil, errs.Err()
+	}
+	d := diag.Decoder{File: file, Errs: &errs}
+	f := d.Fields(root, "capability file", "capabilities", "breaks")
+	tb := &Table{}
+	seen := map[string]bool{}
+	for _, item := range d.Seq(f["capabilities"], "capabilities") {
+		cf := d.Fields(item, "capability", "name", "doc", "when", "targets", "source")
+		d.Require(item, cf, "capability", "name", "when", "source")
+		c := Capability{Name: d.String(cf["name"], "name"), Doc: d.String(cf["doc"], "doc"),
+			Targets: d.Strings(cf["targets"], "targets"), Source: d.String(cf["source"], "source")}
+		if seen[c.Name] {
+			d.Add(cf["name"], "capability %q defined twice", c.Name)
+		}
+		seen[c.Name] = true
+		c.When, c.Raw = constraints(d, cf["when"])
+		for _, t := range c.Targets {
+			if t != "host" && t != "gpu" {
+				d.Add(cf["targets"], "targets are host or gpu, not %q", t)
+			}
+		}
+		tb.Caps = append(tb.Caps, c)
+	}
+	for _, item := range d.Seq(f["breaks"], "breaks") {
+		bf := d.Fields(item, "break", "name", "when", "cuda", "reason", "source")
+		d.Require(item, bf, "break", "name", "when", "reason", "source")
+		b := Break{Name: d.String(bf["name"], "name"), Reason: d.String(bf["reason"], "reason"), Source: d.String(bf["source"], "source")}
+		b.When, b.Raw = constraints(d, bf["when"])
+		if bf["cuda"] != nil {
+			b.RawCUDA = d.String(bf["cuda"], "cuda")
+			c, err := version.NewConstraint(b.RawCUDA)
+			if err != nil {
+				d.Add(bf["cuda"], "bad version constraint %q: %v", b.RawCUDA, err)
+			}
+			b.CUDA = c
+		}
+		tb.Breaks = append(tb.Breaks, b)
+	}
+	return tb, errs.Err()
+}
+
+func constraints(d diag.Decoder, n *yaml.Node) (map[string]version.Constraints, map[string]string) {
+	out, raw := map[string]version.Constraints{}, map[string]string{}
+	for _, kv := range d.Pairs(n, "when") {
+		fam := kv[0].Value
+		if !families[fam] {
+			d.Add(kv[0], "unknown compiler family %q (known: gcc, llvm, nvcc, nvhpc, rocm)", fam)
+			continue
+		}
+		s := d.String(kv[1], "constraint")
+		c, err := version.NewConstraint(s)
+		if err != nil {
+			d.Add(kv[1], "bad version constraint %q: %v", s, err)
+			continue
+		}
+		out[fam], raw[fam] = c, s
+	}
+	return out, raw
+}
+
+// Load reads the toolchain file; root replaces ${ROOT}.
+func Load(file, root string) ([]*Toolchain, error) {
+	var errs diag.List
+	rootNode := diag.ReadYAML(file, &errs)
+	if rootNode == nil {
+		return nil, errs.Err()
+	}
+	d := diag.Decoder{File: file, Errs: &errs}
+	f := d.Fields(rootNode, "toolchain file", "toolchains")
+	var out []*Toolchain
+	seen := map[string]bool{}
+	expand := func(ss []string) []string {
+		for i, s := range ss {
+			ss[i] = strings.ReplaceAll(s, "${ROOT}", root)
+		}
+		return ss
+	}
+	for _, item := range d.Seq(f["toolchains"], "toolchains") {
+		tf := d.Fields(item, "toolchain", "id", "family", "commands", "target", "devices", "flags", "needs",
+			"runtime_libs", "cuda_from", "version", "enabled")
+		if !d.Require(item, tf, "toolchain", "id", "family", "commands", "target", "devices") {
+			continue
+		}
+		t := &Toolchain{ID: d.String(tf["id"], "id"), Family: d.String(tf["family"], "family"),
+			Commands: expand(d.Strings(tf["commands"], "commands")), Target: d.String(tf["target"], "target"),
+			Devices: d.Strings(tf["devices"], "devices"), Flags: expand(d.Strings(tf["flags"], "flags")),
+			Needs: expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
+			CUDAFrom: d.String(tf["cuda_from"], "cuda_from"), Pinned: d.String(tf["version"], "version"),
+			Enabled: tf["enabled"] == nil || d.Bool(tf["enabled"], "enabled"), Pos: d.Pos(item)}
+		if seen[t.ID] {
+			d.Add(tf["id"], "toolchain %q defined twice", t.ID)
+		}
+		seen[t.ID] = true
+		if !families[t.Family] {
+			d.Add(tf["family"], "unknown compiler family %q (known: gcc, llvm, nvcc, nvhpc, rocm)", t.Family)
+		}
+		for _, dev := range t.Devices {
+			if dev != "host" && dev != "omptarget" && dev != "cuda" {
+				d.Add(tf["devices"], "unknown device %q (known: cuda, host, omptarget)", dev)
+			}
+		}
+		if t.Pinned != "" {
+			if _, err := version.NewVersion(t.Pinned); err != nil {
+				d.Add(tf["version"], "bad version %q: %v", t.Pinned, err)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, errs.Err()
+}
+
+var versionRe = map[string]*regexp.Regexp{
+	"gcc":   regexp.MustCompile(`(?m)^\S*(?:g\+\+|gcc)\S* \(.*\) (\d+\.\d+(?:\.\d+)?)`),
+	"llvm":  regexp.MustCompile(`clang version (\d+\.\d+(?:\.\d+)?)`),
+	"nvcc":  regexp.MustCompile(`release (\d+\.\d+)`),
+	"nvhpc": regexp.MustCompile(`nvc\+\+ (\d+\.\d+)`),
+	"rocm":  regexp.MustCompile(`HIP version: (\d+\.\d+)`),
+}
+
+var ptxasRe = regexp.MustCompile(`release (\d+\.\d+)`)
+
+// ParseVersion finds the family's version in `--version` output.
+func ParseVersion(family, out string) (*version.Version, error) {
+	re := versionRe[family]
+	if re == nil {
+		return nil, fmt.Errorf("no version pattern for family %q", family)
+	}
+	m := re.FindStringSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("no %s version in %q", family, firstLine(out))
+	}
+	return version.NewVersion(m[1])
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Probe runs a command and returns its combined output.
+type Probe func(ctx context.Context, name string, args ...string) (string, error)
+
+// ExecProbe runs the real command.
+func ExecProbe(ctx context.Context, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	return string(out), err
+}
+
+// Discover finds each toolchain's command, version and capabilities.
+func Discover(ctx context.Context, tcs []*Toolchain, tb *Table, probe Probe) {
+	for _, t := range tcs {
+		discover(ctx, t, tb, probe)
+	}
+}
+
+func discover(ctx context.Context, t *Toolchain, tb *Table, probe Probe) {
+	t.Caps = map[string]bool{}
+	if !t.Enabled {
+		t.Missing = "disabled in toolchains.yaml"
+		return
+	}
+	for _, c := range t.Commands {
+		if p, err := exec.LookPath(c); err == nil {
+			t.Path = p
+			break
+		}
+	}
+	if t.Path == "" {
+		t.Missing = fmt.Sprintf("%s not found on PATH", strings.Join(t.Commands, " or "))
+		return
+	}
+	for _, n := range t.Needs {
+		if _, err := os.Stat(n); err != nil {
+			t.Missing = fmt.Sprintf("%s is missing (see scripts/install-toolchains.sh)", n)
+			return
+		}
+	}
+	out, err := probe(ctx, t.Path, "--version")
+	t.Identity = t.Path + " " + firstLine(out)
+	if t.Pinned != "" {
+		t.Version, _ = version.NewVersion(t.Pinned)
+	} else if v, perr := ParseVersion(t.Family, out); perr == nil {
+		t.Version = v
+	} else {
+		t.Missing = fmt.Sprintf("cannot read the version of %s: %v", t.Path, firstErr(err, perr))
+		return
+	}
+	if t.CUDAFrom == "ptxas" {
+		if p, err := exec.LookPath("ptxas"); err == nil {
+			if out, err := probe(ctx, p, "--version"); err == nil {
+				if m := ptxasRe.FindStringSubmatch(out); m != nil {
+					t.CUDA, _ = version.NewVersion(m[1])
+				}
+			}
+		}
+		if t.CUDA == nil {
+			t.Missing = "ptxas (CUDA) not found on PATH: LLVM offload to NVPTX needs it"
+			return
+		}
+	}
+	Derive(t, tb)
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// Derive sets the capabilities and breaks of a toolchain with a version.
+func Derive(t *Toolchain, tb *Table) {
+	t.Caps = map[string]bool{}
+	kind := "host"
+	if t.GPU() {
+		kind = "gpu"
+	}
+	for _, c := range tb.Caps {
+		con, ok := c.When[t.Family]
+		if !ok || t.Version == nil || !con.Check(t.Version) {
+			continue
+		}
+		if len(c.Targets) > 0 && !containsStr(c.Targets, kind) {
+			continue
+		}
+		t.Caps[c.Name] = true
+	}
+	for _, b := range tb.Breaks {
+		con, ok := b.When[t.Family]
+		if !ok || !t.GPU() || t.Version == nil || !con.Check(t.Version) {
+			continue
+		}
+		if b.CUDA != nil && (t.CUDA == nil || !b.CUDA.Check(t.CUDA)) {
+			continue
+		}
+		t.Broken = fmt.Sprintf("%s (%s %s with CUDA %s): %s", b.Name, t.Family, t.VersionString(), cudaString(t), b.Reason)
+	}
+}
+
+func cudaString(t *Toolchain) string {
+	if t.CUDA == nil {
+		return "?"
+	}
+	return t.CUDA.String()
+}
+
+// CapNames returns the toolchain's capabilities, sorted.
+func (t *Toolchain) CapNames() []string {
+	var out []string
+	for c := range t.Caps {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian toolchains portmatrix builds GPU cells with:
+# CUDA 11.8 (non-free), LLVM 19 and 16 OpenMP offload, GCC 12 NVPTX offload.
+# LLVM 16's libomp conflicts with LLVM 19's as packages, so it is unpacked
+# into a private prefix (.toolchains/llvm16) that toolchains.yaml points at.
+# Usage: scripts/install-toolchains.sh [cpu|gpu]   (default gpu)
+set -euo pipefail
+what=${1:-gpu}
+root=$(cd "$(dirname "$0")/.." && pwd)
+sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+if [ "$what" = cpu ]; then
+  command -v g++ >/dev/null || { $sudo apt-get update -qq; $sudo apt-get install -y -qq g++; }
+  exit 0
+fi
+
+src=/etc/apt/sources.list.d/debian.sources
+if [ -f "$src" ] && ! grep -q 'non-free' "$src"; then
+  $sudo sed -i '0,/^Components: main$/s//Components: main contrib non-free non-free-firmware/' "$src"
+fi
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends \
+  g++ nvidia-cuda-toolkit clang-19 clang-tools-19 libomp-19-dev \
+  clang-16 clang-tools-16 gcc-12-offload-nvptx xz-utils
+
+prefix=$root/.toolchains/llvm16
+if [ ! -f "$prefix/usr/lib/llvm-16/lib/libomptarget.so.16" ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download libomp-16-dev libomp5-16 >/dev/null)
+  mkdir -p "$prefix"
+  for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$prefix"; done
+  rm -rf "$tmp"
+fi
+echo "toolchains installed"
