@@ -98,7 +98,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	p.Strategies, err = matrix.Load(p.path("variants/strategies.yaml"), p.Caps)
 	add(err)
 	tcFile := p.path("toolchains.yaml")
-	if f := os.Getenv("PM_TOOLCHAINS"); f != "" {
+	if f := os.Getenv("PM_TOOLCHAINS_FILE"); f != "" {
 		tcFile = f
 	}
 	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))

@@ -41,7 +41,10 @@ type ClaimResult struct {
 
 // EvaluateClaims checks every claim against the usable records of res.
 func EvaluateClaims(claims []ClaimSpec, res *Results) []ClaimResult {
-	ds := newDataset(res)
+	return evaluateAll(claims, newDataset(res))
+}
+
+func evaluateAll(claims []ClaimSpec, ds *dataset) []ClaimResult {
 	out := make([]ClaimResult, len(claims))
 	for i, c := range claims {
 		out[i] = evaluate(c, ds)
@@ -51,14 +54,14 @@ func EvaluateClaims(claims []ClaimSpec, res *Results) []ClaimResult {
 
 func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 	r := ClaimResult{Claim: c, Outcome: NotMeasurable}
-	num := ds.selectSeries(c.Kernels, c.Numerator)
-	den := ds.selectSeries(c.Kernels, c.Denominator)
+	num := ds.selectSeries(c.Kernels, c.Target, c.Numerator)
+	den := ds.selectSeries(c.Kernels, c.Target, c.Denominator)
 	switch {
 	case len(num) == 0:
-		r.Reason = ds.missing(c.Kernels, c.Numerator)
+		r.Reason = ds.missing(c.Kernels, c.Target, c.Numerator)
 		return r
 	case len(den) == 0:
-		r.Reason = ds.missing(c.Kernels, c.Denominator)
+		r.Reason = ds.missing(c.Kernels, c.Target, c.Denominator)
 		return r
 	}
 	r.Ratios = ds.ratios(c, num, den)
@@ -111,13 +114,14 @@ func (c ClaimSpec) holds(r ClaimResult) bool {
 	return r.Value >= lo && r.Value <= hi
 }
 
-// selectSeries returns the series of kernels matching sel, in claim order.
-func (ds *dataset) selectSeries(kernels []string, sel Selector) []seriesKey {
+// selectSeries returns the series of kernels matching sel on the target's
+// toolchains, in claim order.
+func (ds *dataset) selectSeries(kernels []string, target string, sel Selector) []seriesKey {
 	var out []seriesKey
 	for _, k := range kernels {
 		for _, v := range sel.Variants {
 			for _, key := range ds.keys(k, v) {
-				if sel.matches(key.Toolchain, ds.family(key.Toolchain)) {
+				if ds.onTarget(target, key.Toolchain) && sel.matches(key.Toolchain, ds.family(key.Toolchain)) {
 					out = append(out, key)
 				}
 			}
@@ -134,11 +138,14 @@ func (s Selector) matches(tc, family string) bool {
 }
 
 // missing explains why a selector found nothing.
-func (ds *dataset) missing(kernels []string, sel Selector) string {
+func (ds *dataset) missing(kernels []string, target string, sel Selector) string {
 	where := sel.where()
+	if target != "any" {
+		where += " " + target
+	}
 	anyToolchain := false
 	for _, tc := range ds.order {
-		anyToolchain = anyToolchain || sel.matches(tc, ds.family(tc))
+		anyToolchain = anyToolchain || ds.onTarget(target, tc) && sel.matches(tc, ds.family(tc))
 	}
 	if !anyToolchain {
 		return fmt.Sprintf("no %s toolchain in this run", where)

@@ -21,6 +21,7 @@ type ClaimSpec struct {
 	Kernels       []string   `yaml:"kernels"` // each pairs with itself
 	Numerator     Selector   `yaml:"numerator"`
 	Denominator   Selector   `yaml:"denominator"`
+	Target        string     `yaml:"target"`         // device (default), host or any: which toolchains
 	SameToolchain bool       `yaml:"same_toolchain"` // pair only series of one toolchain
 	Sizes         string     `yaml:"sizes"`          // largest (common to a pair) or all
 	Aggregate     string     `yaml:"aggregate"`      // median, geomean, min, max or all
@@ -85,6 +86,9 @@ func (c *ClaimSpec) defaults() {
 	if c.Type == "" {
 		c.Type = "ratio"
 	}
+	if c.Target == "" {
+		c.Target = "device"
+	}
 	if c.Sizes == "" {
 		c.Sizes = "largest"
 	}
@@ -109,6 +113,7 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 		errs.at(file, n, "%s: paper is missing", name)
 	}
 	checkEnum(file, n, name, "type", c.Type, claimTypes, errs)
+	checkEnum(file, n, name, "target", c.Target, targetValues, errs)
 	checkEnum(file, n, name, "sizes", c.Sizes, sizeChoices, errs)
 	checkEnum(file, n, name, "aggregate", c.Aggregate, aggregates, errs)
 	if len(c.Kernels) == 0 {

@@ -124,6 +124,18 @@ func (ds *dataset) isHost(tc string) bool {
 	return ds.toolchains[tc].Target == "host"
 }
 
+// onTarget reports whether toolchain tc builds for target: any, host or
+// device.
+func (ds *dataset) onTarget(target, tc string) bool {
+	switch target {
+	case "host":
+		return ds.isHost(tc)
+	case "device":
+		return !ds.isHost(tc)
+	}
+	return true
+}
+
 // inferFamily guesses a toolchain's family from its id when run.json does not
 // list it.
 func inferFamily(id string) string {

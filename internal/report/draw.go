@@ -21,7 +21,6 @@ import (
 const (
 	panelW  = 4.2 * vg.Inch
 	panelH  = 3.2 * vg.Inch
-	legendW = 2.2 * vg.Inch
 	titleH  = 0.4 * vg.Inch
 	maxCols = 3
 	pngDPI  = 110
@@ -37,15 +36,22 @@ var palette = []color.Color{
 
 var copyColor = rgb(0x40, 0x40, 0x40)
 
+// copyLabel names the copy bandwidth line in legends.
+const copyLabel = "copy BW"
+
 func rgb(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
 
 func styleColor(i int) color.Color { return palette[i%len(palette)] }
 
 // renderFigure draws f as SVG and PNG.
 func renderFigure(f figure) (svg, png []byte, err error) {
-	w, h := figureSize(len(f.Panels))
+	leg, err := newLegend(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, h := figureSize(len(f.Panels), legendWidth(leg, f))
 	sc := vgsvg.New(w, h)
-	if err := drawFigure(f, draw.New(sc)); err != nil {
+	if err := drawFigure(f, leg, draw.New(sc)); err != nil {
 		return nil, nil, err
 	}
 	var sb bytes.Buffer
@@ -53,7 +59,7 @@ func renderFigure(f figure) (svg, png []byte, err error) {
 		return nil, nil, err
 	}
 	ic := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
-	if err := drawFigure(f, draw.New(ic)); err != nil {
+	if err := drawFigure(f, leg, draw.New(ic)); err != nil {
 		return nil, nil, err
 	}
 	var pb bytes.Buffer
@@ -68,12 +74,13 @@ func grid(n int) (rows, cols int) {
 	return (n + cols - 1) / cols, cols
 }
 
-func figureSize(panels int) (w, h vg.Length) {
+func figureSize(panels int, legendW vg.Length) (w, h vg.Length) {
 	rows, cols := grid(panels)
 	return vg.Length(cols)*panelW + legendW, titleH + vg.Length(rows)*panelH
 }
 
-func drawFigure(f figure, dc draw.Canvas) error {
+func drawFigure(f figure, leg plot.Legend, dc draw.Canvas) error {
+	legendW := legendWidth(leg, f)
 	title := f.Spec.Title
 	if f.Spec.Paper != "" {
 		title += "  [" + f.Spec.Paper + "]"
@@ -102,7 +109,8 @@ func drawFigure(f figure, dc draw.Canvas) error {
 			}
 		}
 	}
-	return drawLegend(f, draw.Crop(dc, dc.Max.X-dc.Min.X-legendW, 0, 0, -titleH))
+	leg.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-legendW, 0, 0, -titleH))
+	return nil
 }
 
 func drawTitle(dc draw.Canvas, title string) {
@@ -181,7 +189,8 @@ func addLines(pl *plot.Plot, f figure, p panel) error {
 
 func addBars(pl *plot.Plot, f figure, p panel) error {
 	n := len(p.Series)
-	width := vg.Points(math.Min(18, 170/float64(max(n, 1))))
+	group := (panelW - vg.Inch) * 0.8 / vg.Length(max(len(f.Sizes), 1))
+	width := min(vg.Points(18), group/vg.Length(max(n, 1)))
 	for i, s := range p.Series {
 		vals := make(plotter.Values, len(f.Sizes))
 		for j, size := range f.Sizes {
@@ -213,6 +222,7 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 // across the data range, labelled "copy BW".
 func addCopyLine(pl *plot.Plot, gbps float64) error {
 	line := plotter.NewFunction(func(float64) float64 { return gbps })
+	line.Samples = 2
 	line.Color = copyColor
 	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	line.Width = vg.Points(1.2)
@@ -223,7 +233,7 @@ func addCopyLine(pl *plot.Plot, gbps float64) error {
 	}
 	lbl, err := plotter.NewLabels(plotter.XYLabels{
 		XYs:    plotter.XYs{{X: xmin, Y: gbps}},
-		Labels: []string{fmt.Sprintf("copy BW %.0f GB/s", gbps)},
+		Labels: []string{fmt.Sprintf("copy BW %.4g GB/s", gbps)},
 	})
 	if err != nil {
 		return err
@@ -235,8 +245,8 @@ func addCopyLine(pl *plot.Plot, gbps float64) error {
 	return nil
 }
 
-// drawLegend draws one legend for the whole figure, in spec order.
-func drawLegend(f figure, c draw.Canvas) error {
+// newLegend makes one legend for the whole figure, in spec order.
+func newLegend(f figure) (plot.Legend, error) {
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
 	leg.YOffs = -vg.Millimeter * 8
@@ -252,7 +262,7 @@ func drawLegend(f figure, c draw.Canvas) error {
 			seen[s.Label] = true
 			th, err := thumbnail(f.Spec.Kind, s.Style)
 			if err != nil {
-				return err
+				return leg, err
 			}
 			leg.Add(s.Label, th...)
 		}
@@ -261,10 +271,21 @@ func drawLegend(f figure, c draw.Canvas) error {
 		ln := plotter.NewFunction(func(float64) float64 { return 0 })
 		ln.Color = copyColor
 		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		leg.Add("copy BW", ln)
+		leg.Add(copyLabel, ln)
 	}
-	leg.Draw(c)
-	return nil
+	return leg, nil
+}
+
+// legendWidth is the width of the legend column: the longest label, its
+// thumbnail and margins.
+func legendWidth(leg plot.Legend, f figure) vg.Length {
+	w := leg.TextStyle.Width(copyLabel)
+	for _, p := range f.Panels {
+		for _, s := range p.Series {
+			w = max(w, leg.TextStyle.Width(s.Label))
+		}
+	}
+	return w + leg.ThumbnailWidth + 10*vg.Millimeter
 }
 
 func thumbnail(kind string, style int) ([]plot.Thumbnailer, error) {

@@ -72,7 +72,7 @@ func figureKeys(spec FigureSpec, ds *dataset) [][]seriesKey {
 	n := 0
 	for i, s := range spec.Series {
 		for _, k := range ds.keys(spec.Kernel, s.Variant) {
-			if spec.admits(ds, k.Toolchain) && len(sizeFilter(ds.series[k], spec.Sizes)) > 0 {
+			if spec.admits(ds, k.Toolchain) && len(spec.points(ds.series[k], nil)) > 0 {
 				out[i] = append(out[i], k)
 				n++
 			}
@@ -89,13 +89,7 @@ func (f FigureSpec) admits(ds *dataset, tc string) bool {
 	if len(f.Families) > 0 && !contains(f.Families, ds.family(tc)) {
 		return false
 	}
-	switch f.Target {
-	case "host":
-		return ds.isHost(tc)
-	case "device":
-		return !ds.isHost(tc)
-	}
-	return true
+	return ds.onTarget(f.Target, tc)
 }
 
 func sizeFilter(pts []point, sizes []int64) []point {
@@ -167,7 +161,7 @@ func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []i
 				if s.Reference && len(refTCs) > 1 {
 					label += " (" + k.Toolchain + ")"
 				}
-				p.Series = append(p.Series, series{Label: label, Style: i, Points: pick(ds.series[k], spec.Sizes, sizes)})
+				p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes)})
 				if s.Reference && p.CopyGBps == 0 {
 					p.CopyGBps = ds.copyGBps[k.Toolchain]
 				}
@@ -198,7 +192,7 @@ func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64
 			if len(tcs) > 1 {
 				label += " (" + k.Toolchain + ")"
 			}
-			p.Series = append(p.Series, series{Label: label, Style: i, Points: pick(ds.series[k], spec.Sizes, sizes)})
+			p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes)})
 		}
 	}
 	for _, tc := range tcs {
@@ -209,11 +203,24 @@ func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64
 	return p
 }
 
-func pick(pts []point, specSizes, barSizes []int64) []point {
+// points returns the points of a series the figure shows: those at the bar
+// sizes, or else at the spec's sizes; a log axis drops sizes below 1.
+func (f FigureSpec) points(pts []point, barSizes []int64) []point {
+	sizes := f.Sizes
 	if len(barSizes) > 0 {
-		return sizeFilter(pts, barSizes)
+		sizes = barSizes
 	}
-	return sizeFilter(pts, specSizes)
+	pts = sizeFilter(pts, sizes)
+	if !f.LogX {
+		return pts
+	}
+	var out []point
+	for _, p := range pts {
+		if p.Size >= 1 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func toolchainTitle(ds *dataset, id string) string {

@@ -18,6 +18,7 @@ const h100 = "NVIDIA H100 80GB HBM3"
 
 var gpuToolchains = []Toolchain{
 	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
+	{ID: "clang19-host", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "host"},
 	{ID: "clang19-sm90", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "sm_90"},
 	{ID: "clang16-sm90", Family: "llvm", Version: "16.0.6", Command: "clang++-16", Target: "sm_90"},
 	{ID: "gcc12-nvptx", Family: "gcc", Version: "12.2.0", Command: "g++-12", Target: "nvptx"},
@@ -85,8 +86,8 @@ func gpuRun() runSpec {
 		gpus: []GPU{{Name: h100, Driver: "580.159.04", MemoryMiB: 81559}},
 		eff:  gpuEfficiency,
 		copyGBps: map[string]float64{"clang19-sm90": 2950, "clang16-sm90": 2940,
-			"gcc12-nvptx": 2960, "nvcc-sm90": 2955, "gcc-host": 21},
-		device: map[string]string{"gcc-host": "Intel(R) Xeon(R) Platinum 8480+"},
+			"gcc12-nvptx": 2960, "nvcc-sm90": 2955, "gcc-host": 21, "clang19-host": 20.5},
+		device: map[string]string{"gcc-host": "Intel(R) Xeon(R) Platinum 8480+", "clang19-host": "Intel(R) Xeon(R) Platinum 8480+"},
 		buildFail: map[string]string{
 			"spmv.kk-omp-a.gcc12-nvptx": "ptxas fatal: Unresolved extern function 'omp_get_team_num'",
 		},

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -30,6 +31,7 @@ type keyValue struct{ Key, Value string }
 
 type claimRow struct {
 	ID, Paper, Statement, Expected, Measured, Verdict, Class string
+	RatioCount                                               string // "1 ratio", "4 ratios"
 	Ratios                                                   []ratioRow
 }
 
@@ -70,7 +72,7 @@ func newPageView(res *Results, figs []renderedFigure, claims []ClaimResult, cell
 		Toolchains:   res.Run.Toolchains,
 		ClaimSummary: claimSummary(claims),
 		CellSummary:  cellSummary(cells),
-		Cells:        cells,
+		Cells:        problemsFirst(cells),
 	}
 	for _, c := range claims {
 		v.Claims = append(v.Claims, newClaimRow(c))
@@ -127,6 +129,10 @@ func newClaimRow(c ClaimResult) claimRow {
 		Expected: c.Expected(), Measured: c.Measured(), Verdict: c.Verdict(),
 		Class: map[Outcome]string{Reproduced: "ok", NotReproduced: "fail", NotMeasurable: "skip"}[c.Outcome],
 	}
+	row.RatioCount = fmt.Sprintf("%d ratios", len(c.Ratios))
+	if len(c.Ratios) == 1 {
+		row.RatioCount = "1 ratio"
+	}
 	for _, r := range sortedRatios(c.Ratios) {
 		row.Ratios = append(row.Ratios, ratioRow{
 			Kernel: r.Kernel, Numerator: r.Numerator, Denominator: r.Denominator,
@@ -136,13 +142,27 @@ func newClaimRow(c ClaimResult) claimRow {
 	return row
 }
 
+// statusOrder lists the cell statuses, problems first.
+var statusOrder = []string{StatusBuildFailed, StatusRunError, StatusVerifyFailed, StatusNotRun, StatusSkipped, StatusVerified}
+
+// problemsFirst orders cells by status, problems first, then by cell.
+func problemsFirst(cells []CellStatus) []CellStatus {
+	rank := map[string]int{}
+	for i, s := range statusOrder {
+		rank[s] = i
+	}
+	out := append([]CellStatus(nil), cells...)
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Status] < rank[out[j].Status] })
+	return out
+}
+
 func cellSummary(cells []CellStatus) string {
 	counts := map[string]int{}
 	for _, c := range cells {
 		counts[c.Status]++
 	}
 	var parts []string
-	for _, s := range []string{StatusVerified, StatusVerifyFailed, StatusRunError, StatusNotRun, StatusBuildFailed, StatusSkipped} {
+	for _, s := range statusOrder {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}

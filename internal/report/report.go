@@ -51,6 +51,9 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	say("read %s: %d kernel records, %d copy records, %d build rows", resultsDir, len(res.Kernel), len(res.Copy), len(res.Builds))
+	if res.Other > 0 {
+		say("ignored %d records of other kinds", res.Other)
+	}
 	sp, err := loadSpecs(opt.SpecDir)
 	if err != nil {
 		return nil, err
@@ -59,12 +62,15 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 
 	out := map[string][]byte{}
 	ds := newDataset(res)
+	if ds.unusable > 0 {
+		say("%d kernel records unverified or failed: left out of figures and claims", ds.unusable)
+	}
 	figs, err := renderFigures(sp.figures, ds, out)
 	if err != nil {
 		return nil, err
 	}
 	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
-	claims := EvaluateClaims(sp.claims, res)
+	claims := evaluateAll(sp.claims, ds)
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
 	say("claims: %s", claimSummary(claims))
 	cells := CellStatuses(res)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,7 +115,9 @@ type Record struct {
 }
 
 // ok reports whether a kernel record is a usable measurement.
-func (r Record) ok() bool { return r.Verified && r.Error == "" && r.GBps > 0 }
+func (r Record) ok() bool {
+	return r.Verified && r.Error == "" && r.GBps > 0 && !math.IsInf(r.GBps, 0)
+}
 
 // BuildRow is one row of build.csv.
 type BuildRow struct {

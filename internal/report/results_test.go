@@ -15,10 +15,10 @@ func TestLoadResults(t *testing.T) {
 	require.NoError(t, err)
 
 	assert.Equal(t, "20260101-120000-gpu1", res.Run.ID)
-	assert.Len(t, res.Run.Toolchains, 5)
-	assert.Len(t, res.Copy, 5)
+	assert.Len(t, res.Run.Toolchains, 6)
+	assert.Len(t, res.Copy, 6)
 	assert.NotEmpty(t, res.Builds)
-	assert.Equal(t, "results.jsonl:6", res.Kernel[0].Source)
+	assert.Equal(t, "results.jsonl:7", res.Kernel[0].Source)
 
 	last := res.Kernel[len(res.Kernel)-1]
 	assert.Equal(t, "axpby.omp-class.clang16-sm90", last.Cell, "a row only in results.csv is added")

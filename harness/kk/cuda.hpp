@@ -1,0 +1,261 @@
+// pmkk on CUDA, the Kokkos CUDA backend as 002 describes it (Section 2.3,
+// Listing 1.9): "KK-CUDA 3 levels" (vector_length > 1) and "2 levels"
+// (vector_length 1). Bodies are [=] __host__ __device__ lambdas, passed by
+// value as kernel arguments.
+//   RangePolicy for:     1-D kernel, 256-thread blocks, one thread per element
+//                        (grid-stride for ranges beyond the grid limit).
+//   RangePolicy reduce:  per-thread accumulation over a grid-stride loop, warp
+//                        shuffles, shared memory across warps, then the last
+//                        block to finish combines the block partials
+//                        (Kokkos' cuda_single_inter_block_reduce_scan with its
+//                        scratch flag); the result lands in pinned host memory
+//                        (Kokkos' unified scratch) and the call fences.
+//                        Grid: one wave (SMs x resident blocks from the
+//                        occupancy API); Kokkos instead caps grid.x at its
+//                        block size (occupancy-chosen there, 256 here).
+//   TeamPolicy:          league -> blockIdx.x, team thread -> threadIdx.y,
+//                        vector lane -> threadIdx.x, block(vector, team);
+//                        grid = min(league, max grid), league loop stepping by
+//                        gridDim.x (Kokkos' ParallelFor<TeamPolicy, Cuda>).
+//   TeamThreadRange:     threadIdx.y strides over the range.
+//   ThreadVectorRange:   threadIdx.x strides over the range, then a shuffle
+//                        reduction among the vector lanes of one thread; every
+//                        lane ends with the result (Kokkos' vector_reduce).
+// Kernels are asynchronous; the harness times them with CUDA events.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "pm/device_cuda.hpp"
+
+#define PMKK_FUNCTION __host__ __device__
+#define PMKK_LAMBDA [=] __host__ __device__
+#include "policy.hpp"
+
+namespace pmkk {
+
+// The team handle (Kokkos' CudaTeamMember): league rank from the league loop,
+// team rank threadIdx.y, vector lane threadIdx.x.
+class Member {
+ public:
+  PMKK_FUNCTION Member(int64_t rank, int64_t size, int thread, int threads, int lane, int vector)
+      : rank_(rank), size_(size), thread_(thread), threads_(threads), lane_(lane), vector_(vector) {}
+  PMKK_FUNCTION int64_t league_rank() const { return rank_; }
+  PMKK_FUNCTION int64_t league_size() const { return size_; }
+  PMKK_FUNCTION int team_rank() const { return thread_; }
+  PMKK_FUNCTION int team_size() const { return threads_; }
+  PMKK_FUNCTION int vector_length() const { return vector_; }
+  PMKK_FUNCTION int vector_rank() const { return lane_; }  // pmkk-internal: threadIdx.x
+
+ private:
+  int64_t rank_, size_;
+  int thread_, threads_, lane_, vector_;
+};
+
+namespace cuda_impl {
+
+constexpr int kRangeBlock = 256;  // threads per block of RangePolicy kernels
+constexpr int kWarp = 32;
+
+[[noreturn]] inline void fail(const char* what, const char* why) {
+  std::fprintf(stderr, "portmatrix: pmkk cuda: %s: %s\n", what, why);
+  std::exit(3);
+}
+
+// Device facts, read once (Kokkos' CudaInternal keeps the same).
+struct Device {
+  int sms = 0, max_threads_per_sm = 0;
+  int64_t max_grid_x = 0;
+};
+inline const Device& device() {
+  static Device d = [] {
+    Device r;
+    int dev = 0;
+    pm::device::check(cudaGetDevice(&dev), "cudaGetDevice");
+    pm::device::check(cudaDeviceGetAttribute(&r.sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+    pm::device::check(cudaDeviceGetAttribute(&r.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
+                      "cudaDeviceGetAttribute");
+    int gx = 0;
+    pm::device::check(cudaDeviceGetAttribute(&gx, cudaDevAttrMaxGridDimX, dev), "cudaDeviceGetAttribute");
+    r.max_grid_x = gx;
+    return r;
+  }();
+  return d;
+}
+
+// Reduction scratch kept across calls (Kokkos' scratch space, scratch flags
+// and unified scratch): one partial per block, a block counter that the
+// kernel resets itself, and the result in pinned, device-visible host memory.
+struct ReduceScratch {
+  double* partial = nullptr;
+  unsigned* counter = nullptr;
+  double* result = nullptr;
+  int capacity = 0;  // blocks
+};
+inline const ReduceScratch& reduce_scratch() {
+  static ReduceScratch s = [] {
+    ReduceScratch r;
+    const Device& d = device();
+    r.capacity = d.sms * (d.max_threads_per_sm / kRangeBlock);  // one full wave at most
+    if (r.capacity < 1) r.capacity = 1;
+    pm::device::check(cudaMalloc(&r.partial, r.capacity * sizeof(double)), "cudaMalloc (reduce scratch)");
+    pm::device::check(cudaMalloc(&r.counter, sizeof(unsigned)), "cudaMalloc (reduce flags)");
+    pm::device::check(cudaMemset(r.counter, 0, sizeof(unsigned)), "cudaMemset (reduce flags)");
+    pm::device::check(cudaMallocHost(&r.result, sizeof(double)), "cudaMallocHost (reduce result)");
+    return r;
+  }();
+  return s;
+}
+
+inline void check_launch(const char* name) { pm::device::check(cudaGetLastError(), name); }
+
+// Sum over a block of kRangeBlock threads (1-D); the total is valid in thread
+// 0. Every thread of the block must call it. The caller must put a barrier
+// between two calls (warp_sums is reused).
+__device__ inline double block_sum(double v) {
+  __shared__ double warp_sums[kRangeBlock / kWarp];
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  for (int off = kWarp / 2; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kRangeBlock / kWarp ? warp_sums[lane] : 0.0;
+    for (int off = kWarp / 2; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+  }
+  return v;
+}
+
+template <class F>
+__global__ void __launch_bounds__(kRangeBlock) range_for_kernel(const F f, const int64_t begin, const int64_t end) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride) f(i);
+}
+
+template <class F>
+__global__ void __launch_bounds__(kRangeBlock)
+    range_reduce_kernel(const F f, const int64_t begin, const int64_t end, double* const partial,
+                        unsigned* const counter, double* const result) {
+  __shared__ bool last;
+  // Stage 1: each thread accumulates its grid-stride share from the identity.
+  double acc = 0;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride) f(i, acc);
+  acc = block_sum(acc);
+  // Stage 2: publish the block partial; the block that takes the last ticket
+  // combines them. atomicInc wraps to 0 at gridDim.x-1, so the counter is
+  // ready for the next call.
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = acc;
+    __threadfence();
+    last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();  // also separates the two block_sum calls
+  if (!last) return;
+  __threadfence();
+  double sum = 0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) sum += __ldcg(partial + b);
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) *result = sum;
+}
+
+template <class F>
+__global__ void team_kernel(const F f, const int64_t league) {
+  // Every thread of a block walks the same ranks, so barriers and shuffles in
+  // the body see the whole block.
+  for (int64_t rank = blockIdx.x; rank < league; rank += gridDim.x) {
+    const Member m(rank, league, threadIdx.y, blockDim.y, threadIdx.x, blockDim.x);
+    f(m);
+  }
+}
+
+}  // namespace cuda_impl
+
+template <class F>
+void parallel_for(const char* name, const RangePolicy& p, const F& f) {
+  const int64_t n = p.end - p.begin;
+  if (n <= 0) return;
+  const int64_t blocks = (n + cuda_impl::kRangeBlock - 1) / cuda_impl::kRangeBlock;
+  const int64_t cap = cuda_impl::device().max_grid_x;
+  const unsigned grid = static_cast<unsigned>(blocks < cap ? blocks : cap);
+  cuda_impl::range_for_kernel<F><<<grid, cuda_impl::kRangeBlock>>>(f, p.begin, p.end);
+  cuda_impl::check_launch(name);
+}
+
+template <class F>
+void parallel_reduce(const char* name, const RangePolicy& p, const F& f, double& result) {
+  const int64_t n = p.end - p.begin;
+  if (n <= 0) {
+    result = 0;  // the identity, as Kokkos returns for an empty range
+    return;
+  }
+  const cuda_impl::ReduceScratch& s = cuda_impl::reduce_scratch();
+  // Blocks resident at once for this body (one wave), read once per body type.
+  static const int resident = [] {
+    int per_sm = 0;
+    pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_impl::range_reduce_kernel<F>,
+                                                                    cuda_impl::kRangeBlock, 0),
+                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    const int r = per_sm * cuda_impl::device().sms;
+    return r < 1 ? 1 : r;
+  }();
+  int64_t blocks = (n + cuda_impl::kRangeBlock - 1) / cuda_impl::kRangeBlock;
+  if (blocks > resident) blocks = resident;
+  if (blocks > s.capacity) blocks = s.capacity;
+  cuda_impl::range_reduce_kernel<F>
+      <<<static_cast<unsigned>(blocks), cuda_impl::kRangeBlock>>>(f, p.begin, p.end, s.partial, s.counter, s.result);
+  cuda_impl::check_launch(name);
+  // The fence Kokkos does before reading a host result.
+  pm::device::check(cudaStreamSynchronize(0), name);
+  result = *s.result;
+}
+
+template <class F>
+void parallel_for(const char* name, const TeamPolicy& p, const F& f) {
+  const int64_t league = p.league_size;
+  const int team = p.team_size, vector = p.vector_length;
+  // Kokkos' limits: vector length a power of two up to the warp size, and a
+  // block of at most 1024 threads.
+  if (vector < 1 || vector > cuda_impl::kWarp || (vector & (vector - 1)) != 0)
+    cuda_impl::fail(name, "vector length must be a power of two <= 32");
+  if (team < 1 || team * vector > 1024) cuda_impl::fail(name, "team_size * vector_length must be in [1, 1024]");
+  if (league <= 0) return;
+  const int64_t cap = cuda_impl::device().max_grid_x;
+  const unsigned grid = static_cast<unsigned>(league < cap ? league : cap);
+  cuda_impl::team_kernel<F><<<grid, dim3(vector, team)>>>(f, league);
+  cuda_impl::check_launch(name);
+}
+
+// Kokkos: for (i = begin + threadIdx.y; i < end; i += blockDim.y).
+template <class F>
+PMKK_FUNCTION void parallel_for(const TeamThreadRangeT<Member>& r, const F& f) {
+  for (int64_t i = r.begin + r.team.team_rank(); i < r.end; i += r.team.team_size()) f(i);
+}
+
+// Kokkos: each lane accumulates i = begin + threadIdx.x, stepping blockDim.x,
+// then vector_reduce combines the lanes of this threadIdx.y. Lanes of one y
+// are blockDim.x consecutive lanes of a warp (x runs fastest and blockDim.x
+// divides 32), so the mask below covers exactly them; all of them reach this
+// call together since TeamThreadRange gives them the same indices. The xor
+// butterfly leaves the same bits in every lane (a+b == b+a), which is Kokkos'
+// shuffle-down plus broadcast in fewer steps. Vector length 1: a serial loop.
+template <class F>
+PMKK_FUNCTION void parallel_reduce(const ThreadVectorRangeT<Member>& r, const F& f, double& result) {
+  const int lane = r.team.vector_rank(), width = r.team.vector_length();
+  double sum = 0;
+  for (int64_t i = r.begin + lane; i < r.end; i += width) f(i, sum);
+#ifdef __CUDA_ARCH__
+  if (width > 1) {
+    const unsigned mask =
+        width == cuda_impl::kWarp
+            ? 0xffffffffu
+            : ((1u << width) - 1u) << ((r.team.team_rank() % (cuda_impl::kWarp / width)) * width);
+    for (int off = width / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(mask, sum, off, width);
+  }
+#endif
+  result = sum;
+}
+
+}  // namespace pmkk

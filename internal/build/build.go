@@ -1,0 +1,227 @@
+// Package build compiles cells in parallel, incrementally: a cell is rebuilt
+// only when the hash of its source, the harness, the flags and the compiler's
+// identity changes. Every build writes its own log; a failure is a row of the
+// report, and the other cells still build.
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/portmatrix/portmatrix/internal/matrix"
+)
+
+// Status of a cell's build.
+const (
+	Built   = "built"
+	Cached  = "cached"
+	Failed  = "failed"
+	Skipped = "skipped"
+)
+
+// Result is one row of build.csv.
+type Result struct {
+	Cell    *matrix.Cell
+	Status  string
+	Reason  string
+	Seconds float64
+	Log     string // path of the build log
+	Binary  string
+}
+
+// OK reports whether the cell has a binary.
+func (r Result) OK() bool { return r.Status == Built || r.Status == Cached }
+
+// Options configure a build.
+type Options struct {
+	Root     string // repository root: generated/ and harness/ are read from here
+	Dir      string // build folder
+	Jobs     int
+	Log      io.Writer // progress lines
+	Timeout  time.Duration
+	Compiler func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
+}
+
+// Binary is where a cell's program goes: <dir>/<toolchain>/<kernel>.<variant>.
+func Binary(dir string, c *matrix.Cell) string {
+	return filepath.Join(dir, c.Toolchain.ID, c.Kernel.Name+"."+c.Variant.ID)
+}
+
+// Command is the compiler invocation of a cell.
+func Command(root, dir string, c *matrix.Cell) []string {
+	t := c.Toolchain
+	args := append([]string{}, t.Flags...)
+	for _, cp := range t.CapNames() {
+		args = append(args, "-DPM_HAS_"+strings.ToUpper(cp)+"=1")
+	}
+	args = append(args, "-I"+filepath.Join(root, "harness"), "-o", Binary(dir, c), filepath.Join(root, c.Source()))
+	return append([]string{t.Path}, args...)
+}
+
+// Key hashes everything a binary depends on.
+func Key(root string, c *matrix.Cell, cmd []string, harness []byte) (string, error) {
+	src, err := os.ReadFile(filepath.Join(root, c.Source()))
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", c.Toolchain.Identity, strings.Join(cmd, "\x00"))
+	h.Write(src)
+	h.Write(harness)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// HarnessHash reads every file under harness/ in order.
+func HarnessHash(root string) ([]byte, error) {
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, "harness"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(f), len(b))
+		h.Write(b)
+	}
+	return h.Sum(nil), nil
+}
+
+func execCompiler(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	return cmd.CombinedOutput()
+}
+
+// Run builds every cell that is on; cells that are off become skipped rows.
+// It returns one result per cell, in the cells' order.
+func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, error) {
+	if opt.Jobs < 1 {
+		opt.Jobs = 1
+	}
+	if opt.Compiler == nil {
+		opt.Compiler = execCompiler
+	}
+	if opt.Timeout == 0 {
+		opt.Timeout = 10 * time.Minute
+	}
+	harness, err := HarnessHash(opt.Root)
+	if err != nil {
+		return nil, fmt.Errorf("reading harness/: %w", err)
+	}
+	results := make([]Result, len(cells))
+	var mu sync.Mutex
+	done, total := 0, 0
+	for _, c := range cells {
+		if c.On {
+			total++
+		}
+	}
+	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opt.Jobs)
+	for i, c := range cells {
+		if !c.On {
+			results[i] = Result{Cell: c, Status: Skipped, Reason: c.Reason}
+			continue
+		}
+		g.Go(func() error {
+			r := one(gctx, c, opt, harness)
+			mu.Lock()
+			results[i] = r
+			done++
+			if opt.Log != nil {
+				line := fmt.Sprintf("build [%d/%d %s] %-7s %s", done, total, since(start), r.Status, c.ID)
+				if r.Status == Failed {
+					line += ": " + r.Reason
+				}
+				fmt.Fprintln(opt.Log, line)
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	g.Wait()
+	return results, ctx.Err()
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Result {
+	r := Result{Cell: c, Binary: Binary(opt.Dir, c)}
+	r.Log = r.Binary + ".log"
+	cmd := Command(opt.Root, opt.Dir, c)
+	key, err := Key(opt.Root, c, cmd, harness)
+	if err != nil {
+		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)
+		return r
+	}
+	stamp := r.Binary + ".key"
+	if old, err := os.ReadFile(stamp); err == nil && string(old) == key {
+		if _, err := os.Stat(r.Binary); err == nil {
+			r.Status = Cached
+			return r
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(r.Binary), 0o755); err != nil {
+		r.Status, r.Reason = Failed, err.Error()
+		return r
+	}
+	os.Remove(stamp)
+	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	t0 := time.Now()
+	out, err := opt.Compiler(cctx, opt.Root, cmd[0], cmd[1:]...)
+	r.Seconds = time.Since(t0).Seconds()
+	logText := "$ " + strings.Join(cmd, " ") + "\n" + string(out)
+	if err != nil {
+		logText += "\nerror: " + err.Error() + "\n"
+	}
+	if werr := os.WriteFile(r.Log, []byte(logText), 0o644); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		r.Status, r.Reason = Failed, failure(err, out, cctx)
+		return r
+	}
+	r.Status = Built
+	if err := os.WriteFile(stamp, []byte(key), 0o644); err != nil {
+		r.Status, r.Reason = Failed, err.Error()
+	}
+	return r
+}
+
+// failure summarises a compiler failure by its first error line.
+func failure(err error, out []byte, ctx context.Context) string {
+	if ctx.Err() == context.DeadlineExceeded {
+		return "compiler timed out"
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		l := strings.ToLower(line)
+		if strings.Contains(l, "error") || strings.Contains(l, "internal compiler error") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,141 @@
+package build
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+// Manifest is build/manifest.json: what was built, with what, so that the run
+// stage needs no compiler (a GPU host runs binaries built elsewhere).
+type Manifest struct {
+	Commit     string                   `json:"commit"`
+	Dirty      bool                     `json:"dirty"`
+	Toolchains map[string]ToolchainInfo `json:"toolchains"`
+	Cells      []Entry                  `json:"cells"`
+}
+
+// ToolchainInfo is the provenance of one toolchain.
+type ToolchainInfo struct {
+	ID       string   `json:"id"`
+	Family   string   `json:"family"`
+	Version  string   `json:"version"`
+	CUDA     string   `json:"cuda,omitempty"`
+	Path     string   `json:"path"`
+	Identity string   `json:"identity"`
+	Target   string   `json:"target"`
+	Caps     []string `json:"capabilities"`
+	Missing  string   `json:"missing,omitempty"`
+	Broken   string   `json:"broken,omitempty"`
+}
+
+// Entry is one cell of the manifest.
+type Entry struct {
+	ID        string             `json:"id"`
+	Kernel    string             `json:"kernel"`
+	Variant   string             `json:"variant"`
+	Strategy  string             `json:"strategy"`
+	Toolchain string             `json:"toolchain"`
+	Target    string             `json:"target"`
+	Binary    string             `json:"binary,omitempty"` // relative to the build folder
+	Status    string             `json:"status"`
+	Reason    string             `json:"reason,omitempty"`
+	Seconds   float64            `json:"seconds"`
+	Log       string             `json:"log,omitempty"` // relative to the build folder
+	Sizes     map[string][]int64 `json:"sizes"`
+	Fallbacks []string           `json:"fallbacks,omitempty"`
+}
+
+// Info describes a toolchain for the manifest and run.json.
+func Info(t *toolchain.Toolchain) ToolchainInfo {
+	i := ToolchainInfo{ID: t.ID, Family: t.Family, Path: t.Path, Identity: t.Identity, Target: t.Target,
+		Caps: t.CapNames(), Missing: t.Missing, Broken: t.Broken}
+	if t.Version != nil {
+		i.Version = t.Version.String()
+	}
+	if t.CUDA != nil {
+		i.CUDA = t.CUDA.String()
+	}
+	return i
+}
+
+// ManifestFile is where a build folder keeps its manifest.
+func ManifestFile(dir string) string { return filepath.Join(dir, "manifest.json") }
+
+// ReadManifest reads dir/manifest.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(ManifestFile(dir))
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Update merges results into dir/manifest.json: cells built now replace their
+// old entries, others stay.
+func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results []Result) (*Manifest, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		m = &Manifest{}
+	}
+	m.Commit, m.Dirty = commit, dirty
+	if m.Toolchains == nil {
+		m.Toolchains = map[string]ToolchainInfo{}
+	}
+	for _, t := range tcs {
+		m.Toolchains[t.ID] = Info(t)
+	}
+	byID := map[string]Entry{}
+	for _, e := range m.Cells {
+		byID[e.ID] = e
+	}
+	for _, r := range results {
+		byID[r.Cell.ID] = entry(dir, r)
+	}
+	m.Cells = m.Cells[:0]
+	for _, e := range byID {
+		m.Cells = append(m.Cells, e)
+	}
+	sort.Slice(m.Cells, func(i, j int) bool { return m.Cells[i].ID < m.Cells[j].ID })
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return m, os.WriteFile(ManifestFile(dir), append(b, '\n'), 0o644)
+}
+
+func entry(dir string, r Result) Entry {
+	c := r.Cell
+	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
+		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
+		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks}
+	if r.OK() {
+		e.Binary, _ = filepath.Rel(dir, r.Binary)
+	}
+	if r.Log != "" {
+		if _, err := os.Stat(r.Log); err == nil {
+			e.Log, _ = filepath.Rel(dir, r.Log)
+		}
+	}
+	return e
+}
+
+// Entry finds a cell by ID.
+func (m *Manifest) Entry(id string) (Entry, bool) {
+	for _, e := range m.Cells {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}

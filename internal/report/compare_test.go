@@ -1,0 +1,53 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// compareRuns writes two small runs: b is slower on one cell, faster on
+// another, fails to verify a third, and each has a cell the other lacks.
+func compareRuns(t *testing.T) (a, b string) {
+	base := runSpec{
+		id: "20260101-100000-a", host: "a", toolchains: cpuToolchains,
+		eff: map[string]map[string]float64{
+			"serial":   {"axpby": 0.45, "dot": 0.5},
+			"omp-host": {"axpby": 0.85, "dot": 0.9},
+			"omp-raw":  {"dot": 0.8},
+		},
+		copyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
+		drop:     []string{"dot.omp-raw.clang19-host"},
+	}
+	root := t.TempDir()
+	a = filepath.Join(root, "a")
+	writeRun(t, a, base)
+
+	next := base
+	next.id, next.host = "20260102-100000-b", "b"
+	next.scale = map[string]float64{"axpby.omp-host.gcc-host": 0.8, "dot.serial.clang19-host": 1.3, "axpby.serial.gcc-host": 0.95}
+	next.unverified = map[string]int64{"dot.omp-host.gcc-host": 1 << 20}
+	next.drop = []string{"dot.omp-raw.gcc-host"}
+	b = filepath.Join(root, "b")
+	writeRun(t, b, next)
+	return a, b
+}
+
+func TestCompare(t *testing.T) {
+	a, b := compareRuns(t)
+	var out bytes.Buffer
+	n, err := Compare(a, b, 0.10, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 4, n, "3 sizes of axpby.omp-host.gcc-host and one failed verification")
+	golden(t, "compare.txt", out.Bytes())
+	assert.True(t, strings.Contains(out.String(), "cell only in a: dot.omp-raw.gcc-host"))
+}
+
+func TestCompareBadThreshold(t *testing.T) {
+	_, err := Compare("a", "b", 1.5, &bytes.Buffer{})
+	assert.EqualError(t, err, "compare: threshold 1.5 is not in [0, 1)")
+}

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func specByID(t *testing.T, id string) FigureSpec {
+	t.Helper()
+	figs, err := LoadFigures(specDir + "/figures.yaml")
+	require.NoError(t, err)
+	for _, f := range figs {
+		if f.ID == id {
+			return f
+		}
+	}
+	t.Fatalf("no figure %s", id)
+	return FigureSpec{}
+}
+
+func gpuDataset(t *testing.T) *dataset {
+	t.Helper()
+	res, err := LoadResults(newRun(t, gpuRun()))
+	require.NoError(t, err)
+	return newDataset(res)
+}
+
+func labels(p panel) []string {
+	var out []string
+	for _, s := range p.Series {
+		out = append(out, s.Label)
+	}
+	return out
+}
+
+func TestBuildFigurePanelsPerToolchain(t *testing.T) {
+	f := buildFigure(specByID(t, "fig1-axpby"), gpuDataset(t))
+	require.Empty(t, f.Note)
+	require.Len(t, f.Panels, 3)
+	var titles []string
+	for _, p := range f.Panels {
+		titles = append(titles, p.Title)
+		assert.Equal(t, "KK-CUDA", p.Series[0].Label, "the native reference is in every panel")
+		assert.InDelta(t, 2950, p.CopyGBps, 15, "copy bandwidth of the H100")
+	}
+	assert.Equal(t, []string{"clang19-sm90 (llvm 19.1.7)", "clang16-sm90 (llvm 16.0.6)", "gcc12-nvptx (gcc 12.2.0)"}, titles)
+	assert.Equal(t, []string{"KK-CUDA", "KK-OMP", "OMP-lambda", "OMP-raw"}, labels(f.Panels[1]),
+		"omp-class on clang16 only crashed: no usable points")
+	assert.Equal(t, []int64{1 << 16, 1 << 20, 1 << 24}, []int64{f.Panels[0].Series[1].Points[0].Size,
+		f.Panels[0].Series[1].Points[1].Size, f.Panels[0].Series[1].Points[2].Size})
+}
+
+func TestBuildFigureBars(t *testing.T) {
+	f := buildFigure(specByID(t, "fig19-spmv-ompx-opt"), gpuDataset(t))
+	require.Empty(t, f.Note)
+	assert.Equal(t, []int64{16, 32, 64}, f.Sizes)
+	require.Len(t, f.Panels, 1, "only clang19 builds the kernel-mode variants")
+	assert.Equal(t, []string{"KK-OMPX optimized", "KK-CUDA", "direct-ompx"}, labels(f.Panels[0]))
+}
+
+func TestBuildFigureSinglePanel(t *testing.T) {
+	f := buildFigure(specByID(t, "dot-compilers"), gpuDataset(t))
+	require.Len(t, f.Panels, 1)
+	assert.Equal(t, []string{"KK-CUDA (nvcc-sm90)", "OMP-raw (clang19-sm90)", "OMP-raw (clang16-sm90)", "OMP-raw (gcc12-nvptx)"}, labels(f.Panels[0]))
+}
+
+func TestBuildFigureTimeHasNoCopyLine(t *testing.T) {
+	f := buildFigure(specByID(t, "cgsolve-time"), gpuDataset(t))
+	require.NotEmpty(t, f.Panels)
+	for _, p := range f.Panels {
+		assert.Zero(t, p.CopyGBps)
+	}
+}
+
+func TestSizeTicks(t *testing.T) {
+	ticks := sizeTicks([]int64{64, 16, 32, 16})
+	assert.Equal(t, []string{"16", "32", "64"}, []string{ticks[0].Label, ticks[1].Label, ticks[2].Label})
+	var many []int64
+	for k := 10; k <= 28; k++ {
+		many = append(many, 1<<k)
+	}
+	ticks = sizeTicks(many)
+	labelled := 0
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			labelled++
+		}
+	}
+	assert.Equal(t, "2^10", ticks[0].Label)
+	assert.LessOrEqual(t, labelled, 8)
+}
+
+func TestRenderFigureWithOddSizes(t *testing.T) {
+	res := memResults()
+	res.Kernel = append(res.Kernel, Record{Kind: "kernel", Cell: "spmv.omp-raw.clang19-sm90", Kernel: "spmv",
+		Variant: "omp-raw", Toolchain: "clang19-sm90", Size: 0, GBps: 10, Verified: true})
+	spec := FigureSpec{ID: "odd", Title: "odd", Kernel: "spmv", X: "size", Y: "gbps", Panel: "toolchain",
+		Target: "device", LogX: true, Kind: "lines", XLabel: "N",
+		Series: []SeriesSpec{{Variant: "kk-cuda-3lvl", Label: "KK-CUDA", Reference: true}, {Variant: "omp-raw", Label: "OMP"}}}
+	f := buildFigure(spec, newDataset(res))
+	require.Len(t, f.Panels, 1)
+	assert.Len(t, f.Panels[0].Series[1].Points, 2, "size 0 cannot sit on a log axis")
+	svg, png, err := renderFigure(f)
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "<svg")
+	assert.Equal(t, "\x89PNG", string(png[:4]))
+}

@@ -1,0 +1,191 @@
+// Package run executes built programs, one process per (cell, size), each
+// under a timeout, and appends every JSON line they print to the results as
+// soon as it arrives. A crash, a hang or garbage output becomes an error
+// record of that cell and size; the other measurements stay.
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// Options configure a run.
+type Options struct {
+	BuildDir  string
+	Reps      int
+	Warmup    int
+	Timeout   time.Duration // per process
+	CopyBytes func(target string) int64
+	Log       io.Writer
+}
+
+// Job is one cell to run at some sizes.
+type Job struct {
+	Entry build.Entry
+	Sizes []int64
+}
+
+// Cells runs jobs in order (one at a time: timings must not share the device).
+func Cells(ctx context.Context, jobs []Job, opt Options, w *results.Writer) error {
+	total := 0
+	for _, j := range jobs {
+		total += len(j.Sizes)
+	}
+	copied := map[string]bool{}
+	done := 0
+	start := time.Now()
+	for _, j := range jobs {
+		logPath := filepath.Join(w.Dir, "logs", "run", j.Entry.ID+".log")
+		logf, err := os.Create(logPath)
+		if err != nil {
+			return err
+		}
+		for _, size := range j.Sizes {
+			if ctx.Err() != nil {
+				logf.Close()
+				return ctx.Err()
+			}
+			var copyBytes int64
+			if !copied[j.Entry.Toolchain] && opt.CopyBytes != nil {
+				copyBytes = opt.CopyBytes(j.Entry.Target)
+				copied[j.Entry.Toolchain] = true
+			}
+			n, err := one(ctx, j.Entry, size, copyBytes, opt, w, logf)
+			done++
+			status := fmt.Sprintf("%d records", n)
+			if err != nil {
+				status = err.Error()
+			}
+			if opt.Log != nil {
+				fmt.Fprintf(opt.Log, "run [%d/%d %s] %s size %d: %s\n", done, total,
+					time.Since(start).Round(100*time.Millisecond), j.Entry.ID, size, status)
+			}
+		}
+		logf.Close()
+	}
+	return nil
+}
+
+// one runs a program at one size and records what it printed; a failure is
+// recorded as an error record, and also returned for the progress line.
+func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
+	bin := filepath.Join(opt.BuildDir, e.Binary)
+	args := []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
+		"--warmup", strconv.Itoa(opt.Warmup), "--cell", e.ID, "--toolchain", e.Toolchain}
+	if copyBytes > 0 {
+		args = append(args, "--copy-bytes", strconv.FormatInt(copyBytes, 10))
+	}
+	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin, args...)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
+	var stderr bytes.Buffer
+	cmd.Stderr = io.MultiWriter(&stderr, logf)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(logf, "$ %s %s\n", bin, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		return 0, record(w, e, size, "cannot start: "+err.Error())
+	}
+	n, kernels := 0, 0
+	var parseErr error
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Bytes()
+		fmt.Fprintf(logf, "%s\n", line)
+		var r results.Record
+		if err := json.Unmarshal(line, &r); err != nil || r.Str("kind") == "" {
+			if parseErr == nil {
+				parseErr = fmt.Errorf("output is not a harness record: %.80q", line)
+			}
+			continue
+		}
+		annotate(r, e)
+		if err := w.Add(r); err != nil {
+			return n, err
+		}
+		n++
+		if r.Str("kind") == "kernel" {
+			kernels++
+		}
+	}
+	err = cmd.Wait()
+	switch {
+	case cctx.Err() == context.DeadlineExceeded:
+		return n, record(w, e, size, fmt.Sprintf("timed out after %s", opt.Timeout))
+	case err != nil:
+		return n, record(w, e, size, fmt.Sprintf("%s%s", exitText(err), lastLine(stderr.String())))
+	case parseErr != nil:
+		return n, record(w, e, size, parseErr.Error())
+	case kernels == 0:
+		return n, record(w, e, size, "the program printed no measurement")
+	}
+	return n, nil
+}
+
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ee.ProcessState != nil && !ee.ProcessState.Exited() {
+			return "crashed: " + ee.ProcessState.String()
+		}
+		return fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	return ": " + lines[len(lines)-1]
+}
+
+// annotate adds the cell's identity to a harness record.
+func annotate(r results.Record, e build.Entry) {
+	r["cell"] = e.ID
+	r["kernel"] = e.Kernel
+	r["variant"] = e.Variant
+	r["strategy"] = e.Strategy
+	r["toolchain"] = e.Toolchain
+	r["target"] = e.Target
+}
+
+// record writes an error record for a (cell, size) and returns the error.
+func record(w *results.Writer, e build.Entry, size int64, msg string) error {
+	r := results.Record{"kind": "kernel", "size": size, "verified": false, "error": msg}
+	annotate(r, e)
+	if err := w.Add(r); err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// libPath puts the toolchain's bundled runtime libraries (build/<tc>/lib)
+// before the inherited LD_LIBRARY_PATH.
+func libPath(buildDir, tc string) string {
+	lib, _ := filepath.Abs(filepath.Join(buildDir, tc, "lib"))
+	if old := os.Getenv("LD_LIBRARY_PATH"); old != "" {
+		return lib + ":" + old
+	}
+	return lib
+}
