@@ -1,0 +1,108 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+func cells(t *testing.T, root string) []*matrix.Cell {
+	tc := &toolchain.Toolchain{ID: "fake", Family: "gcc", Path: "fakecc", Identity: "fakecc 1", Target: "host",
+		Devices: []string{"host"}, Flags: []string{"-O2"}, Caps: map[string]bool{"openmp": true}}
+	s := &matrix.Strategy{Name: "serial", Backend: "serial", Device: "host", Lang: "cpp"}
+	var out []*matrix.Cell
+	for _, k := range []string{"good", "bad", "alsogood"} {
+		kern := &spec.Kernel{Name: k}
+		v := matrix.Variants([]*matrix.Strategy{s})[0]
+		c := &matrix.Cell{ID: matrix.CellID(k, v.ID, tc.ID), Kernel: kern, Variant: v, Toolchain: tc, On: true}
+		src := filepath.Join(root, c.Source())
+		require.NoError(t, os.MkdirAll(filepath.Dir(src), 0o755))
+		require.NoError(t, os.WriteFile(src, []byte("// "+k+"\n"), 0o644))
+		out = append(out, c)
+	}
+	off := &matrix.Cell{ID: "off.serial.fake", Kernel: &spec.Kernel{Name: "off"}, Variant: out[0].Variant, Toolchain: tc,
+		Reason: "missing ompx_bare (needs llvm >= 18, have gcc 1)"}
+	return append(out, off)
+}
+
+// fakeCompiler "compiles" by copying the source, and fails on "bad".
+func fakeCompiler(calls *int) func(context.Context, string, string, ...string) ([]byte, error) {
+	return func(_ context.Context, _ string, _ string, args ...string) ([]byte, error) {
+		*calls++
+		src, out := args[len(args)-1], args[len(args)-2]
+		b, _ := os.ReadFile(src)
+		if strings.Contains(string(b), "bad") {
+			return []byte("bad.cpp:1:1: warning: unused\nbad.cpp:3:7: error: expected ';'\n1 error generated.\n"), errors.New("exit status 1")
+		}
+		return nil, os.WriteFile(out, b, 0o755)
+	}
+}
+
+func TestFailureIsARowAndOthersBuild(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
+	cs := cells(t, root)
+	calls := 0
+	var log bytes.Buffer
+	opt := Options{Root: root, Dir: filepath.Join(root, "build"), Jobs: 2, Log: &log, Compiler: fakeCompiler(&calls)}
+	res, err := Run(context.Background(), cs, opt)
+	require.NoError(t, err)
+	status := map[string]string{}
+	for _, r := range res {
+		status[r.Cell.ID] = r.Status + " " + r.Reason
+	}
+	assert.Equal(t, map[string]string{
+		"good.serial.fake":     "built ",
+		"bad.serial.fake":      "failed bad.cpp:3:7: error: expected ';'",
+		"alsogood.serial.fake": "built ",
+		"off.serial.fake":      "skipped missing ompx_bare (needs llvm >= 18, have gcc 1)",
+	}, status)
+	logText, err := os.ReadFile(res[1].Log)
+	require.NoError(t, err)
+	assert.Contains(t, string(logText), "error: expected ';'")
+	assert.Equal(t, 3, calls)
+
+	// Nothing changed: nothing is compiled again, the failed cell is retried.
+	calls = 0
+	res, err = Run(context.Background(), cs, opt)
+	require.NoError(t, err)
+	assert.Equal(t, Cached, res[0].Status)
+	assert.Equal(t, 1, calls)
+
+	// A source edit rebuilds that cell only; so does a new compiler identity.
+	require.NoError(t, os.WriteFile(filepath.Join(root, cs[0].Source()), []byte("// good, edited\n"), 0o644))
+	calls = 0
+	res, err = Run(context.Background(), cs, opt)
+	require.NoError(t, err)
+	assert.Equal(t, Built, res[0].Status)
+	assert.Equal(t, Cached, res[2].Status)
+	assert.Equal(t, 2, calls)
+	cs[0].Toolchain.Identity = "fakecc 2"
+	calls = 0
+	_, err = Run(context.Background(), cs, opt)
+	require.NoError(t, err)
+	assert.Equal(t, 3, calls)
+}
+
+func TestMissingSource(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
+	cs := cells(t, root)
+	require.NoError(t, os.Remove(filepath.Join(root, cs[0].Source())))
+	calls := 0
+	res, err := Run(context.Background(), cs[:1], Options{Root: root, Dir: filepath.Join(root, "build"), Compiler: fakeCompiler(&calls)})
+	require.NoError(t, err)
+	assert.Equal(t, Failed, res[0].Status)
+	assert.Contains(t, res[0].Reason, "source missing (run: go run mage.go generate)")
+}

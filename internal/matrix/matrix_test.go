@@ -1,0 +1,61 @@
+package matrix
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+func TestVariantIDs(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	ss, err := Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	var ids []string
+	for _, v := range Variants(ss) {
+		ids = append(ids, v.ID)
+	}
+	assert.Equal(t, []string{"serial", "omp-host", "kk-omp-a", "kk-omp-a-wo-num-teams", "kk-omp-b", "kk-omp-b-wo-num-teams",
+		"omp-raw", "omp-lambda", "omp-class", "kk-cuda-3lvl", "kk-cuda-2lvl", "kk-ompx", "kk-ompx-shfl", "kk-ompx-opt",
+		"direct-ompx"}, ids)
+	for _, v := range Variants(ss) {
+		switch v.ID {
+		case "kk-cuda-2lvl":
+			assert.Equal(t, int64(1), v.Tunables["vector_size"])
+		case "kk-omp-b-wo-num-teams":
+			assert.Equal(t, [][2]string{{"PMKK_OMP_FORM_B", "1"}, {"PMKK_OMP_NUM_TEAMS", "0"}}, v.Defines)
+		case "kk-ompx-opt":
+			assert.Equal(t, []string{"ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync"}, v.Requires)
+		}
+	}
+}
+
+func TestBadStrategies(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: x
+    backend: serial
+    device: fpga
+    requires: [warp_drive]
+    knobs:
+      - name: k
+        values:
+          - {value: a, suffix: -a}
+          - {value: b, suffix: -a}
+  - name: y
+    device: host
+`), 0o644))
+	_, err = Load(f, caps)
+	require.Error(t, err)
+	assert.Equal(t, f+`:4:13: unknown device "fpga" (known: cuda, host, omptarget)
+`+f+`:5:16: unknown capability "warp_drive" (see variants/capabilities.yaml)
+`+f+`:10:32: suffix "-a" repeated in knob k: variant IDs would collide
+`+f+`:11:5: strategy needs field "backend"`, err.Error())
+}

@@ -1,0 +1,135 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// copyTree copies the inputs of the pipeline into a scratch repository.
+func copyTree(t *testing.T, dst string) {
+	t.Helper()
+	for _, dir := range []string{"templates", "variants", "harness"} {
+		src := filepath.Join("..", "..", dir)
+		require.NoError(t, filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Join("..", ".."), path)
+			target := filepath.Join(dst, rel)
+			if info.IsDir() {
+				return os.MkdirAll(target, 0o755)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, 0o644)
+		}))
+	}
+	b, err := os.ReadFile("../../toolchains.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "toolchains.yaml"), b, 0o644))
+}
+
+// The CPU pipeline end to end, at small sizes, with a kernel description
+// dropped into templates/kernels and nothing else changed: it is generated in
+// every backend that lowers its patterns, built, run and verified.
+func TestCPUPipelineWithNewKernel(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found")
+	}
+	root := t.TempDir()
+	copyTree(t, root)
+	src, err := os.ReadFile("testdata/scale.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", "scale.yaml"), src, 0o644))
+
+	var log bytes.Buffer
+	cfg := Config{Root: root, Kernels: []string{"scale", "spmv"}, Toolchains: []string{"gcc-host"},
+		Sizes: []int64{6}, Reps: 2, Warmup: 1, Out: filepath.Join(root, "results", "test"), Log: &log}
+	p, err := Load(context.Background(), cfg)
+	require.NoError(t, err)
+	require.NoError(t, Generate(p))
+	for _, v := range []string{"serial", "omp-host", "kk-omp-a", "kk-omp-b-wo-num-teams", "omp-raw", "omp-lambda", "omp-class", "kk-cuda-3lvl"} {
+		ext := ".cpp"
+		if strings.HasPrefix(v, "kk-cuda") {
+			ext = ".cu"
+		}
+		assert.FileExists(t, filepath.Join(root, "generated", "scale", v+ext))
+	}
+	res, err := Build(context.Background(), p)
+	require.NoError(t, err, log.String())
+	dir, err := Run(context.Background(), p)
+	require.NoError(t, err, log.String())
+
+	recs, err := results.ReadJSONL(dir)
+	require.NoError(t, err)
+	verified := map[string]bool{}
+	for _, r := range recs {
+		if r.Str("kind") == "kernel" {
+			assert.True(t, r.Bool("verified"), "%s size %v: %s", r.Str("cell"), r["size"], r.Str("error"))
+			verified[r.Str("cell")] = r.Bool("verified")
+		}
+	}
+	for _, r := range res {
+		if r.OK() && r.Cell.Toolchain.ID == "gcc-host" {
+			assert.True(t, verified[r.Cell.ID], "built cell %s has no verified measurement", r.Cell.ID)
+		}
+	}
+	assert.True(t, verified["scale.kk-omp-b.gcc-host"])
+	assert.True(t, verified["spmv.omp-raw.gcc-host"])
+	for _, f := range []string{"run.json", "results.csv", "build.csv"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "results.csv"))
+	assert.Contains(t, string(csv), "scale.serial.gcc-host,scale,serial,serial,gcc-host,6,")
+
+	// A second build rebuilds nothing.
+	log.Reset()
+	res, err = Build(context.Background(), p)
+	require.NoError(t, err)
+	for _, r := range res {
+		assert.NotEqual(t, "built", r.Status, r.Cell.ID)
+	}
+	assert.Contains(t, log.String(), " 0 built,")
+}
+
+// A variant that writes nothing fails verification: the harness poisons
+// outputs before each run, so a no-op body leaves NaN behind.
+func TestNoOpVariantFailsVerification(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found")
+	}
+	root := t.TempDir()
+	copyTree(t, root)
+	src, err := os.ReadFile("testdata/scale.yaml")
+	require.NoError(t, err)
+	noop := strings.Replace(string(src), "body: z[i] = s * x[i] + y[i] * y[i];", "body: (void)z;", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", "scale.yaml"), []byte(noop), 0o644))
+	var log bytes.Buffer
+	cfg := Config{Root: root, Kernels: []string{"scale"}, Variants: []string{"serial"}, Toolchains: []string{"gcc-host"},
+		Sizes: []int64{100}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "noop"), Log: &log}
+	p, err := Load(context.Background(), cfg)
+	require.NoError(t, err)
+	require.NoError(t, Generate(p))
+	_, err = Build(context.Background(), p)
+	require.NoError(t, err)
+	dir, err := Run(context.Background(), p)
+	require.NoError(t, err)
+	recs, err := results.ReadJSONL(dir)
+	require.NoError(t, err)
+	require.Len(t, recs, 2) // the measurement and the copy bandwidth
+	assert.Equal(t, "kernel", recs[0].Str("kind"))
+	assert.False(t, recs[0].Bool("verified"))
+	assert.Equal(t, "verification failed: output holds NaN (not written?)", recs[0].Str("error"))
+}

@@ -1,0 +1,127 @@
+package render_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/render"
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+const root = "../.."
+
+func load(t *testing.T) *pipeline.Project {
+	p, err := pipeline.Load(context.Background(), pipeline.Config{Root: root, Log: os.Stderr})
+	require.NoError(t, err)
+	return p
+}
+
+// generated/ is the golden output of the templates: regenerate with
+// `go run mage.go generate` after a template edit.
+func TestGeneratedIsCurrent(t *testing.T) {
+	p := load(t)
+	files, err := p.Render()
+	require.NoError(t, err)
+	assert.Empty(t, render.Stale(root, files), "generated/ is stale: run go run mage.go generate")
+	for path, src := range files {
+		first := strings.SplitN(string(src), "\n", 2)[0]
+		assert.Regexp(t, `^// Code generated .* DO NOT EDIT\.$`, first, path)
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	p := load(t)
+	a, err := p.Render()
+	require.NoError(t, err)
+	b, err := p.Render()
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+}
+
+// Every backend lowers every pattern, or declares it unsupported.
+func TestBackendsImplementEveryHook(t *testing.T) {
+	p := load(t)
+	for name, b := range p.Engine.Backends {
+		for _, hook := range render.Hooks {
+			declared := false
+			for base := b; base != nil; base = p.Engine.Backends[base.Base] {
+				for _, u := range base.Unsupported {
+					declared = declared || u == hook
+				}
+			}
+			if declared {
+				continue
+			}
+			assert.True(t, p.Engine.Defined(name, hook), "backend %s neither defines nor declares unsupported %q", name, hook)
+		}
+	}
+}
+
+func TestSprigWithoutEnvironmentOrClock(t *testing.T) {
+	f := render.Funcs()
+	for _, name := range []string{"env", "expandenv", "now", "date", "randAlpha", "uuidv4", "genPrivateKey"} {
+		assert.NotContains(t, f, name)
+	}
+	for _, name := range []string{"indent", "nindent", "upper", "join"} {
+		assert.Contains(t, f, name)
+	}
+}
+
+func TestTemplateErrorHasPosition(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "backends", "b"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "program.tmpl"), []byte(`{{ define "program" }}x{{ end }}`), 0o644))
+	bad := filepath.Join(dir, "backends", "b", "patterns.tmpl")
+	require.NoError(t, os.WriteFile(bad, []byte("{{ define \"backend/b/range_for\" }}\nok\n  {{ .Body | nosuchfunc }}\n{{ end }}\n"), 0o644))
+	_, err := render.Load(dir)
+	require.Error(t, err)
+	assert.Equal(t, bad+`:3: function "nosuchfunc" not defined`, err.Error())
+}
+
+func TestMissingKeyIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "backends", "b"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "program.tmpl"), []byte(`{{ define "program" }}{{ .Kernel.NoSuchField }}{{ end }}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "backends", "b", "backend.yaml"), []byte("doc: test\n"), 0o644))
+	e, err := render.Load(dir)
+	require.NoError(t, err)
+	p := load(t)
+	k := p.ByName["axpby"]
+	_, err = e.Render(k, p.ByName, p.Variants[0])
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "can't evaluate field NoSuchField")
+	assert.Contains(t, err.Error(), "program.tmpl:1:")
+}
+
+// omp-class keeps the trip count in a data member; a kernel whose loop end is
+// an expression cannot be written that way, and says so.
+func TestOmpClassNeedsScalarEnd(t *testing.T) {
+	p := load(t)
+	var errs = new(diagList)
+	k := spec.Parse("scale.yaml", []byte(`kernel: scale
+size: {name: n, ci: [8], default: [8], gpu: [8]}
+args:
+  - {name: n, type: int64, value: size}
+  - {name: y, type: "double[]", extent: n, init: {random: [1, 2]}, intent: inout}
+pattern: {range_for: {index: i, end: n / 2, body: "y[i] *= 2;"}}
+reference: "for (int64_t i = 0; i < n / 2; ++i) y[i] *= 2;"
+bytes: 16.0 * n
+flops: n
+tolerance: 1e-15
+`), &errs.l)
+	require.NoError(t, errs.l.Err())
+	for _, v := range p.Variants {
+		if v.ID == "omp-class" {
+			_, err := p.Engine.Render(k, p.ByName, v)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `scale.yaml:6:11: omp-class keeps the trip count in a data member: the loop end "n / 2" must be a scalar parameter`)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package run
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+const good = `{"kind":"kernel","size":1,"median_s":1e-3,"verified":true,"error":""}`
+
+// Fake programs stand for the failure modes of real ones.
+var programs = map[string]string{
+	"ok":         "echo '" + good + "'",
+	"crash":      "kill -SEGV $$",
+	"half":       "echo '" + good + "'; echo 'boom' >&2; kill -ABRT $$",
+	"hang":       "exec sleep 30",
+	"garbage":    "echo 'hello'",
+	"silent":     "true",
+	"failexit":   "echo 'portmatrix harness: bad flag' >&2; exit 2",
+	"unverified": `echo '{"kind":"kernel","size":1,"verified":false,"error":"verification failed: error above tolerance"}'`,
+}
+
+func TestFailuresBecomeRecords(t *testing.T) {
+	dir := t.TempDir()
+	var jobs []Job
+	for _, name := range []string{"ok", "crash", "half", "hang", "garbage", "silent", "failexit", "unverified"} {
+		bin := filepath.Join(dir, "tc", name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+		require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"+programs[name]+"\n"), 0o755))
+		jobs = append(jobs, Job{Entry: build.Entry{ID: "k." + name + ".tc", Kernel: "k", Variant: name, Strategy: name,
+			Toolchain: "tc", Target: "host", Binary: filepath.Join("tc", name)}, Sizes: []int64{1}})
+	}
+	w, err := results.Create(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	err = Cells(context.Background(), jobs, Options{BuildDir: dir, Reps: 1, Warmup: 0, Timeout: 2 * time.Second}, w)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	recs, err := results.ReadJSONL(w.Dir)
+	require.NoError(t, err)
+	got := map[string][]string{}
+	for _, r := range recs {
+		got[r.Str("variant")] = append(got[r.Str("variant")], r.Str("error"))
+	}
+	assert.Equal(t, map[string][]string{
+		"ok":         {""},
+		"crash":      {"crashed: signal: segmentation fault"},
+		"half":       {"", "crashed: signal: aborted: boom"},
+		"hang":       {"timed out after 2s"},
+		"garbage":    {`output is not a harness record: "hello"`},
+		"silent":     {"the program printed no measurement"},
+		"failexit":   {"exit status 2: portmatrix harness: bad flag"},
+		"unverified": {"verification failed: error above tolerance"},
+	}, got)
+	for _, r := range recs {
+		assert.Equal(t, "k."+r.Str("variant")+".tc", r.Str("cell"))
+	}
+}

@@ -1,0 +1,115 @@
+package toolchain
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	version "github.com/hashicorp/go-version"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseVersion(t *testing.T) {
+	cases := []struct{ family, out, want string }{
+		{"gcc", "g++ (Debian 12.2.0-14+deb12u1) 12.2.0\nCopyright", "12.2.0"},
+		{"gcc", "g++-12 (Debian 12.2.0-14) 12.2.0\n", "12.2.0"},
+		{"llvm", "Debian clang version 19.1.7 (3+b1)\nTarget: x86_64-pc-linux-gnu", "19.1.7"},
+		{"llvm", "clang version 16.0.6 (15~deb12u1)", "16.0.6"},
+		{"nvcc", "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 11.8, V11.8.89", "11.8.0"},
+		{"nvhpc", "\nnvc++ 22.7-0 64-bit target on x86-64 Linux", "22.7.0"},
+	}
+	for _, c := range cases {
+		v, err := ParseVersion(c.family, c.out)
+		require.NoError(t, err, c.out)
+		assert.Equal(t, c.want, v.String())
+	}
+	_, err := ParseVersion("llvm", "something else")
+	assert.EqualError(t, err, `no llvm version in "something else"`)
+}
+
+func table(t *testing.T) *Table {
+	tb, err := LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	return tb
+}
+
+func tc(family, v, target, cuda string) *Toolchain {
+	t := &Toolchain{ID: family + v, Family: family, Target: target, Version: version.Must(version.NewVersion(v))}
+	if cuda != "" {
+		t.CUDA = version.Must(version.NewVersion(cuda))
+	}
+	return t
+}
+
+// The gates of the papers: level-0 scratch from 16 (the papers use it from
+// 18), ompx_bare from 18, shuffles from 19, multi-dimensional grids from 20.
+func TestGates(t *testing.T) {
+	tb := table(t)
+	cases := []struct {
+		t    *Toolchain
+		want []string
+	}{
+		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_dyn_cgroup_mem"}},
+		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem"}},
+		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync"}},
+		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync"}},
+		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
+		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
+		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
+	}
+	for _, c := range cases {
+		Derive(c.t, tb)
+		assert.Equal(t, c.want, c.t.CapNames(), c.t.ID)
+		assert.Empty(t, c.t.Broken, c.t.ID)
+	}
+}
+
+// LLVM < 21 with CUDA >= 12.8 ptxas makes images the offload runtime rejects.
+func TestKnownBreak(t *testing.T) {
+	tb := table(t)
+	broken := tc("llvm", "19.1.7", "sm_90", "13.0")
+	Derive(broken, tb)
+	assert.Contains(t, broken.Broken, "llvm-cubin-elf-flags (llvm 19.1.7 with CUDA 13.0.0)")
+	fixed := tc("llvm", "21.1.0", "sm_90", "13.0")
+	Derive(fixed, tb)
+	assert.Empty(t, fixed.Broken)
+	host := tc("llvm", "19.1.7", "host", "13.0")
+	Derive(host, tb)
+	assert.Empty(t, host.Broken)
+}
+
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	caps := filepath.Join(dir, "caps.yaml")
+	require.NoError(t, os.WriteFile(caps, []byte(`capabilities:
+  - {name: a, when: {llvm: ">= x"}, source: s}
+  - {name: b, when: {icc: ">= 1"}, source: s}
+  - {name: c, when: {gcc: ">= 1"}}
+`), 0o644))
+	_, err := LoadTable(caps)
+	require.Error(t, err)
+	assert.Equal(t, caps+`:2:28: bad version constraint ">= x": malformed constraint: >= x
+`+caps+`:3:22: unknown compiler family "icc" (known: gcc, llvm, nvcc, nvhpc, rocm)
+`+caps+`:4:5: capability needs field "source"`, err.Error())
+
+	tcs := filepath.Join(dir, "toolchains.yaml")
+	require.NoError(t, os.WriteFile(tcs, []byte(`toolchains:
+  - {id: x, family: gcc, commands: [g++], target: host, devices: [gpu]}
+  - {id: x, family: gcc, commands: [g++], target: host, devices: [host], speed: fast}
+`), 0o644))
+	_, err = Load(tcs, dir)
+	require.Error(t, err)
+	assert.Equal(t, tcs+`:2:66: unknown device "gpu" (known: cuda, host, omptarget)
+`+tcs+`:3:10: toolchain "x" defined twice
+`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, family, flags, id, needs, runtime_libs, target, version)`, err.Error())
+}
+
+func TestMissingCommand(t *testing.T) {
+	tb := table(t)
+	tcs := []*Toolchain{{ID: "none", Family: "llvm", Commands: []string{"clang++-no-such-version"}, Target: "sm_90", Enabled: true}}
+	Discover(context.Background(), tcs, tb, ExecProbe)
+	assert.Equal(t, "clang++-no-such-version not found on PATH", tcs[0].Missing)
+	assert.False(t, tcs[0].Found())
+}
