@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Packs what a GPU host needs to run the GPU cells built here into bundle/
-# (ignored by git, named in the device call's carry): the static CLI, the
-# build manifest and binaries, and the toolchains' runtime libraries, xz-packed.
-# Usage: scripts/gpu-bundle.sh    (after: portmatrix -toolchains <gpu ids> build)
+# Packs what a GPU host needs to run GPU cells built here into a folder that
+# git ignores (name it in the device call's carry): the static CLI, the build
+# manifest and the toolchains' binaries, and their runtime libraries, xz-packed.
+# Usage: scripts/gpu-bundle.sh <dir> <toolchain,...>
+#        (after: portmatrix -toolchains <toolchain,...> build)
 set -euo pipefail
+dir=${1:?bundle folder}; tcs=${2:?toolchain ids, comma-separated}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-rm -rf bundle && mkdir -p bundle/bin
-CGO_ENABLED=0 go build -o bundle/bin/portmatrix ./cmd/portmatrix
-git rev-parse HEAD > bundle/COMMIT
-# Binaries and manifest; the libraries go into one xz archive (about 4x smaller).
-tar -C build --exclude='*/lib' --exclude='*.log' --exclude='*.key' -cf bundle/build.tar .
-tar -C build -cJf bundle/libs.tar.xz $(cd build && ls -d */lib 2>/dev/null)
-du -sh bundle/*
+rm -rf "$dir" && mkdir -p "$dir/bin"
+CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dir/bin/portmatrix" ./cmd/portmatrix
+git rev-parse HEAD > "$dir/COMMIT"
+IFS=, read -ra ids <<< "$tcs"
+libs=()
+for id in "${ids[@]}"; do [ -d "build/$id/lib" ] && libs+=("$id/lib"); done
+tar -C build --exclude='*/lib' --exclude='*.log' --exclude='*.key' -cJf "$dir/build.tar.xz" manifest.json "${ids[@]}"
+[ ${#libs[@]} -eq 0 ] || tar -C build -cJf "$dir/libs.tar.xz" "${libs[@]}"
+du -sh "$dir"/*

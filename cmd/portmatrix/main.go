@@ -19,7 +19,7 @@ func main() {
 	cfg := pipeline.Config{}
 	fs := flag.NewFlagSet("portmatrix", flag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: portmatrix [flags] generate|check|doctor|build|run|report|all")
+		fmt.Fprintln(fs.Output(), "usage: portmatrix [flags] generate|check|doctor|build|run|report|all\n       portmatrix -out <folder> merge <results folder>...")
 		fs.PrintDefaults()
 	}
 	var kernels, variants, toolchains, sizes string
@@ -47,7 +47,9 @@ func main() {
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() > 1 && fs.Arg(0) == "merge" {
+		cfg.Inputs = fs.Args()[1:]
+	} else if fs.NArg() != 1 {
 		fs.Usage()
 		os.Exit(2)
 	}

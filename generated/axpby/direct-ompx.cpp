@@ -39,17 +39,15 @@ void axpby(const int64_t n, const double a, const double* x, const double b, dou
 namespace dev {
 
 void axpby_kernel(const int64_t n, const double a, const double* x, const double b, double* y) {
-  {
-    const int64_t pm_count = n;
+  const int64_t pm_count = n;
+  if (pm_count > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, INT32_MAX));
-    if (pm_count > 0) {
-  #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(x, y)
-      {
-        const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * ompx::block_dim_x();
-        for (int64_t i = 0 + int64_t{ompx::block_id_x()} * ompx::block_dim_x() + ompx::thread_id_x();
-             i < n; i += pm_stride) {
-          y[i] = a*x[i] + b*y[i];
-        }
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(x, y)
+    {
+      const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * ompx::block_dim_x();
+      for (int64_t i = int64_t{ompx::block_id_x()} * ompx::block_dim_x() + ompx::thread_id_x();
+           i < n; i += pm_stride) {
+        y[i] = a*x[i] + b*y[i];
       }
     }
   }

@@ -79,17 +79,15 @@ double cgsolve(const pm::Csr& A, const double* b, double* x, double* r, double* 
 namespace dev {
 
 void axpby_kernel(const int64_t n, const double a, const double* x, const double b, double* y) {
-  {
-    const int64_t pm_count = n;
+  const int64_t pm_count = n;
+  if (pm_count > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, INT32_MAX));
-    if (pm_count > 0) {
-  #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(x, y)
-      {
-        const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * ompx::block_dim_x();
-        for (int64_t i = 0 + int64_t{ompx::block_id_x()} * ompx::block_dim_x() + ompx::thread_id_x();
-             i < n; i += pm_stride) {
-          y[i] = a*x[i] + b*y[i];
-        }
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(x, y)
+    {
+      const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * ompx::block_dim_x();
+      for (int64_t i = int64_t{ompx::block_id_x()} * ompx::block_dim_x() + ompx::thread_id_x();
+           i < n; i += pm_stride) {
+        y[i] = a*x[i] + b*y[i];
       }
     }
   }
@@ -102,32 +100,30 @@ void axpby(const int64_t n, const double a, const double* x, const double b, dou
 
 double dot_kernel(const int64_t n, const double* x, const double* y) {
   double pm_total = 0;  // the teams' sums meet here, on the device
-  {
-    const int64_t pm_count = n;
+  const int64_t pm_count = n;
+  if (pm_count > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm_ompx_max_teams(256, 8 * sizeof(double))));
-    if (pm_count > 0) {
-  #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
-      {
-        double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
-        const int pm_tid = ompx::thread_id_x();
-        const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * 256;
-        double sum = 0;  // this thread's share
-        for (int64_t i = 0 + int64_t{ompx::block_id_x()} * 256 + pm_tid; i < n; i += pm_stride) {
-          sum += x[i] * y[i];
-        }
-        // shuffles within each warp, then warp 0 adds the 8 warps' sums (Fig. 17)
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
+    {
+      double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
+      const int pm_tid = ompx::thread_id_x();
+      const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * 256;
+      double sum = 0;  // this thread's share
+      for (int64_t i = int64_t{ompx::block_id_x()} * 256 + pm_tid; i < n; i += pm_stride) {
+        sum += x[i] * y[i];
+      }
+      // shuffles within each warp, then warp 0 adds the 8 warps' sums (Fig. 17)
+      for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
+        sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
+      if (pm_tid % 32 == 0) pm_warp_sums[pm_tid / 32] = sum;
+      ompx_sync_block_acq_rel();
+      if (pm_tid < 32) {
+        sum = pm_tid < 8 ? pm_warp_sums[pm_tid] : 0.0;
         for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
           sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
-        if (pm_tid % 32 == 0) pm_warp_sums[pm_tid / 32] = sum;
-        ompx_sync_block_acq_rel();
-        if (pm_tid < 32) {
-          sum = pm_tid < 8 ? pm_warp_sums[pm_tid] : 0.0;
-          for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
-            sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
-          if (pm_tid == 0) {
-  #pragma omp atomic update
-            pm_total += sum;
-          }
+        if (pm_tid == 0) {
+          #pragma omp atomic update
+          pm_total += sum;
         }
       }
     }
@@ -151,23 +147,23 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
   [[maybe_unused]] const int64_t team_size = 16;
   [[maybe_unused]] const int64_t vector_size = 8;
   const int64_t league_size = (A_nrows + rows_per_team - 1) / rows_per_team;
-  const int pm_lanes = static_cast<int>(vector_size);      // x: vector lanes
+  const int pm_lanes = static_cast<int>(vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(team_size);  // y: team threads
   const int64_t pm_shared = (pm_threads + 1) * int64_t{sizeof(double)};  // pm_row_sums, pm_done
   const int64_t pm_max_teams = pm_ompx_max_teams(pm_lanes * pm_threads, pm_shared);
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
-  #if PM_HAS_OMPX_MULTIDIM_GRID
+    #if PM_HAS_OMPX_MULTIDIM_GRID
     #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
-  #else
+    #else
     #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
-  #endif
+    #endif
     {
-  #if PM_HAS_OMPX_MULTIDIM_GRID
+    #if PM_HAS_OMPX_MULTIDIM_GRID
       const int pm_lane = ompx::thread_id_x(), pm_thread = ompx::thread_id_y();
-  #else
+    #else
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
-  #endif
+    #endif
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
       [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
@@ -183,7 +179,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
         const int64_t row_start = A_row_ptr[row];
         const int64_t row_length = A_row_ptr[row + 1] - row_start;
         double y_row = 0;
-        for (int64_t i = 0 + pm_lane; i < row_length; i += pm_lanes) {
+        for (int64_t i = pm_lane; i < row_length; i += pm_lanes) {
           y_row += A_values[i + row_start] * x[A_col_idx[i + row_start]];
         }
         // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
@@ -199,29 +195,29 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
       // barriers of the others' vector reductions, two at a time, until all arrive.
       ++pm_loops;
       if (pm_lane == 0) {
-      #pragma omp atomic update
+        #pragma omp atomic update
         *pm_done += 1u;
       }
       for (unsigned pm_seen = 0; pm_seen != pm_loops * pm_threads;) {
         ompx::sync_block_divergent();
-      #pragma omp atomic read
+        #pragma omp atomic read
         pm_seen = *pm_done;
         ompx::sync_block_divergent();
       }
     }
   } else {
     // max_teams teams walk the league (Fig. 12)
-  #if PM_HAS_OMPX_MULTIDIM_GRID
+    #if PM_HAS_OMPX_MULTIDIM_GRID
     #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
-  #else
+    #else
     #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
-  #endif
+    #endif
     {
-  #if PM_HAS_OMPX_MULTIDIM_GRID
+    #if PM_HAS_OMPX_MULTIDIM_GRID
       const int pm_lane = ompx::thread_id_x(), pm_thread = ompx::thread_id_y();
-  #else
+    #else
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
-  #endif
+    #endif
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
       [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
@@ -237,7 +233,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
           const int64_t row_start = A_row_ptr[row];
           const int64_t row_length = A_row_ptr[row + 1] - row_start;
           double y_row = 0;
-          for (int64_t i = 0 + pm_lane; i < row_length; i += pm_lanes) {
+          for (int64_t i = pm_lane; i < row_length; i += pm_lanes) {
             y_row += A_values[i + row_start] * x[A_col_idx[i + row_start]];
           }
           // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
@@ -253,12 +249,12 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
         // barriers of the others' vector reductions, two at a time, until all arrive.
         ++pm_loops;
         if (pm_lane == 0) {
-        #pragma omp atomic update
+          #pragma omp atomic update
           *pm_done += 1u;
         }
         for (unsigned pm_seen = 0; pm_seen != pm_loops * pm_threads;) {
           ompx::sync_block_divergent();
-        #pragma omp atomic read
+          #pragma omp atomic read
           pm_seen = *pm_done;
           ompx::sync_block_divergent();
         }

@@ -42,32 +42,30 @@ namespace dev {
 
 double dot_kernel(const int64_t n, const double* x, const double* y) {
   double pm_total = 0;  // the teams' sums meet here, on the device
-  {
-    const int64_t pm_count = n;
+  const int64_t pm_count = n;
+  if (pm_count > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm_ompx_max_teams(256, 8 * sizeof(double))));
-    if (pm_count > 0) {
-  #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
-      {
-        double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
-        const int pm_tid = ompx::thread_id_x();
-        const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * 256;
-        double sum = 0;  // this thread's share
-        for (int64_t i = 0 + int64_t{ompx::block_id_x()} * 256 + pm_tid; i < n; i += pm_stride) {
-          sum += x[i] * y[i];
-        }
-        // shuffles within each warp, then warp 0 adds the 8 warps' sums (Fig. 17)
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
+    {
+      double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
+      const int pm_tid = ompx::thread_id_x();
+      const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * 256;
+      double sum = 0;  // this thread's share
+      for (int64_t i = int64_t{ompx::block_id_x()} * 256 + pm_tid; i < n; i += pm_stride) {
+        sum += x[i] * y[i];
+      }
+      // shuffles within each warp, then warp 0 adds the 8 warps' sums (Fig. 17)
+      for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
+        sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
+      if (pm_tid % 32 == 0) pm_warp_sums[pm_tid / 32] = sum;
+      ompx_sync_block_acq_rel();
+      if (pm_tid < 32) {
+        sum = pm_tid < 8 ? pm_warp_sums[pm_tid] : 0.0;
         for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
           sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
-        if (pm_tid % 32 == 0) pm_warp_sums[pm_tid / 32] = sum;
-        ompx_sync_block_acq_rel();
-        if (pm_tid < 32) {
-          sum = pm_tid < 8 ? pm_warp_sums[pm_tid] : 0.0;
-          for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
-            sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
-          if (pm_tid == 0) {
-  #pragma omp atomic update
-            pm_total += sum;
-          }
+        if (pm_tid == 0) {
+          #pragma omp atomic update
+          pm_total += sum;
         }
       }
     }

@@ -35,6 +35,14 @@
 // can then wait at different barrier instructions, team kernels use the
 // unaligned block barrier ompx::sync_block_divergent (barrier.sync) rather
 // than the aligned ompx_sync_block_acq_rel (bar.sync 0).
+//
+// Build: with LLVM 19 the team patterns need clang's CUDA data-sharing mode
+// (-fopenmp-cuda-mode). In the default generic mode clang gives every local
+// that a nested [&] lambda captures or that is passed by reference (row_start
+// and y_row in SPMV) a __kmpc_alloc_shared slot; that call reads device
+// runtime state an ompx_bare kernel never initialises, OpenMPOpt proves the
+// team body undefined and deletes it, and the kernel writes nothing (the
+// harness reports NaN). RangePolicy launches are not affected.
 #pragma once
 #include <omp.h>
 #include <ompx.h>

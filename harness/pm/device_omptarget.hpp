@@ -12,7 +12,13 @@ inline int id() {
   static const int dev = omp_get_num_devices() > 0 ? omp_get_default_device() : omp_get_initial_device();
   return dev;
 }
-inline const char* name() { return id() == omp_get_initial_device() ? "host (OpenMP initial device)" : "OpenMP target device"; }
+// The OpenMP API cannot name a device: the runner passes the GPU's name
+// (nvidia-smi) as PM_DEVICE_NAME, so records of all toolchains group by device.
+inline const char* name() {
+  if (id() == omp_get_initial_device()) return "host (OpenMP initial device)";
+  const char* env = std::getenv("PM_DEVICE_NAME");
+  return env && *env ? env : "OpenMP target device";
+}
 inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
 inline void release(void* p) { omp_target_free(p, id()); }
 inline void to_device(void* dst, const void* src, size_t bytes) {
@@ -21,7 +27,13 @@ inline void to_device(void* dst, const void* src, size_t bytes) {
 inline void to_host(void* dst, const void* src, size_t bytes) {
   omp_target_memcpy(dst, src, bytes, 0, 0, omp_get_initial_device(), id());
 }
-inline void copy(void* dst, const void* src, size_t bytes) { omp_target_memcpy(dst, src, bytes, 0, 0, id(), id()); }
+inline void copy(void* dst, const void* src, size_t bytes) {
+  omp_target_memcpy(dst, src, bytes, 0, 0, id(), id());
+  // libgomp's device-to-device copy returns before it is done; a copy back to
+  // the host is ordered after it, so the copy is complete when this returns.
+  char probe;
+  if (bytes > 0) to_host(&probe, dst, 1);
+}
 inline void poison(void* p, size_t bytes) {
   // All-ones bytes read as a NaN double; a target loop avoids a host buffer.
   uint64_t* w = static_cast<uint64_t*>(p);

@@ -63,6 +63,7 @@ func Binary(dir string, c *matrix.Cell) string {
 func Command(root, dir string, c *matrix.Cell) []string {
 	t := c.Toolchain
 	args := append([]string{}, t.Flags...)
+	args = append(args, c.Variant.Strategy.Flags[t.Family]...)
 	for _, cp := range t.CapNames() {
 		args = append(args, "-DPM_HAS_"+strings.ToUpper(cp)+"=1")
 	}

@@ -28,6 +28,7 @@ type Strategy struct {
 	Tunables map[string]int64
 	Knobs    []Knob
 	Kernels  []string
+	Flags    map[string][]string // extra compiler flags by family
 	Pos      diag.Pos
 }
 
@@ -110,7 +111,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "knobs", "kernels")
+			"optional", "tunables", "knobs", "kernels", "flags")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -119,6 +120,10 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Tunables: tunables(d, sf["tunables"]), Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+		s.Flags = map[string][]string{}
+		for _, kv := range d.Pairs(sf["flags"], "flags") {
+			s.Flags[kv[0].Value] = d.Strings(kv[1], "flags of "+kv[0].Value)
+		}
 		if s.Lang == "" {
 			s.Lang = "cpp"
 		}

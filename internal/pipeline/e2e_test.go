@@ -15,8 +15,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// copyTree copies the inputs of the pipeline into a scratch repository.
-func copyTree(t *testing.T, dst string) {
+// copyInputs copies the inputs of the pipeline into a scratch repository.
+func copyInputs(t *testing.T, dst string) {
 	t.Helper()
 	for _, dir := range []string{"templates", "variants", "harness"} {
 		src := filepath.Join("..", "..", dir)
@@ -49,7 +49,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 		t.Skip("g++ not found")
 	}
 	root := t.TempDir()
-	copyTree(t, root)
+	copyInputs(t, root)
 	src, err := os.ReadFile("testdata/scale.yaml")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", "scale.yaml"), src, 0o644))
@@ -111,7 +111,7 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 		t.Skip("g++ not found")
 	}
 	root := t.TempDir()
-	copyTree(t, root)
+	copyInputs(t, root)
 	src, err := os.ReadFile("testdata/scale.yaml")
 	require.NoError(t, err)
 	noop := strings.Replace(string(src), "body: z[i] = s * x[i] + y[i] * y[i];", "body: (void)z;", 1)

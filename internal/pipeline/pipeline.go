@@ -35,6 +35,7 @@ type Config struct {
 	Timeout    int  // seconds per program run
 	GPU        bool // run GPU cells (a GPU is present)
 	CopyBytes  int64
+	Inputs     []string // merge: the results folders to join
 	Log        io.Writer
 }
 

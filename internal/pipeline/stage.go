@@ -20,7 +20,7 @@ import (
 )
 
 // Stages lists the stage names Stage knows.
-var Stages = []string{"generate", "check", "doctor", "build", "run", "report", "all"}
+var Stages = []string{"generate", "check", "doctor", "build", "run", "report", "all", "merge"}
 
 // Stage runs one named stage (or all of them) with cfg.
 func Stage(ctx context.Context, name string, cfg Config) error {
@@ -46,6 +46,11 @@ func Stage(ctx context.Context, name string, cfg Config) error {
 		return Report(p, p.Cfg.Out)
 	case "all":
 		return All(ctx, p)
+	case "merge":
+		if p.Cfg.Out == "" {
+			return fmt.Errorf("merge needs -out <folder>")
+		}
+		return Merge(p.Cfg.Out, p.Cfg.Inputs)
 	}
 	return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(Stages, ", "))
 }
@@ -155,7 +160,7 @@ func Run(ctx context.Context, p *Project, runID ...string) (string, error) {
 	}
 	fmt.Fprintf(p.Cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
 	runErr := run.Cells(ctx, jobs, run.Options{BuildDir: p.Cfg.BuildDir, Reps: p.Cfg.Reps, Warmup: p.Cfg.Warmup,
-		Timeout: time.Duration(p.Cfg.Timeout) * time.Second, CopyBytes: p.copyBytes, Log: p.Cfg.Log}, w)
+		Timeout: time.Duration(p.Cfg.Timeout) * time.Second, CopyBytes: p.copyBytes, DeviceName: gpuName(), Log: p.Cfg.Log}, w)
 	closeErr := w.Close()
 	info := p.provenance(m, dir, started, gpu)
 	if err := results.WriteJSON(dir, "run.json", info); err != nil && runErr == nil {
@@ -306,6 +311,7 @@ type Provenance struct {
 	Reps        int                   `json:"reps"`
 	Warmup      int                   `json:"warmup"`
 	Cells       map[string]int        `json:"cells"`
+	MergedFrom  []string              `json:"merged_from,omitempty"`
 }
 
 // Host describes the machine that ran.
@@ -366,6 +372,13 @@ func (p *Project) provenance(m *build.Manifest, dir string, started time.Time, g
 	}
 	pr.Cells["ran"] = len(ran)
 	return pr
+}
+
+func gpuName() string {
+	if g := gpus(); len(g) > 0 {
+		return g[0].Name
+	}
+	return ""
 }
 
 func cpuModel() string {

@@ -87,11 +87,25 @@ func (ds *dataset) addRecords(recs []Record) {
 
 // addCopies sets each toolchain's copy bandwidth: the median of all copy
 // records of the device(s) its binaries ran on, the largest device if many.
+// Where CUDA measured a device (cudaMemcpy), only CUDA's records count: the
+// OpenMP runtimes' omp_target_memcpy adds their own overheads.
 func (ds *dataset) addCopies(recs []Record) {
 	byDevice := map[string][]float64{}
 	devices := map[string][]string{}
+	cudaMeasured := map[string]bool{}
+	for _, r := range recs {
+		if r.GBps > 0 && ds.family(r.Toolchain) == "nvcc" {
+			cudaMeasured[r.Device] = true
+		}
+	}
 	for _, r := range recs {
 		if r.GBps <= 0 {
+			continue
+		}
+		if r.Device != "" && cudaMeasured[r.Device] && ds.family(r.Toolchain) != "nvcc" {
+			if !contains(devices[r.Toolchain], r.Device) {
+				devices[r.Toolchain] = append(devices[r.Toolchain], r.Device)
+			}
 			continue
 		}
 		dev := r.Device

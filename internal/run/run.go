@@ -30,7 +30,9 @@ type Options struct {
 	Warmup    int
 	Timeout   time.Duration // per process
 	CopyBytes func(target string) int64
-	Log       io.Writer
+	// DeviceName names the GPU for harnesses that cannot ask for it (OpenMP).
+	DeviceName string
+	Log        io.Writer
 }
 
 // Job is one cell to run at some sizes.
@@ -93,6 +95,9 @@ func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options,
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, args...)
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
+	if e.Target != "host" && opt.DeviceName != "" {
+		cmd.Env = append(cmd.Env, "PM_DEVICE_NAME="+opt.DeviceName)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = io.MultiWriter(&stderr, logf)
 	stdout, err := cmd.StdoutPipe()

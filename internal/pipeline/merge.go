@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// Merge joins results folders of one machine (a GPU host runs the matrix in
+// several batches) into out: every record, every build row (later folders win
+// for a cell), every log, and one run.json naming its sources.
+func Merge(out string, dirs []string) error {
+	if len(dirs) < 2 {
+		return fmt.Errorf("merge needs at least two results folders")
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	var merged Provenance
+	var jsonl []byte
+	rows := map[string]results.BuildRow{}
+	tcs := map[string]build.ToolchainInfo{}
+	gpuSeen := map[string]bool{}
+	for i, dir := range dirs {
+		var pr Provenance
+		b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &pr); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+		}
+		if i == 0 {
+			merged = pr
+			merged.Cells = map[string]int{}
+		}
+		if pr.Started < merged.Started {
+			merged.Started = pr.Started
+		}
+		if pr.Finished > merged.Finished {
+			merged.Finished = pr.Finished
+		}
+		for _, t := range pr.Toolchains {
+			tcs[t.ID] = t
+		}
+		for _, g := range pr.GPUs {
+			if !gpuSeen[g.Name+g.Driver] {
+				gpuSeen[g.Name+g.Driver] = true
+				if i > 0 {
+					merged.GPUs = append(merged.GPUs, g)
+				}
+			}
+		}
+		merged.MergedFrom = append(merged.MergedFrom, pr.ID)
+		recs, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+		if err != nil {
+			return err
+		}
+		jsonl = append(jsonl, recs...)
+		if err := readBuildCSV(filepath.Join(dir, "build.csv"), rows); err != nil {
+			return err
+		}
+		if err := copyTree(filepath.Join(dir, "logs"), filepath.Join(out, "logs")); err != nil {
+			return err
+		}
+	}
+	merged.ID = filepath.Base(out)
+	merged.Toolchains = nil
+	for _, id := range SortedKeys(tcs) {
+		merged.Toolchains = append(merged.Toolchains, tcs[id])
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), jsonl, 0o644); err != nil {
+		return err
+	}
+	var list []results.BuildRow
+	for _, id := range SortedKeys(rows) {
+		list = append(list, rows[id])
+		merged.Cells["total"]++
+		merged.Cells[rows[id].Status]++
+	}
+	if err := results.WriteBuildCSV(out, list); err != nil {
+		return err
+	}
+	if err := results.WriteCSV(out); err != nil {
+		return err
+	}
+	recs, err := results.ReadJSONL(out)
+	if err != nil {
+		return err
+	}
+	ran := map[string]bool{}
+	for _, r := range recs {
+		if r.Str("kind") == "kernel" {
+			ran[r.Str("cell")] = true
+			if r.Bool("verified") {
+				merged.Cells["verified_measurements"]++
+			} else {
+				merged.Cells["failed_measurements"]++
+			}
+		}
+	}
+	merged.Cells["ran"] = len(ran)
+	return results.WriteJSON(out, "run.json", merged)
+}
+
+func readBuildCSV(file string, rows map[string]results.BuildRow) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	all, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for _, r := range all[1:] {
+		if len(r) < 8 {
+			return fmt.Errorf("%s: short row %v", file, r)
+		}
+		var secs float64
+		fmt.Sscan(r[6], &secs)
+		rows[r[0]] = results.BuildRow{Cell: r[0], Kernel: r[1], Variant: r[2], Toolchain: r[3], Status: r[4],
+			Reason: r[5], Seconds: secs, Log: r[7]}
+	}
+	return nil
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		copyFile(path, filepath.Join(dst, rel))
+		return nil
+	})
+}
