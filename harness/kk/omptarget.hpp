@@ -97,11 +97,18 @@ void parallel_for(const TeamThreadRangeT<Member>& r, const F& f) {
   for (int64_t i = r.begin; i < r.end; ++i) f(i);
 }
 
+// Each lane's contribution goes through a temporary, as in Kokkos: handing the
+// simd-privatised sum itself to the functor by reference is miscompiled by
+// clang 16 and 19 for NVPTX (the rows come out wrong; the harness caught it).
 template <class F>
 void parallel_reduce(const ThreadVectorRangeT<Member>& r, const F& f, double& result) {
   double sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t i = r.begin; i < r.end; ++i) f(i, sum);
+  for (int64_t i = r.begin; i < r.end; ++i) {
+    double part = 0;
+    f(i, part);
+    sum += part;
+  }
   result = sum;
 }
 
