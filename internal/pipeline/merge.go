@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -75,7 +76,7 @@ func Merge(out string, dirs []string) error {
 	for _, id := range SortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), jsonl, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), latestOnly(jsonl), 0o644); err != nil {
 		return err
 	}
 	var list []results.BuildRow
@@ -146,4 +147,36 @@ func copyTree(src, dst string) error {
 		copyFile(path, filepath.Join(dst, rel))
 		return nil
 	})
+}
+
+// latestOnly keeps, for each (cell, size), the kernel record of the last
+// folder that measured it, and for each toolchain its last copy record: a
+// later batch re-measures after a fix.
+func latestOnly(jsonl []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(jsonl), []byte("\n"))
+	last := map[string]int{}
+	keys := make([]string, len(lines))
+	for i, l := range lines {
+		var r results.Record
+		if json.Unmarshal(l, &r) != nil {
+			continue
+		}
+		switch r.Str("kind") {
+		case "kernel":
+			keys[i] = fmt.Sprintf("%s@%d", r.Str("cell"), int64(r.Num("size")))
+		case "copy":
+			keys[i] = "copy@" + r.Str("toolchain")
+		default:
+			continue
+		}
+		last[keys[i]] = i
+	}
+	var out []byte
+	for i, l := range lines {
+		if keys[i] != "" && last[keys[i]] != i {
+			continue
+		}
+		out = append(append(out, l...), '\n')
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -323,11 +324,21 @@ type Host struct {
 	Cores    int    `json:"cores"`
 }
 
+// MiB is a memory size; it reads a number or a quoted number.
+type MiB int
+
+// UnmarshalJSON accepts 81559 and "81559".
+func (m *MiB) UnmarshalJSON(b []byte) error {
+	v, err := strconv.Atoi(strings.Trim(string(b), `"`))
+	*m = MiB(v)
+	return err
+}
+
 // GPU is one line of nvidia-smi.
 type GPU struct {
 	Name      string `json:"name"`
 	Driver    string `json:"driver"`
-	MemoryMiB string `json:"memory_mib"`
+	MemoryMiB MiB    `json:"memory_mib"`
 }
 
 func (p *Project) provenance(m *build.Manifest, dir string, started time.Time, gpu bool) Provenance {
@@ -405,7 +416,8 @@ func gpus() []GPU {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, ", ")
 		if len(f) == 3 {
-			list = append(list, GPU{Name: f[0], Driver: f[1], MemoryMiB: f[2]})
+			mib, _ := strconv.Atoi(strings.TrimSpace(f[2]))
+			list = append(list, GPU{Name: f[0], Driver: f[1], MemoryMiB: MiB(mib)})
 		}
 	}
 	return list
