@@ -14,6 +14,6 @@ git rev-parse HEAD > "$dir/COMMIT"
 IFS=, read -ra ids <<< "$tcs"
 libs=()
 for id in "${ids[@]}"; do [ -d "build/$id/lib" ] && libs+=("$id/lib"); done
-tar -C build --exclude='*/lib' --exclude='*.log' --exclude='*.key' -cJf "$dir/build.tar.xz" manifest.json "${ids[@]}"
+tar -C build --exclude='*/lib' --exclude='*.log' --exclude='*.key' --exclude='*.failed' -cJf "$dir/build.tar.xz" manifest.json "${ids[@]}"
 [ ${#libs[@]} -eq 0 ] || tar -C build -cJf "$dir/libs.tar.xz" "${libs[@]}"
 du -sh "$dir"/*

@@ -178,12 +178,17 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)
 		return r
 	}
-	stamp := r.Binary + ".key"
+	stamp, failStamp := r.Binary+".key", r.Binary+".failed"
 	if old, err := os.ReadFile(stamp); err == nil && string(old) == key {
 		if _, err := os.Stat(r.Binary); err == nil {
 			r.Status = Cached
 			return r
 		}
+	}
+	// The same inputs fail the same way: a failure is cached like a success.
+	if old, err := os.ReadFile(failStamp); err == nil && strings.HasPrefix(string(old), key+"\n") {
+		r.Status, r.Reason = Failed, strings.TrimPrefix(string(old), key+"\n")
+		return r
 	}
 	if err := os.MkdirAll(filepath.Dir(r.Binary), 0o755); err != nil {
 		r.Status, r.Reason = Failed, err.Error()
@@ -204,8 +209,12 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 	}
 	if err != nil {
 		r.Status, r.Reason = Failed, failure(err, out, cctx)
+		if cctx.Err() == nil {
+			os.WriteFile(failStamp, []byte(key+"\n"+r.Reason), 0o644)
+		}
 		return r
 	}
+	os.Remove(failStamp)
 	r.Status = Built
 	if err := os.WriteFile(stamp, []byte(key), 0o644); err != nil {
 		r.Status, r.Reason = Failed, err.Error()

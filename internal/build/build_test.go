@@ -73,12 +73,14 @@ func TestFailureIsARowAndOthersBuild(t *testing.T) {
 	assert.Contains(t, string(logText), "error: expected ';'")
 	assert.Equal(t, 3, calls)
 
-	// Nothing changed: nothing is compiled again, the failed cell is retried.
+	// Nothing changed: nothing is compiled again, the failure is remembered.
 	calls = 0
 	res, err = Run(context.Background(), cs, opt)
 	require.NoError(t, err)
 	assert.Equal(t, Cached, res[0].Status)
-	assert.Equal(t, 1, calls)
+	assert.Equal(t, Failed, res[1].Status)
+	assert.Equal(t, "bad.cpp:3:7: error: expected ';'", res[1].Reason)
+	assert.Equal(t, 0, calls)
 
 	// A source edit rebuilds that cell only; so does a new compiler identity.
 	require.NoError(t, os.WriteFile(filepath.Join(root, cs[0].Source()), []byte("// good, edited\n"), 0o644))
@@ -87,7 +89,7 @@ func TestFailureIsARowAndOthersBuild(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Built, res[0].Status)
 	assert.Equal(t, Cached, res[2].Status)
-	assert.Equal(t, 2, calls)
+	assert.Equal(t, 1, calls)
 	cs[0].Toolchain.Identity = "fakecc 2"
 	calls = 0
 	_, err = Run(context.Background(), cs, opt)
