@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,4 +133,43 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	assert.Equal(t, "kernel", recs[0].Str("kind"))
 	assert.False(t, recs[0].Bool("verified"))
 	assert.Equal(t, "verification failed: output holds NaN (not written?)", recs[0].Str("error"))
+}
+
+// A template edit regenerates only the files it affects; a file no job makes
+// any more is removed.
+func TestTemplateEditRegeneratesOnlyWhatItAffects(t *testing.T) {
+	root := t.TempDir()
+	copyInputs(t, root)
+	var log bytes.Buffer
+	p, err := Load(context.Background(), Config{Root: root, Log: &log})
+	require.NoError(t, err)
+	require.NoError(t, Generate(p))
+	stale := filepath.Join(root, "generated", "axpby", "no-such-variant.cpp")
+	require.NoError(t, os.WriteFile(stale, []byte("old"), 0o644))
+
+	tmpl := filepath.Join(root, "templates", "backends", "omp-class", "patterns.tmpl")
+	b, err := os.ReadFile(tmpl)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), "// the trip count, read from the object", "// the trip count (edited), read from the object", -1)
+	require.NoError(t, os.WriteFile(tmpl, []byte(edited), 0o644))
+	log.Reset()
+	p, err = Load(context.Background(), Config{Root: root, Log: &log})
+	require.NoError(t, err)
+	require.NoError(t, Generate(p))
+	assert.Contains(t, log.String(), "2 written, 1 removed")
+	assert.Contains(t, log.String(), "wrote generated/axpby/omp-class.cpp")
+	assert.Contains(t, log.String(), "wrote generated/dot/omp-class.cpp")
+	assert.Contains(t, log.String(), "removed generated/axpby/no-such-variant.cpp")
+	assert.NoFileExists(t, stale)
+}
+
+func TestUnknownNamesAreErrors(t *testing.T) {
+	_, err := Load(context.Background(), Config{Root: "../..", Kernels: []string{"axpy"}, Variants: []string{"kk-omp-c"},
+		SizeSet: "huge", Log: io.Discard})
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, `unknown kernel "axpy" (known: axpby, cgsolve, dot, spmv)`, lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], `unknown variant "kk-omp-c" (known: serial, omp-host, kk-omp-a,`), lines[1])
+	assert.Equal(t, `unknown size set "huge" (known: ci, default, gpu)`, lines[2])
 }
