@@ -24,6 +24,7 @@ type ToolchainInfo struct {
 	Family   string   `json:"family"`
 	Version  string   `json:"version"`
 	CUDA     string   `json:"cuda,omitempty"`
+	Command  string   `json:"command"`
 	Path     string   `json:"path"`
 	Identity string   `json:"identity"`
 	Target   string   `json:"target"`
@@ -51,7 +52,7 @@ type Entry struct {
 
 // Info describes a toolchain for the manifest and run.json.
 func Info(t *toolchain.Toolchain) ToolchainInfo {
-	i := ToolchainInfo{ID: t.ID, Family: t.Family, Path: t.Path, Identity: t.Identity, Target: t.Target,
+	i := ToolchainInfo{ID: t.ID, Family: t.Family, Command: firstOf(t.Commands), Path: t.Path, Identity: t.Identity, Target: t.Target,
 		Caps: t.CapNames(), Missing: t.Missing, Broken: t.Broken}
 	if t.Version != nil {
 		i.Version = t.Version.String()
@@ -138,4 +139,11 @@ func (m *Manifest) Entry(id string) (Entry, bool) {
 		}
 	}
 	return Entry{}, false
+}
+
+func firstOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }

@@ -48,8 +48,13 @@ func Merge(out string, dirs []string) error {
 			merged.Finished = pr.Finished
 		}
 		for _, t := range pr.Toolchains {
+			if t.Command == "" {
+				t.Command = t.Path
+			}
 			tcs[t.ID] = t
 		}
+		// The newest batch's commit stands for the folder; merged_from names all.
+		merged.Commit, merged.Dirty, merged.BuildCommit = pr.Commit, pr.Dirty, pr.BuildCommit
 		for _, g := range pr.GPUs {
 			if !gpuSeen[g.Name+g.Driver] {
 				gpuSeen[g.Name+g.Driver] = true
@@ -95,18 +100,7 @@ func Merge(out string, dirs []string) error {
 	if err != nil {
 		return err
 	}
-	ran := map[string]bool{}
-	for _, r := range recs {
-		if r.Str("kind") == "kernel" {
-			ran[r.Str("cell")] = true
-			if r.Bool("verified") {
-				merged.Cells["verified_measurements"]++
-			} else {
-				merged.Cells["failed_measurements"]++
-			}
-		}
-	}
-	merged.Cells["ran"] = len(ran)
+	countRuns(merged.Cells, recs)
 	return results.WriteJSON(out, "run.json", merged)
 }
 

@@ -370,18 +370,7 @@ func (p *Project) provenance(m *build.Manifest, dir string, started time.Time, g
 			pr.Cells[e.Status]++
 		}
 	}
-	ran := map[string]bool{}
-	for _, r := range recs {
-		if r.Str("kind") == "kernel" {
-			ran[r.Str("cell")] = true
-			if r.Bool("verified") {
-				pr.Cells["verified_measurements"]++
-			} else {
-				pr.Cells["failed_measurements"]++
-			}
-		}
-	}
-	pr.Cells["ran"] = len(ran)
+	countRuns(pr.Cells, recs)
 	return pr
 }
 
@@ -390,6 +379,33 @@ func gpuName() string {
 		return g[0].Name
 	}
 	return ""
+}
+
+// countRuns adds to cells: ran (cells with a measurement), verified (cells
+// whose every measurement verified), and the measurements either way.
+func countRuns(cells map[string]int, recs []results.Record) {
+	ok := map[string]bool{}
+	for _, r := range recs {
+		if r.Str("kind") != "kernel" {
+			continue
+		}
+		cell := r.Str("cell")
+		if _, seen := ok[cell]; !seen {
+			ok[cell] = true
+		}
+		if r.Bool("verified") {
+			cells["verified_measurements"]++
+		} else {
+			ok[cell] = false
+			cells["failed_measurements"]++
+		}
+	}
+	cells["ran"] = len(ok)
+	for _, v := range ok {
+		if v {
+			cells["verified"]++
+		}
+	}
 }
 
 func cpuModel() string {
