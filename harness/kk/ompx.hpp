@@ -45,6 +45,7 @@
 // harness reports NaN). RangePolicy launches are not affected.
 #pragma once
 #include <omp.h>
+#include <cstring>
 #include <ompx.h>
 
 #include <climits>
@@ -56,6 +57,16 @@
 
 #ifndef PMKK_OMPX_SHUFFLE
 #define PMKK_OMPX_SHUFFLE 0
+#endif
+// With shuffles on NVPTX, a vector reduction never touches a block barrier:
+// lane 0's sum goes back to the other lanes by a warp shuffle (shfl.sync.idx,
+// the NVPTX builtin under ompx.h, which offers only shfl_down in LLVM 19).
+// Team kernels then need no drain and no divergent barrier, whose named
+// barrier limited residency to 4 blocks per SM (Nsight Compute, H200).
+#if PMKK_OMPX_SHUFFLE && defined(__NVPTX__)
+#define PMKK_OMPX_WARP_ONLY 1
+#else
+#define PMKK_OMPX_WARP_ONLY 0
 #endif
 #ifndef PMKK_OMPX_LEAGUE_LOOP
 #define PMKK_OMPX_LEAGUE_LOOP 1
@@ -167,6 +178,21 @@ inline ReduceScratch& reduce_scratch() {
   return s;
 }
 
+#if PMKK_OMPX_WARP_ONLY
+// Lane 0's v in every lane of mask, a warp segment of width lanes.
+inline double from_lane0(const unsigned mask, const double v, const int width) {
+  long long bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const int c = ((kWarp - width) << 8) | 0x1f;
+  const int lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits), 0, c);
+  const int hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits >> 32), 0, c);
+  bits = (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo);
+  double out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+#endif
+
 }  // namespace ompx_impl
 
 // The team handle the user's team lambda receives. Built on the device, one per
@@ -216,14 +242,22 @@ class Member {
   int impl_lane() const { return x_; }
   void impl_set_league_rank(const int64_t rank) { rank_ = rank; }
   void impl_begin_kernel() const {
+#if !PMKK_OMPX_WARP_ONLY
     if (tid_ == 0) *done_ = 0;
     ompx_impl::sync_team();
+#endif
   }
 
   // The sum of v over the lanes of this team thread, in every lane.
   // Exactly two team syncs on every path but vector_length 1 (none).
   double impl_vector_sum(double v) const {
     if (bx_ == 1) return v;
+#if PMKK_OMPX_WARP_ONLY
+    // Fig. 17's shuffles, then lane 0's sum to every lane: no team barrier.
+    for (int offset = bx_ / 2; offset > 0; offset /= 2)
+      v += ompx::shfl_down_sync(lane_mask_, v, static_cast<unsigned>(offset), bx_);
+    return ompx_impl::from_lane0(lane_mask_, v, bx_);
+#else
     bool reduced = false;
 #if PMKK_OMPX_SHUFFLE
     if (shuffle_) {
@@ -247,6 +281,7 @@ class Member {
     if (x_ == 0) sum_[y_] = v;
     ompx_impl::sync_team();
     return sum_[y_];
+#endif
   }
 
   // End of a TeamThreadRange loop, reached by every thread of the team. A team
@@ -256,6 +291,7 @@ class Member {
   // and is only read between the first and the second, so all threads read the
   // same value in a round and leave in the same round.
   void impl_team_loop_done() const {
+#if !PMKK_OMPX_WARP_ONLY  // else no reduction waits at a team barrier: nothing to drain
     ++loops_;
     if (x_ == 0) {
 #pragma omp atomic update
@@ -269,6 +305,7 @@ class Member {
       seen = *done_;
       ompx_impl::sync_team();
     } while (seen != everyone);
+#endif
   }
 
  private:
@@ -390,6 +427,14 @@ void parallel_for(const char*, const TeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
   if (league <= 0) return;
   const int team = p.team_size, vector = p.vector_length;
+#if PMKK_OMPX_SHUFFLE
+  // Shuffle reductions keep a team thread's lanes in one warp, as Kokkos CUDA does.
+  if (vector < 1 || vector > ompx_impl::kWarp || (vector & (vector - 1)) != 0) {
+    std::fprintf(stderr, "pmkk ompx: vector length %d must be a power of two up to %d with shuffles\n", vector,
+                 ompx_impl::kWarp);
+    std::exit(2);
+  }
+#endif
   const int64_t shared = Member::team_shared_bytes(team, vector);
   const int64_t max_teams = ompx_impl::max_teams(team * vector, shared);
 #if PMKK_OMPX_LEAGUE_LOOP
