@@ -12,28 +12,6 @@
 #include <ompx.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-
-// Lane 0's v in every lane of mask, a warp segment of width lanes: the NVPTX
-// shfl.sync.idx under ompx.h, which offers only shfl_down in LLVM 19. (The
-// host compilation of the region, never run for a bare kernel, keeps v.)
-inline double pm_from_lane0(const unsigned mask, double v, const int width) {
-#if defined(__NVPTX__)
-  long long bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  const int c = ((32 - width) << 8) | 0x1f;
-  const int lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits), 0, c);
-  const int hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits >> 32), 0, c);
-  bits = (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo);
-  std::memcpy(&v, &bits, sizeof v);
-#else
-  (void)mask;
-  (void)width;
-#endif
-  return v;
-}
 
 // Streaming multiprocessors of the target GPU (H100 SXM, H200: 132); OpenMP
 // has no query for it.
