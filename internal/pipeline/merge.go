@@ -31,17 +31,23 @@ func Merge(out string, dirs []string) error {
 	for i, dir := range dirs {
 		var pr Provenance
 		b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-		if err != nil {
+		switch {
+		case os.IsNotExist(err):
+			// A run stopped before its end has records but no run.json: its
+			// records count, its provenance is that of the other folders.
+			pr = Provenance{ID: filepath.Base(dir) + " (interrupted: no run.json)"}
+		case err != nil:
 			return err
-		}
-		if err := json.Unmarshal(b, &pr); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+		default:
+			if err := json.Unmarshal(b, &pr); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+			}
 		}
 		if i == 0 {
 			merged = pr
 			merged.Cells = map[string]int{}
 		}
-		if pr.Started < merged.Started {
+		if pr.Started != "" && (merged.Started == "" || pr.Started < merged.Started) {
 			merged.Started = pr.Started
 		}
 		if pr.Finished > merged.Finished {
@@ -54,7 +60,9 @@ func Merge(out string, dirs []string) error {
 			tcs[t.ID] = t
 		}
 		// The newest batch's commit stands for the folder; merged_from names all.
-		merged.Commit, merged.Dirty, merged.BuildCommit = pr.Commit, pr.Dirty, pr.BuildCommit
+		if pr.Commit != "" {
+			merged.Commit, merged.Dirty, merged.BuildCommit = pr.Commit, pr.Dirty, pr.BuildCommit
+		}
 		for _, g := range pr.GPUs {
 			if !gpuSeen[g.Name+g.Driver] {
 				gpuSeen[g.Name+g.Driver] = true
@@ -69,7 +77,7 @@ func Merge(out string, dirs []string) error {
 			return err
 		}
 		jsonl = append(jsonl, recs...)
-		if err := readBuildCSV(filepath.Join(dir, "build.csv"), rows); err != nil {
+		if err := readBuildCSV(filepath.Join(dir, "build.csv"), rows); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 		if err := copyTree(filepath.Join(dir, "logs"), filepath.Join(out, "logs")); err != nil {

@@ -159,6 +159,10 @@ func Run(ctx context.Context, p *Project, runID ...string) (string, error) {
 	if err := results.WriteBuildCSV(dir, rows); err != nil {
 		return dir, err
 	}
+	// Provenance first, so that a run stopped midway still says what ran it.
+	if err := results.WriteJSON(dir, "run.json", p.provenance(m, dir, started, gpu)); err != nil {
+		return dir, err
+	}
 	fmt.Fprintf(p.Cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
 	runErr := run.Cells(ctx, jobs, run.Options{BuildDir: p.Cfg.BuildDir, Reps: p.Cfg.Reps, Warmup: p.Cfg.Warmup,
 		Timeout: time.Duration(p.Cfg.Timeout) * time.Second, CopyBytes: p.copyBytes, DeviceName: gpuName(), Log: p.Cfg.Log}, w)
