@@ -12,6 +12,28 @@
 #include <ompx.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+// Lane 0's v in every lane of mask, a warp segment of width lanes: the NVPTX
+// shfl.sync.idx under ompx.h, which offers only shfl_down in LLVM 19. (The
+// host compilation of the region, never run for a bare kernel, keeps v.)
+// No address is taken: in a bare kernel built without -fopenmp-cuda-mode an
+// escaping local is "globalised" through runtime state that kernel mode never
+// sets up (a memcpy-based version hung on the H200).
+inline double pm_from_lane0(const unsigned mask, double v, const int width) {
+#if defined(__NVPTX__)
+  const long long bits = __builtin_bit_cast(long long, v);
+  const int c = ((32 - width) << 8) | 0x1f;
+  const int lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits), 0, c);
+  const int hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits >> 32), 0, c);
+  v = __builtin_bit_cast(double, (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo));
+#else
+  (void)mask;
+  (void)width;
+#endif
+  return v;
+}
 
 // Streaming multiprocessors of the target GPU (H100 SXM, H200: 132); OpenMP
 // has no query for it.
@@ -54,14 +76,17 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
   const int64_t league_size = (A_nrows + rows_per_team - 1) / rows_per_team;
   const int pm_lanes = static_cast<int>(vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(team_size);  // y: team threads
-  const int64_t pm_shared = (pm_threads + 1) * int64_t{sizeof(double)};  // pm_row_sums, pm_done
-  const int64_t pm_max_teams = pm_ompx_max_teams(pm_lanes * pm_threads, pm_shared);
+  if (pm_lanes < 1 || pm_lanes > 32 || (pm_lanes & (pm_lanes - 1)) != 0) {
+    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to 32\n", pm_lanes);
+    std::exit(2);
+  }
+  const int64_t pm_max_teams = pm_ompx_max_teams(pm_lanes * pm_threads, 0);
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes, pm_threads, 1) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes * pm_threads) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -72,11 +97,6 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
       [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
-      [[maybe_unused]] double* const pm_row_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
-      unsigned* const pm_done = reinterpret_cast<unsigned*>(pm_row_sums + pm_threads);
-      [[maybe_unused]] unsigned pm_loops = 0;
-      if (pm_lane == 0 && pm_thread == 0) *pm_done = 0;
-      ompx::sync_block_divergent();
       const int64_t league_rank = ompx::block_id_x();
       const int64_t first_row = league_rank * rows_per_team;
       const int64_t last_row = first_row + rows_per_team < A_nrows ? first_row + rows_per_team : A_nrows;
@@ -90,32 +110,16 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
         // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
         for (int pm_offset = pm_lanes / 2; pm_offset > 0; pm_offset /= 2)
           y_row += ompx::shfl_down_sync(pm_lane_mask, y_row, pm_offset, pm_lanes);
-        ompx::sync_block_divergent();  // every lane has read its last sum
-        if (pm_lane == 0) pm_row_sums[pm_thread] = y_row;
-        ompx::sync_block_divergent();
-        y_row = pm_row_sums[pm_thread];
+        y_row = pm_from_lane0(pm_lane_mask, y_row, pm_lanes);
         y[row] = y_row;
-      }
-      // Team threads with fewer rows get here first; they keep answering the team
-      // barriers of the others' vector reductions, two at a time, until all arrive.
-      ++pm_loops;
-      if (pm_lane == 0) {
-        #pragma omp atomic update
-        *pm_done += 1u;
-      }
-      for (unsigned pm_seen = 0; pm_seen != pm_loops * pm_threads;) {
-        ompx::sync_block_divergent();
-        #pragma omp atomic read
-        pm_seen = *pm_done;
-        ompx::sync_block_divergent();
       }
     }
   } else {
     // max_teams teams walk the league (Fig. 12)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes, pm_threads, 1) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes * pm_threads) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -126,11 +130,6 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
       [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
-      [[maybe_unused]] double* const pm_row_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
-      unsigned* const pm_done = reinterpret_cast<unsigned*>(pm_row_sums + pm_threads);
-      [[maybe_unused]] unsigned pm_loops = 0;
-      if (pm_lane == 0 && pm_thread == 0) *pm_done = 0;
-      ompx::sync_block_divergent();
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t first_row = league_rank * rows_per_team;
         const int64_t last_row = first_row + rows_per_team < A_nrows ? first_row + rows_per_team : A_nrows;
@@ -144,24 +143,8 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
           // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
           for (int pm_offset = pm_lanes / 2; pm_offset > 0; pm_offset /= 2)
             y_row += ompx::shfl_down_sync(pm_lane_mask, y_row, pm_offset, pm_lanes);
-          ompx::sync_block_divergent();  // every lane has read its last sum
-          if (pm_lane == 0) pm_row_sums[pm_thread] = y_row;
-          ompx::sync_block_divergent();
-          y_row = pm_row_sums[pm_thread];
+          y_row = pm_from_lane0(pm_lane_mask, y_row, pm_lanes);
           y[row] = y_row;
-        }
-        // Team threads with fewer rows get here first; they keep answering the team
-        // barriers of the others' vector reductions, two at a time, until all arrive.
-        ++pm_loops;
-        if (pm_lane == 0) {
-          #pragma omp atomic update
-          *pm_done += 1u;
-        }
-        for (unsigned pm_seen = 0; pm_seen != pm_loops * pm_threads;) {
-          ompx::sync_block_divergent();
-          #pragma omp atomic read
-          pm_seen = *pm_done;
-          ompx::sync_block_divergent();
         }
       }
     }

@@ -45,7 +45,6 @@
 // harness reports NaN). RangePolicy launches are not affected.
 #pragma once
 #include <omp.h>
-#include <cstring>
 #include <ompx.h>
 
 #include <climits>
@@ -180,16 +179,13 @@ inline ReduceScratch& reduce_scratch() {
 
 #if PMKK_OMPX_WARP_ONLY
 // Lane 0's v in every lane of mask, a warp segment of width lanes.
+// (No address is taken, so no local is globalised in kernel mode.)
 inline double from_lane0(const unsigned mask, const double v, const int width) {
-  long long bits;
-  std::memcpy(&bits, &v, sizeof bits);
+  const long long bits = __builtin_bit_cast(long long, v);
   const int c = ((kWarp - width) << 8) | 0x1f;
   const int lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits), 0, c);
   const int hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits >> 32), 0, c);
-  bits = (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo);
-  double out;
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
+  return __builtin_bit_cast(double, (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo));
 }
 #endif
 
