@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+func writeBatch(t *testing.T, dir, runJSON string, lines ...string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "logs", "run"), 0o755))
+	if runJSON != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "run.json"), []byte(runJSON), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "logs", "run", filepath.Base(dir)+".log"), []byte("log"), 0o644))
+	require.NoError(t, results.WriteBuildCSV(dir, []results.BuildRow{{Cell: "k.v.tc", Kernel: "k", Variant: "v", Toolchain: "tc", Status: "built"}}))
+}
+
+// A later batch's measurement of a (cell, size) replaces an earlier one, and
+// a batch stopped before writing run.json still counts, named as interrupted.
+func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
+	root := t.TempDir()
+	a, b, c := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")
+	writeBatch(t, a, `{"id":"a","started":"2026-01-01T00:00:00Z","finished":"2026-01-01T01:00:00Z","commit":"aaa",
+		"gpus":[{"name":"G","driver":"1","memory_mib":"80"}],"toolchains":[{"id":"tc","family":"llvm","version":"19","path":"/cc"}]}`,
+		`{"kind":"kernel","cell":"k.v.tc","size":1,"verified":false,"error":"wrong"}`,
+		`{"kind":"kernel","cell":"k.v.tc","size":2,"verified":true,"gbps":2}`,
+		`{"kind":"copy","toolchain":"tc","gbps":99999}`)
+	writeBatch(t, b, "",
+		`{"kind":"kernel","cell":"k.v.tc","size":1,"verified":true,"gbps":1}`)
+	writeBatch(t, c, `{"id":"c","started":"2026-01-01T02:00:00Z","finished":"2026-01-01T03:00:00Z","commit":"ccc","gpus":[{"name":"G","driver":"1","memory_mib":80}]}`,
+		`{"kind":"copy","toolchain":"tc","gbps":3000}`)
+	out := filepath.Join(root, "merged")
+	require.NoError(t, Merge(out, []string{a, b, c}))
+
+	recs, err := results.ReadJSONL(out)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	assert.Equal(t, 2.0, recs[0].Num("size"))
+	assert.True(t, recs[1].Bool("verified"))
+	assert.Equal(t, 3000.0, recs[2].Num("gbps"))
+
+	b2, err := os.ReadFile(filepath.Join(out, "run.json"))
+	require.NoError(t, err)
+	js := string(b2)
+	assert.Contains(t, js, `"commit": "ccc"`)
+	assert.Contains(t, js, `"started": "2026-01-01T00:00:00Z"`)
+	assert.Contains(t, js, `"finished": "2026-01-01T03:00:00Z"`)
+	assert.Contains(t, js, `"b (interrupted: no run.json)"`)
+	assert.Contains(t, js, `"command": "/cc"`)
+	assert.Contains(t, js, `"verified": 1`)
+	for _, f := range []string{"results.csv", "build.csv", "logs/run/a.log", "logs/run/c.log"} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	assert.Error(t, Merge(out, []string{a}))
+}
