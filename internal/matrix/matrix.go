@@ -288,9 +288,16 @@ func reason(v *Variant, t *toolchain.Toolchain, caps *toolchain.Table, notFor st
 	}
 	var missing []string
 	for _, r := range v.Requires {
-		if !t.Caps[r] {
-			missing = append(missing, fmt.Sprintf("%s (needs %s, have %s %s)", r, caps.Need(r, t.Family), t.Family, t.VersionString()))
+		if t.Caps[r] {
+			continue
 		}
+		if c := caps.Cap(r); c != nil && t.Version != nil {
+			if con, ok := c.When[t.Family]; ok && con.Check(t.Version) && len(c.Targets) > 0 {
+				missing = append(missing, fmt.Sprintf("%s (%s targets only; %s is %s)", r, strings.Join(c.Targets, ", "), t.ID, t.Target))
+				continue
+			}
+		}
+		missing = append(missing, fmt.Sprintf("%s (needs %s, have %s %s)", r, caps.Need(r, t.Family), t.Family, t.VersionString()))
 	}
 	if len(missing) > 0 {
 		return "missing " + strings.Join(missing, "; ")
