@@ -11,6 +11,8 @@
 #include <omp.h>
 #include <ompx.h>
 
+#include "pm/warp.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,23 +20,6 @@
 // Lane 0's v in every lane of mask, a warp segment of width lanes: the NVPTX
 // shfl.sync.idx under ompx.h, which offers only shfl_down in LLVM 19. (The
 // host compilation of the region, never run for a bare kernel, keeps v.)
-// No address is taken: in a bare kernel built without -fopenmp-cuda-mode an
-// escaping local is "globalised" through runtime state that kernel mode never
-// sets up (a memcpy-based version hung on the H200).
-inline double pm_from_lane0(const unsigned mask, double v, const int width) {
-#if defined(__NVPTX__)
-  const long long bits = __builtin_bit_cast(long long, v);
-  const int c = ((32 - width) << 8) | 0x1f;
-  const int lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits), 0, c);
-  const int hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits >> 32), 0, c);
-  v = __builtin_bit_cast(double, (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo));
-#else
-  (void)mask;
-  (void)width;
-#endif
-  return v;
-}
-
 // Streaming multiprocessors of the target GPU (H100 SXM, H200: 132); OpenMP
 // has no query for it.
 #ifndef PM_OMPX_NUM_SMS
@@ -110,7 +95,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
         // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
         for (int pm_offset = pm_lanes / 2; pm_offset > 0; pm_offset /= 2)
           y_row += ompx::shfl_down_sync(pm_lane_mask, y_row, pm_offset, pm_lanes);
-        y_row = pm_from_lane0(pm_lane_mask, y_row, pm_lanes);
+        y_row = pm::lane0(pm_lane_mask, y_row, pm_lanes);
         y[row] = y_row;
       }
     }
@@ -143,7 +128,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
           // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
           for (int pm_offset = pm_lanes / 2; pm_offset > 0; pm_offset /= 2)
             y_row += ompx::shfl_down_sync(pm_lane_mask, y_row, pm_offset, pm_lanes);
-          y_row = pm_from_lane0(pm_lane_mask, y_row, pm_lanes);
+          y_row = pm::lane0(pm_lane_mask, y_row, pm_lanes);
           y[row] = y_row;
         }
       }

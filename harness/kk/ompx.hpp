@@ -52,6 +52,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "pm/warp.hpp"
 #include "policy.hpp"
 
 #ifndef PMKK_OMPX_SHUFFLE
@@ -177,17 +178,6 @@ inline ReduceScratch& reduce_scratch() {
   return s;
 }
 
-#if PMKK_OMPX_WARP_ONLY
-// Lane 0's v in every lane of mask, a warp segment of width lanes.
-// (No address is taken, so no local is globalised in kernel mode.)
-inline double from_lane0(const unsigned mask, const double v, const int width) {
-  const long long bits = __builtin_bit_cast(long long, v);
-  const int c = ((kWarp - width) << 8) | 0x1f;
-  const int lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits), 0, c);
-  const int hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<int>(bits >> 32), 0, c);
-  return __builtin_bit_cast(double, (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo));
-}
-#endif
 
 }  // namespace ompx_impl
 
@@ -252,7 +242,7 @@ class Member {
     // Fig. 17's shuffles, then lane 0's sum to every lane: no team barrier.
     for (int offset = bx_ / 2; offset > 0; offset /= 2)
       v += ompx::shfl_down_sync(lane_mask_, v, static_cast<unsigned>(offset), bx_);
-    return ompx_impl::from_lane0(lane_mask_, v, bx_);
+    return pm::lane0(lane_mask_, v, bx_);
 #else
     bool reduced = false;
 #if PMKK_OMPX_SHUFFLE
