@@ -226,16 +226,23 @@ func (p *Project) Cells() []*matrix.Cell {
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {
-	if len(p.Cfg.Kernels) > 0 && !containsStr(p.Cfg.Kernels, c.Kernel.Name) {
+	return p.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
+}
+
+// picks applies the kernel, variant (ID or strategy) and toolchain filters.
+func (p *Project) picks(kernel, variant, strategy, toolchain string) bool {
+	pass := func(filter []string, names ...string) bool {
+		if len(filter) == 0 {
+			return true
+		}
+		for _, n := range names {
+			if containsStr(filter, n) {
+				return true
+			}
+		}
 		return false
 	}
-	if len(p.Cfg.Variants) > 0 && !containsStr(p.Cfg.Variants, c.Variant.ID) && !containsStr(p.Cfg.Variants, c.Variant.Strategy.Name) {
-		return false
-	}
-	if len(p.Cfg.Toolchains) > 0 && !containsStr(p.Cfg.Toolchains, c.Toolchain.ID) {
-		return false
-	}
-	return true
+	return pass(p.Cfg.Kernels, kernel) && pass(p.Cfg.Variants, variant, strategy) && pass(p.Cfg.Toolchains, toolchain)
 }
 
 // Sizes are the sizes a kernel runs at under the config.

@@ -214,16 +214,7 @@ func (p *Project) copyBytes(target string) int64 {
 }
 
 func (p *Project) selectedEntry(e build.Entry) bool {
-	if len(p.Cfg.Kernels) > 0 && !containsStr(p.Cfg.Kernels, e.Kernel) {
-		return false
-	}
-	if len(p.Cfg.Variants) > 0 && !containsStr(p.Cfg.Variants, e.Variant) && !containsStr(p.Cfg.Variants, e.Strategy) {
-		return false
-	}
-	if len(p.Cfg.Toolchains) > 0 && !containsStr(p.Cfg.Toolchains, e.Toolchain) {
-		return false
-	}
-	return true
+	return p.picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain)
 }
 
 // Report turns a results folder (the newest under results/ when dir is "")
