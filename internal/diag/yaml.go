@@ -3,6 +3,7 @@ package diag
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,7 +67,7 @@ func (d Decoder) Fields(n *yaml.Node, what string, allowed ...string) map[string
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !contains(allowed, k.Value) {
+		if !slices.Contains(allowed, k.Value) {
 			d.Add(k, "unknown field %q in %s (known: %s)", k.Value, what, strings.Join(sortedCopy(allowed), ", "))
 			continue
 		}
@@ -187,15 +188,6 @@ func (d Decoder) Pairs(n *yaml.Node, what string) [][2]*yaml.Node {
 		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedCopy(s []string) []string {

@@ -5,6 +5,7 @@ package matrix
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -236,7 +237,7 @@ func newVariant(s *Strategy, values []KnobValue) *Variant {
 // missing returns the pattern kinds a backend cannot lower.
 func Applies(k *spec.Kernel, v *Variant, kernels map[string]*spec.Kernel, missing func(backend string, kinds []string) []string) string {
 	s := v.Strategy
-	if len(s.Kernels) > 0 && !contains(s.Kernels, k.Name) {
+	if len(s.Kernels) > 0 && !slices.Contains(s.Kernels, k.Name) {
 		return fmt.Sprintf("%s is written for %s only", s.Name, strings.Join(s.Kernels, ", "))
 	}
 	kinds := k.Kinds()
@@ -306,13 +307,4 @@ func reason(v *Variant, t *toolchain.Toolchain, caps *toolchain.Table, notFor st
 		return "known break " + t.Broken
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -148,7 +149,7 @@ func (p *Project) checkFilters() error {
 	var errs []string
 	check := func(what string, asked []string, known []string) {
 		for _, a := range asked {
-			if !containsStr(known, a) {
+			if !slices.Contains(known, a) {
 				errs = append(errs, fmt.Sprintf("unknown %s %q (known: %s)", what, a, strings.Join(known, ", ")))
 			}
 		}
@@ -161,7 +162,7 @@ func (p *Project) checkFilters() error {
 		vs = append(vs, v.ID)
 	}
 	for _, s := range p.Strategies {
-		if !containsStr(vs, s.Name) {
+		if !slices.Contains(vs, s.Name) {
 			vs = append(vs, s.Name)
 		}
 	}
@@ -171,22 +172,13 @@ func (p *Project) checkFilters() error {
 	check("kernel", p.Cfg.Kernels, ks)
 	check("variant", p.Cfg.Variants, vs)
 	check("toolchain", p.Cfg.Toolchains, ts)
-	if !containsStr(spec.SizeSets, p.Cfg.SizeSet) {
+	if !slices.Contains(spec.SizeSets, p.Cfg.SizeSet) {
 		errs = append(errs, fmt.Sprintf("unknown size set %q (known: %s)", p.Cfg.SizeSet, strings.Join(spec.SizeSets, ", ")))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return nil
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // notFor says why a variant does not apply to a kernel.
@@ -236,7 +228,7 @@ func (p *Project) picks(kernel, variant, strategy, toolchain string) bool {
 			return true
 		}
 		for _, n := range names {
-			if containsStr(filter, n) {
+			if slices.Contains(filter, n) {
 				return true
 			}
 		}

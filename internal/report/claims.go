@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -134,7 +135,7 @@ func (s Selector) matches(tc, family string) bool {
 	if len(s.Families) == 0 && len(s.Toolchains) == 0 {
 		return true
 	}
-	return contains(s.Families, family) || contains(s.Toolchains, tc)
+	return slices.Contains(s.Families, family) || slices.Contains(s.Toolchains, tc)
 }
 
 // missing explains why a selector found nothing.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -67,7 +68,7 @@ func (ds *dataset) addRecords(recs []Record) {
 			latest[k] = map[int64]point{}
 		}
 		latest[k][r.Size] = point{Size: r.Size, GBps: r.GBps, MedianS: r.MedianS}
-		if _, ok := ds.toolchains[r.Toolchain]; !ok && !contains(extra, r.Toolchain) {
+		if _, ok := ds.toolchains[r.Toolchain]; !ok && !slices.Contains(extra, r.Toolchain) {
 			extra = append(extra, r.Toolchain)
 		}
 	}
@@ -103,7 +104,7 @@ func (ds *dataset) addCopies(recs []Record) {
 			continue
 		}
 		if r.Device != "" && cudaMeasured[r.Device] && ds.family(r.Toolchain) != "nvcc" {
-			if !contains(devices[r.Toolchain], r.Device) {
+			if !slices.Contains(devices[r.Toolchain], r.Device) {
 				devices[r.Toolchain] = append(devices[r.Toolchain], r.Device)
 			}
 			continue
@@ -113,7 +114,7 @@ func (ds *dataset) addCopies(recs []Record) {
 			dev = "toolchain " + r.Toolchain
 		}
 		byDevice[dev] = append(byDevice[dev], r.GBps)
-		if !contains(devices[r.Toolchain], dev) {
+		if !slices.Contains(devices[r.Toolchain], dev) {
 			devices[r.Toolchain] = append(devices[r.Toolchain], dev)
 		}
 	}

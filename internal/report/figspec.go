@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -175,14 +176,14 @@ func checkName(file string, n *yaml.Node, owner, field, value string, known []st
 	switch {
 	case value == "":
 		errs.at(file, n, "%s: %s is missing", owner, field)
-	case !contains(known, value):
+	case !slices.Contains(known, value):
 		errs.at(file, n, "%s: unknown %s %q (known: %s)", owner, field, value, strings.Join(known, ", "))
 	}
 }
 
 // checkEnum reports a field whose value is not one of values.
 func checkEnum(file string, owner *yaml.Node, name, field, value string, values []string, errs *ErrorList) {
-	if !contains(values, value) {
+	if !slices.Contains(values, value) {
 		errs.at(file, valueNode(owner, field), "%s: %s must be one of %s, not %q", name, field, strings.Join(values, ", "), value)
 	}
 }

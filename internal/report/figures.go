@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -86,7 +87,7 @@ func figureKeys(spec FigureSpec, ds *dataset) [][]seriesKey {
 
 // admits reports whether the figure shows series built by toolchain tc.
 func (f FigureSpec) admits(ds *dataset, tc string) bool {
-	if len(f.Families) > 0 && !contains(f.Families, ds.family(tc)) {
+	if len(f.Families) > 0 && !slices.Contains(f.Families, ds.family(tc)) {
 		return false
 	}
 	return ds.onTarget(f.Target, tc)
@@ -235,7 +236,7 @@ func toolchainTitle(ds *dataset, id string) string {
 }
 
 func appendNew(list []string, s string) []string {
-	if contains(list, s) {
+	if slices.Contains(list, s) {
 		return list
 	}
 	return append(list, s)
@@ -245,7 +246,7 @@ func appendNew(list []string, s string) []string {
 func inOrder(order, set []string) []string {
 	out := make([]string, 0, len(set))
 	for _, s := range order {
-		if contains(set, s) {
+		if slices.Contains(set, s) {
 			out = append(out, s)
 		}
 	}

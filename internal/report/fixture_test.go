@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -166,7 +167,7 @@ func writeRun(t *testing.T, dir string, s runSpec) {
 					continue
 				}
 				cell := kernel + "." + variant + "." + tc.ID
-				if contains(s.drop, cell) {
+				if slices.Contains(s.drop, cell) {
 					continue
 				}
 				status, reason := "built", ""

@@ -25,12 +25,3 @@ func sizeLabel(kernel string) string {
 		return "vector length n"
 	}
 }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -370,7 +371,7 @@ func Derive(t *Toolchain, tb *Table) {
 		if !ok || t.Version == nil || !con.Check(t.Version) {
 			continue
 		}
-		if len(c.Targets) > 0 && !containsStr(c.Targets, kind) {
+		if len(c.Targets) > 0 && !slices.Contains(c.Targets, kind) {
 			continue
 		}
 		t.Caps[c.Name] = true
@@ -402,13 +403,4 @@ func (t *Toolchain) CapNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
