@@ -2,6 +2,8 @@
 //
 // axpby: y = a*x + b*y over n doubles
 // direct-ompx: the kernels written directly in OpenMP kernel mode (ompx_bare), no Kokkos layer, shuffle reductions (000, Fig. 18, 19)
+// knob broadcast: team
+#define PM_OMPX_WARP 0
 #include <cmath>
 #include <cstdint>
 
@@ -11,29 +13,22 @@
 #include <omp.h>
 #include <ompx.h>
 
+#include "pm/ompx_grid.hpp"
 #include "pm/warp.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-// Lane 0's v in every lane of mask, a warp segment of width lanes: the NVPTX
-// shfl.sync.idx under ompx.h, which offers only shfl_down in LLVM 19. (The
-// host compilation of the region, never run for a bare kernel, keeps v.)
-// Streaming multiprocessors of the target GPU (H100 SXM, H200: 132); OpenMP
-// has no query for it.
-#ifndef PM_OMPX_NUM_SMS
-#define PM_OMPX_NUM_SMS 132
+#ifndef PM_OMPX_WARP
+#define PM_OMPX_WARP 0
 #endif
-
-// The teams an sm_90 keeps resident at once, an occupancy estimate in the
-// spirit of Kokkos' (registers not counted): SMs x blocks per SM, limited by
-// threads (2048), blocks (32) and shared memory (228 KiB, 1 KiB reserved per
-// block) per SM.
-inline int64_t pm_ompx_max_teams(const int threads, const int64_t shared_bytes) {
-  const int64_t per_sm = std::min<int64_t>({2048 / threads, 32, 228 * 1024 / (shared_bytes + 1024)});
-  return int64_t{PM_OMPX_NUM_SMS} * std::max<int64_t>(per_sm, 1);
-}
+// The warp-only broadcast exists on NVPTX only (pm::lane0).
+#if PM_OMPX_WARP && defined(__NVPTX__)
+#define PM_OMPX_WARP_ONLY 1
+#else
+#define PM_OMPX_WARP_ONLY 0
+#endif
 
 namespace ref {
 

@@ -4,7 +4,7 @@
 // kk-ompx-opt: Kokkos-OMP rewritten in LLVM kernel mode (000, Fig. 12, 16, 17, 19)
 // knob mode: opt
 #define PMKK_OMPX_LEAGUE_LOOP 0
-#define PMKK_OMPX_SHUFFLE 1
+#define PMKK_OMPX_REDUCE 1
 #include <cmath>
 #include <cstdint>
 

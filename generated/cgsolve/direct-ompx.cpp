@@ -2,6 +2,8 @@
 //
 // cgsolve: conjugate gradient on the miniFE 27-point matrix, fixed iteration count
 // direct-ompx: the kernels written directly in OpenMP kernel mode (ompx_bare), no Kokkos layer, shuffle reductions (000, Fig. 18, 19)
+// knob broadcast: team
+#define PM_OMPX_WARP 0
 #include <cmath>
 #include <cstdint>
 
@@ -11,29 +13,22 @@
 #include <omp.h>
 #include <ompx.h>
 
+#include "pm/ompx_grid.hpp"
 #include "pm/warp.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-// Lane 0's v in every lane of mask, a warp segment of width lanes: the NVPTX
-// shfl.sync.idx under ompx.h, which offers only shfl_down in LLVM 19. (The
-// host compilation of the region, never run for a bare kernel, keeps v.)
-// Streaming multiprocessors of the target GPU (H100 SXM, H200: 132); OpenMP
-// has no query for it.
-#ifndef PM_OMPX_NUM_SMS
-#define PM_OMPX_NUM_SMS 132
+#ifndef PM_OMPX_WARP
+#define PM_OMPX_WARP 0
 #endif
-
-// The teams an sm_90 keeps resident at once, an occupancy estimate in the
-// spirit of Kokkos' (registers not counted): SMs x blocks per SM, limited by
-// threads (2048), blocks (32) and shared memory (228 KiB, 1 KiB reserved per
-// block) per SM.
-inline int64_t pm_ompx_max_teams(const int threads, const int64_t shared_bytes) {
-  const int64_t per_sm = std::min<int64_t>({2048 / threads, 32, 228 * 1024 / (shared_bytes + 1024)});
-  return int64_t{PM_OMPX_NUM_SMS} * std::max<int64_t>(per_sm, 1);
-}
+// The warp-only broadcast exists on NVPTX only (pm::lane0).
+#if PM_OMPX_WARP && defined(__NVPTX__)
+#define PM_OMPX_WARP_ONLY 1
+#else
+#define PM_OMPX_WARP_ONLY 0
+#endif
 
 namespace ref {
 
@@ -109,7 +104,7 @@ double dot_kernel(const int64_t n, const double* x, const double* y) {
   double pm_total = 0;  // the teams' sums meet here, on the device
   const int64_t pm_count = n;
   if (pm_count > 0) {
-    const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm_ompx_max_teams(256, 8 * sizeof(double))));
+    const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm::ompx_grid::resident_teams(256, 8 * sizeof(double))));
     #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
     {
       double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
@@ -160,13 +155,14 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
     std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to 32\n", pm_lanes);
     std::exit(2);
   }
-  const int64_t pm_max_teams = pm_ompx_max_teams(pm_lanes * pm_threads, 0);
+  const int64_t pm_shared = int64_t{pm_threads} * int64_t{sizeof(double)};  // the team buffer: one slot per team thread
+  const int64_t pm_max_teams = pm::ompx_grid::max_teams();
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes, pm_threads, 1) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes * pm_threads) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -174,6 +170,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
     #else
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
+      [[maybe_unused]] double* const pm_team_buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
       [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
@@ -190,16 +187,23 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
         // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
         for (int pm_offset = pm_lanes / 2; pm_offset > 0; pm_offset /= 2)
           y_row += ompx::shfl_down_sync(pm_lane_mask, y_row, pm_offset, pm_lanes);
-        y_row = pm::lane0(pm_lane_mask, y_row, pm_lanes);
+        #if PM_OMPX_WARP_ONLY
+        y_row = pm::lane0(pm_lane_mask, y_row, pm_lanes);  // to every lane by a warp shuffle
+        #else
+        ompx_sync_block_acq_rel();  // team sync
+        if (pm_lane == 0) pm_team_buf[pm_thread] = y_row;
+        ompx_sync_block_acq_rel();  // team sync
+        y_row = pm_team_buf[pm_thread];  // every lane has the sum
+        #endif
         y[row] = y_row;
       }
     }
   } else {
     // max_teams teams walk the league (Fig. 12)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes, pm_threads, 1) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes * pm_threads) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -207,6 +211,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
     #else
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
+      [[maybe_unused]] double* const pm_team_buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
       [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
@@ -223,7 +228,14 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
           // shuffles among this team thread's lanes (Fig. 17); lane 0 ends with the sum
           for (int pm_offset = pm_lanes / 2; pm_offset > 0; pm_offset /= 2)
             y_row += ompx::shfl_down_sync(pm_lane_mask, y_row, pm_offset, pm_lanes);
-          y_row = pm::lane0(pm_lane_mask, y_row, pm_lanes);
+          #if PM_OMPX_WARP_ONLY
+          y_row = pm::lane0(pm_lane_mask, y_row, pm_lanes);  // to every lane by a warp shuffle
+          #else
+          ompx_sync_block_acq_rel();  // team sync
+          if (pm_lane == 0) pm_team_buf[pm_thread] = y_row;
+          ompx_sync_block_acq_rel();  // team sync
+          y_row = pm_team_buf[pm_thread];  // every lane has the sum
+          #endif
           y[row] = y_row;
         }
       }

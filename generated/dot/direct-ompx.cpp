@@ -2,6 +2,8 @@
 //
 // dot: sum over i of x[i]*y[i]
 // direct-ompx: the kernels written directly in OpenMP kernel mode (ompx_bare), no Kokkos layer, shuffle reductions (000, Fig. 18, 19)
+// knob broadcast: team
+#define PM_OMPX_WARP 0
 #include <cmath>
 #include <cstdint>
 
@@ -11,29 +13,22 @@
 #include <omp.h>
 #include <ompx.h>
 
+#include "pm/ompx_grid.hpp"
 #include "pm/warp.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-// Lane 0's v in every lane of mask, a warp segment of width lanes: the NVPTX
-// shfl.sync.idx under ompx.h, which offers only shfl_down in LLVM 19. (The
-// host compilation of the region, never run for a bare kernel, keeps v.)
-// Streaming multiprocessors of the target GPU (H100 SXM, H200: 132); OpenMP
-// has no query for it.
-#ifndef PM_OMPX_NUM_SMS
-#define PM_OMPX_NUM_SMS 132
+#ifndef PM_OMPX_WARP
+#define PM_OMPX_WARP 0
 #endif
-
-// The teams an sm_90 keeps resident at once, an occupancy estimate in the
-// spirit of Kokkos' (registers not counted): SMs x blocks per SM, limited by
-// threads (2048), blocks (32) and shared memory (228 KiB, 1 KiB reserved per
-// block) per SM.
-inline int64_t pm_ompx_max_teams(const int threads, const int64_t shared_bytes) {
-  const int64_t per_sm = std::min<int64_t>({2048 / threads, 32, 228 * 1024 / (shared_bytes + 1024)});
-  return int64_t{PM_OMPX_NUM_SMS} * std::max<int64_t>(per_sm, 1);
-}
+// The warp-only broadcast exists on NVPTX only (pm::lane0).
+#if PM_OMPX_WARP && defined(__NVPTX__)
+#define PM_OMPX_WARP_ONLY 1
+#else
+#define PM_OMPX_WARP_ONLY 0
+#endif
 
 namespace ref {
 
@@ -51,7 +46,7 @@ double dot_kernel(const int64_t n, const double* x, const double* y) {
   double pm_total = 0;  // the teams' sums meet here, on the device
   const int64_t pm_count = n;
   if (pm_count > 0) {
-    const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm_ompx_max_teams(256, 8 * sizeof(double))));
+    const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm::ompx_grid::resident_teams(256, 8 * sizeof(double))));
     #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
     {
       double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());

@@ -4,7 +4,7 @@
 // kk-ompx: Kokkos-OMP rewritten in LLVM kernel mode (000, Fig. 12, 16, 17, 19)
 // knob mode: plain
 #define PMKK_OMPX_LEAGUE_LOOP 1
-#define PMKK_OMPX_SHUFFLE 0
+#define PMKK_OMPX_REDUCE 0
 #include <cmath>
 #include <cstdint>
 

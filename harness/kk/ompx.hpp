@@ -6,35 +6,44 @@
 //                 memory (ompx_dyn_cgroup_mem), the last team to finish adds the
 //                 teams' partials (no atomics on doubles: the result is the same
 //                 bits every run), one copy of the scalar back.
-//   TeamPolicy    Fig. 12: target teams ompx_bare num_teams(max_teams)
+//   TeamPolicy    Fig. 12: target teams ompx_bare num_teams(...)
 //                 thread_limit(vector, team, 1) ompx_dyn_cgroup_mem(shmem);
 //                 vector lanes on x, team threads on y. Multi-dimensional
 //                 thread_limit needs LLVM >= 20 (PM_HAS_OMPX_MULTIDIM_GRID);
-//                 before that the team is a flat block of vector*team threads
-//                 with x = tid % vector, y = tid / vector (the same numbering
-//                 CUDA gives a (vector, team, 1) block, so warps hold the same
-//                 lanes either way).
-//                 PMKK_OMPX_LEAGUE_LOOP 1: max_teams teams walk the league
-//                 (Fig. 12). 0: one team per league rank and no loop when the
-//                 league fits in max_teams, the loop otherwise (Fig. 19).
+//                 below that the documented fallback: the team is a flat block
+//                 of vector*team threads with x = tid % vector, y = tid / vector
+//                 (the numbering CUDA gives a (vector, team, 1) block, so warps
+//                 hold the same lanes either way).
+//                 PMKK_OMPX_LEAGUE_LOOP 1: min(league, max_teams) teams walk the
+//                 league (Fig. 12). 0: one team per league rank and no loop
+//                 whenever league_size <= max_teams (Fig. 19). max_teams is the
+//                 bound Kokkos CUDA puts on its grid (pm/ompx_grid.hpp).
 //   TeamThreadRange    a loop over y (Fig. 12).
-//   ThreadVectorRange  a loop over x; reductions as Fig. 16 (one double per
-//                 thread in the shared buffer, team sync, lane 0 adds the
-//                 lanes' partials, team sync, every lane reads the sum) or, with
-//                 PMKK_OMPX_SHUFFLE 1, Fig. 17 (ompx::shfl_down_sync over the
-//                 lanes, then the same broadcast).
+//   ThreadVectorRange  a loop over x; reductions by PMKK_OMPX_REDUCE:
+//                 0  Fig. 16: each thread accumulates into its element of the
+//                    shared buffer, team sync, lane 0 adds the lanes' elements
+//                    and stores the sum, team sync, every lane reads it.
+//                 1  Fig. 17: the same accumulation, ompx::shfl_down_sync over
+//                    the lanes, then the two team syncs and the broadcast
+//                    through the buffer.
+//                 2  beyond the paper (NVPTX): shuffles, then lane 0's sum to
+//                    the other lanes by a warp shuffle; no shared buffer and no
+//                    team barrier (other targets compile mode 1).
 //
-// Team syncs and uneven rows. The vector reduction synchronises the whole
-// block (ompx_sync_block*: __syncthreads), as in Figs. 16 and 17, but team
-// threads own different numbers of rows whenever the range is not a multiple
-// of team_size (the last SPMV team), so a plain TeamThreadRange loop would have
-// some threads skip barriers that others wait at. Here a team thread that has
-// run out of rows keeps answering barriers, two at a time (every vector
-// reduction takes exactly two), until a shared count says that all team
-// threads are done (Member::impl_team_loop_done). Since threads of one warp
-// can then wait at different barrier instructions, team kernels use the
-// unaligned block barrier ompx::sync_block_divergent (barrier.sync) rather
-// than the aligned ompx_sync_block_acq_rel (bar.sync 0).
+// Two departures from the figures, both for correctness, not speed:
+// - The sum is stored in a slot of its own per team thread (Fig. 16 and 17
+//   reuse lane 0's element, which lane 0 of the next reduction overwrites
+//   while other lanes may still read it: a race).
+// - The shuffles name the lanes of one team thread (mask and width), the
+//   "common mask" 000 asks for after Fig. 16; Fig. 17's mask -1 names lanes
+//   that may have left the kernel (the ragged last team), which is undefined.
+// A team sync is the aligned block barrier (ompx_sync_block_acq_rel, a
+// __syncthreads). As in the figures, threads without rows skip the vector
+// reductions of a TeamThreadRange loop; that is correct where they leave the
+// kernel (PTX barriers wait for non-exited threads only), which holds for a
+// team body whose TeamThreadRange loop ends it and whose ragged rank is the
+// league's last, as in SPMV. docs/ompx.md has the history (drain loop,
+// divergent barrier) and why it was dropped.
 //
 // Build: with LLVM 19 the team patterns need clang's CUDA data-sharing mode
 // (-fopenmp-cuda-mode). In the default generic mode clang gives every local
@@ -52,18 +61,16 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "pm/ompx_grid.hpp"
 #include "pm/warp.hpp"
 #include "policy.hpp"
 
-#ifndef PMKK_OMPX_SHUFFLE
-#define PMKK_OMPX_SHUFFLE 0
+#ifndef PMKK_OMPX_REDUCE
+#define PMKK_OMPX_REDUCE 0
 #endif
-// With shuffles on NVPTX, a vector reduction never touches a block barrier:
-// lane 0's sum goes back to the other lanes by a warp shuffle (shfl.sync.idx,
-// the NVPTX builtin under ompx.h, which offers only shfl_down in LLVM 19).
-// Team kernels then need no drain and no divergent barrier, whose named
-// barrier limited residency to 4 blocks per SM (Nsight Compute, H200).
-#if PMKK_OMPX_SHUFFLE && defined(__NVPTX__)
+#define PMKK_OMPX_SHUFFLE (PMKK_OMPX_REDUCE >= 1)
+// The warp-only reduction exists on NVPTX only (pm::lane0).
+#if PMKK_OMPX_REDUCE >= 2 && defined(__NVPTX__)
 #define PMKK_OMPX_WARP_ONLY 1
 #else
 #define PMKK_OMPX_WARP_ONLY 0
@@ -74,12 +81,6 @@
 #ifndef PM_HAS_OMPX_MULTIDIM_GRID
 #define PM_HAS_OMPX_MULTIDIM_GRID 0
 #endif
-// Streaming multiprocessors of the target GPU: 132 on the H100 SXM and the
-// H200. OpenMP has no query for it; override with -DPMKK_OMPX_NUM_SMS=N.
-#ifndef PMKK_OMPX_NUM_SMS
-#define PMKK_OMPX_NUM_SMS 132
-#endif
-// -DPMKK_OMPX_MAX_TEAMS=N replaces the occupancy estimate of max_teams.
 
 #define PMKK_LAMBDA [=]
 
@@ -87,40 +88,14 @@ namespace pmkk {
 
 namespace ompx_impl {
 
-constexpr int kWarp = 32;                       // NVIDIA; lane masks below are 32-bit
-constexpr int kRangeBlock = 256;                // threads per team of a RangePolicy launch
-constexpr int kThreadsPerSM = 2048;             // sm_80 and sm_90
-constexpr int kBlocksPerSM = 32;                // sm_80 and sm_90
-constexpr int64_t kSharedPerSM = 228 * 1024;    // sm_90
-constexpr int64_t kSharedPerBlockSystem = 1024; // reserved by CUDA for each resident block
-
-// max_teams (Fig. 12): the teams the GPU keeps resident at once, an occupancy
-// estimate in the spirit of Kokkos' (Kokkos-OMP: concurrency / team_size):
-// SMs x blocks per SM, limited by threads, blocks and shared memory per SM.
-// Registers are not counted, so it can overestimate; launching more teams
-// than fit only queues them, it stays correct.
-inline int64_t max_teams(const int threads, const int64_t shared_bytes) {
-#ifdef PMKK_OMPX_MAX_TEAMS
-  (void)threads;
-  (void)shared_bytes;
-  return PMKK_OMPX_MAX_TEAMS;
-#else
-  int64_t per_sm = kThreadsPerSM / (threads > 0 ? threads : 1);
-  if (per_sm > kBlocksPerSM) per_sm = kBlocksPerSM;
-  const int64_t by_shared = kSharedPerSM / (shared_bytes + kSharedPerBlockSystem);
-  if (per_sm > by_shared) per_sm = by_shared;
-  if (per_sm < 1) per_sm = 1;
-  return int64_t{PMKK_OMPX_NUM_SMS} * per_sm;
-#endif
-}
+constexpr int kWarp = 32;         // NVIDIA; lane masks below are 32-bit
+constexpr int kRangeBlock = 256;  // threads per team of a RangePolicy launch
 
 inline int clamp_teams(const int64_t teams) { return teams < INT_MAX ? static_cast<int>(teams) : INT_MAX; }
 
-// A team barrier every thread of the block reaches at the same instruction
-// (Fig. 16's ompx::sync_block_acq_rel; clang 19's ompx.h has it only in C).
-inline void sync_block() { ompx_sync_block_acq_rel(); }
-// A team barrier threads of one warp may reach at different instructions.
-inline void sync_team() { ompx::sync_block_divergent(); }
+// Fig. 16's team sync, ompx::sync_block_acq_rel (ompx.h of LLVM 19 to 22 has it
+// only as the C function): the aligned block barrier, __syncthreads.
+inline void sync_block_acq_rel() { ompx_sync_block_acq_rel(); }
 
 // Sum over the kRangeBlock threads of a 1-D team; every thread calls it, the
 // sum is valid in thread 0. buf holds kRangeBlock doubles of shared memory.
@@ -129,7 +104,7 @@ inline double block_sum(double v, double* const buf, const int tid) {
   // Warp shuffles (Fig. 17), one partial per warp through shared memory.
   for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(~0u, v, static_cast<unsigned>(offset));
   if (tid % kWarp == 0) buf[tid / kWarp] = v;
-  sync_block();
+  sync_block_acq_rel();
   if (tid < kWarp) {
     v = tid < kRangeBlock / kWarp ? buf[tid] : 0.0;
     for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(~0u, v, static_cast<unsigned>(offset));
@@ -137,10 +112,10 @@ inline double block_sum(double v, double* const buf, const int tid) {
 #else
   // One double per thread in shared memory (Fig. 15, 16), a tree of team syncs.
   buf[tid] = v;
-  sync_block();
+  sync_block_acq_rel();
   for (int half = kRangeBlock / 2; half > 0; half /= 2) {
     if (tid < half) buf[tid] += buf[tid + half];
-    sync_block();
+    sync_block_acq_rel();
   }
   v = buf[0];
 #endif
@@ -163,7 +138,7 @@ inline ReduceScratch& reduce_scratch() {
   static ReduceScratch s = [] {
     ReduceScratch r;
     r.device = omp_get_default_device();
-    r.capacity = clamp_teams(max_teams(kRangeBlock, (kRangeBlock + 1) * int64_t{sizeof(double)}));
+    r.capacity = clamp_teams(pm::ompx_grid::resident_teams(kRangeBlock, (kRangeBlock + 1) * int64_t{sizeof(double)}));
     const size_t bytes = (static_cast<size_t>(r.capacity) + 2) * sizeof(double);
     r.partials = static_cast<double*>(omp_target_alloc(bytes, r.device));
     if (!r.partials) {
@@ -177,7 +152,6 @@ inline ReduceScratch& reduce_scratch() {
   }();
   return s;
 }
-
 
 }  // namespace ompx_impl
 
@@ -193,25 +167,24 @@ class Member {
     y_ = ompx::thread_id(ompx::dim_y);
     bx_ = ompx::block_dim(ompx::dim_x);
     by_ = ompx::block_dim(ompx::dim_y);
-    tid_ = y_ * bx_ + x_;
 #else
-    // One flat block of vector*team threads: lanes vary fastest, as in CUDA.
-    tid_ = ompx::thread_id(ompx::dim_x);
-    x_ = tid_ % vector;
-    y_ = tid_ / vector;
+    // The fallback below LLVM 20: one flat block of vector*team threads,
+    // lanes varying fastest, as in CUDA.
+    const int tid = ompx::thread_id(ompx::dim_x);
+    x_ = tid % vector;
+    y_ = tid / vector;
     bx_ = vector;
     by_ = team;
 #endif
-    // Shared buffer (team_shared_bytes): one double per thread (Fig. 15),
-    // one result per team thread, the count of team threads out of rows.
-    partial_ = static_cast<double*>(shared);
-    sum_ = partial_ + bx_ * by_;
-    done_ = reinterpret_cast<unsigned*>(sum_ + by_);
-    // The lanes of one team thread are bx_ consecutive threads; when bx_ is a
-    // power of two up to a warp they sit in one warp, and shuffles among them
-    // name exactly them (the "common mask" 000 calls for after Fig. 16).
-    shuffle_ = bx_ <= ompx_impl::kWarp && (bx_ & (bx_ - 1)) == 0;
-    const int first_lane = tid_ % ompx_impl::kWarp - x_;
+    grid_id_ = y_ * bx_ + x_;  // Fig. 16's gridId
+    // Shared buffer (team_shared_bytes): one double per thread (Fig. 15), then
+    // one result slot per team thread.
+    buf_ = static_cast<double*>(shared);
+    sum_ = buf_ + bx_ * by_;
+    // The lanes of one team thread are bx_ consecutive threads of one warp
+    // (bx_ a power of two up to 32, checked at launch); shuffles name exactly
+    // them (the "common mask" 000 calls for after Fig. 16).
+    const int first_lane = grid_id_ % ompx_impl::kWarp - x_;
     lane_mask_ = bx_ >= ompx_impl::kWarp ? 0xffffffffu : ((1u << (bx_ & 31)) - 1u) << (first_lane & 31);
   }
 
@@ -222,92 +195,58 @@ class Member {
   int vector_length() const { return bx_; }
 
   // Layer internals (the parallel patterns below use them).
+  // Fig. 15: one element per thread for nested reductions, plus the result
+  // slots (one per team thread).
   static int64_t team_shared_bytes(const int team, const int vector) {
-    return (int64_t{team} * vector + team) * int64_t{sizeof(double)} + int64_t{sizeof(double)};
+    return (int64_t{team} * vector + team) * int64_t{sizeof(double)};
   }
   int impl_lane() const { return x_; }
   void impl_set_league_rank(const int64_t rank) { rank_ = rank; }
-  void impl_begin_kernel() const {
-#if !PMKK_OMPX_WARP_ONLY
-    if (tid_ == 0) *done_ = 0;
-    ompx_impl::sync_team();
+  // This thread's element of the shared buffer (Fig. 16's buf[gridId]).
+  double& impl_element() const { return buf_[grid_id_]; }
+
+  // Fig. 16 lines 20-31 (PMKK_OMPX_REDUCE 0) or Fig. 17 (1): the sum of the
+  // lanes' elements, in every lane. Two team syncs, reached by every thread
+  // that runs the reduction.
+  double impl_vector_sum() const {
+    double v = 0;
+#if PMKK_OMPX_SHUFFLE
+    // Fig. 17: shuffles among the lanes; lane 0 ends with the sum.
+    v = buf_[grid_id_];
+    for (int offset = bx_ / 2; offset > 0; offset /= 2)
+      v += ompx::shfl_down_sync(lane_mask_, v, static_cast<unsigned>(offset), bx_);
+    ompx_impl::sync_block_acq_rel();  // team sync
+#else
+    // Fig. 16: team sync, then thread x = 0 adds its team thread's elements.
+    ompx_impl::sync_block_acq_rel();  // team sync
+    if (x_ == 0)
+      for (int lane = 0; lane < bx_; ++lane) v += buf_[y_ * bx_ + lane];
 #endif
+    // Store the sum in a common location; every lane reads it.
+    if (x_ == 0) sum_[y_] = v;
+    ompx_impl::sync_block_acq_rel();  // team sync
+    return sum_[y_];
   }
 
-  // The sum of v over the lanes of this team thread, in every lane.
-  // Exactly two team syncs on every path but vector_length 1 (none).
-  double impl_vector_sum(double v) const {
-    if (bx_ == 1) return v;
-#if PMKK_OMPX_WARP_ONLY
-    // Fig. 17's shuffles, then lane 0's sum to every lane: no team barrier.
+  // Beyond the paper (PMKK_OMPX_REDUCE 2, NVPTX): the sum of v over the lanes,
+  // in every lane, by shuffles alone: no shared buffer, no team barrier.
+  double impl_warp_sum(double v) const {
     for (int offset = bx_ / 2; offset > 0; offset /= 2)
       v += ompx::shfl_down_sync(lane_mask_, v, static_cast<unsigned>(offset), bx_);
     return pm::lane0(lane_mask_, v, bx_);
-#else
-    bool reduced = false;
-#if PMKK_OMPX_SHUFFLE
-    if (shuffle_) {
-      // Fig. 17: shuffles among the lanes; lane 0 ends with the sum.
-      for (int offset = bx_ / 2; offset > 0; offset /= 2)
-        v += ompx::shfl_down_sync(lane_mask_, v, static_cast<unsigned>(offset), bx_);
-      ompx_impl::sync_team();  // every lane has read sum_[y_] of the last reduction
-      reduced = true;
-    }
-#endif
-    if (!reduced) {
-      // Fig. 16: one partial per thread; lane 0 adds its team thread's lanes.
-      partial_[tid_] = v;
-      ompx_impl::sync_team();
-      if (x_ == 0) {
-        v = 0;
-        for (int lane = 0; lane < bx_; ++lane) v += partial_[tid_ + lane];
-      }
-    }
-    // Lane 0 publishes the sum in a slot of its own; every lane reads it.
-    if (x_ == 0) sum_[y_] = v;
-    ompx_impl::sync_team();
-    return sum_[y_];
-#endif
-  }
-
-  // End of a TeamThreadRange loop, reached by every thread of the team. A team
-  // thread with fewer rows gets here while others still run vector reductions;
-  // it answers their barriers in pairs until every team thread has arrived.
-  // The count only changes between the second and the first barrier of a pair
-  // and is only read between the first and the second, so all threads read the
-  // same value in a round and leave in the same round.
-  void impl_team_loop_done() const {
-#if !PMKK_OMPX_WARP_ONLY  // else no reduction waits at a team barrier: nothing to drain
-    ++loops_;
-    if (x_ == 0) {
-#pragma omp atomic update
-      *done_ += 1u;
-    }
-    const unsigned everyone = loops_ * static_cast<unsigned>(by_);
-    unsigned seen = 0;
-    do {
-      ompx_impl::sync_team();
-#pragma omp atomic read
-      seen = *done_;
-      ompx_impl::sync_team();
-    } while (seen != everyone);
-#endif
   }
 
  private:
   int64_t rank_ = 0, league_;
-  int tid_, x_, y_, bx_, by_;
-  double* partial_;
+  int x_, y_, bx_, by_, grid_id_;
+  double* buf_;
   double* sum_;
-  unsigned* done_;
   unsigned lane_mask_;
-  bool shuffle_;
-  mutable unsigned loops_ = 0;  // TeamThreadRange loops finished in this kernel
 };
 
 namespace ompx_impl {
 
-// One kernel-mode launch of a team lambda.
+// One kernel-mode launch of a team lambda (Fig. 12).
 template <bool LeagueLoop, class F>
 void launch_team(const F& f, const int64_t league, const int team, const int vector, const int teams,
                  const int64_t shared) {
@@ -320,9 +259,8 @@ void launch_team(const F& f, const int64_t league, const int team, const int vec
 #endif
   {
     Member member(league, team, vector, llvm_omp_target_dynamic_shared_alloc());
-    member.impl_begin_kernel();
     if constexpr (LeagueLoop) {
-      // Fig. 12: fewer teams than league ranks; each team walks the league.
+      // Fig. 12: each team walks the league.
       const int64_t stride = ompx::grid_dim(ompx::dim_x);
       for (int64_t rank = ompx::block_id(ompx::dim_x); rank < league; rank += stride) {
         member.impl_set_league_rank(rank);
@@ -389,7 +327,7 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
       ticket = (*done)++;
       *last = ticket + 1 == static_cast<unsigned>(nteams);
     }
-    sync_block();
+    sync_block_acq_rel();
     if (*last) {
       double total = 0;
       for (int t = tid; t < nteams; t += kRangeBlock) {
@@ -422,13 +360,13 @@ void parallel_for(const char*, const TeamPolicy& p, const F& f) {
   }
 #endif
   const int64_t shared = Member::team_shared_bytes(team, vector);
-  const int64_t max_teams = ompx_impl::max_teams(team * vector, shared);
+  const int64_t max_teams = pm::ompx_grid::max_teams();
 #if PMKK_OMPX_LEAGUE_LOOP
   ompx_impl::launch_team<true>(f, league, team, vector, ompx_impl::clamp_teams(league < max_teams ? league : max_teams),
                                shared);
 #else
   if (league <= max_teams)
-    ompx_impl::launch_team<false>(f, league, team, vector, static_cast<int>(league), shared);
+    ompx_impl::launch_team<false>(f, league, team, vector, ompx_impl::clamp_teams(league), shared);
   else
     ompx_impl::launch_team<true>(f, league, team, vector, ompx_impl::clamp_teams(max_teams), shared);
 #endif
@@ -439,7 +377,6 @@ template <class F>
 void parallel_for(const TeamThreadRangeT<Member>& r, const F& f) {
   const Member& t = r.team;
   for (int64_t i = r.begin + t.team_rank(); i < r.end; i += t.team_size()) f(i);
-  t.impl_team_loop_done();
 }
 
 // ThreadVectorRange: lanes take elements by x (Fig. 12).
@@ -449,14 +386,25 @@ void parallel_for(const ThreadVectorRangeT<Member>& r, const F& f) {
   for (int64_t i = r.begin + t.impl_lane(); i < r.end; i += t.vector_length()) f(i);
 }
 
-// ThreadVectorRange reduction (Fig. 16; Fig. 17 with PMKK_OMPX_SHUFFLE): every
-// lane of the team thread gets the sum.
+// ThreadVectorRange reduction: every lane of the team thread gets the sum.
 template <class F>
 void parallel_reduce(const ThreadVectorRangeT<Member>& r, const F& f, double& result) {
   const Member& t = r.team;
+#if PMKK_OMPX_WARP_ONLY
   double partial = 0;
   for (int64_t i = r.begin + t.impl_lane(); i < r.end; i += t.vector_length()) f(i, partial);
-  result = t.impl_vector_sum(partial);
+  result = t.impl_warp_sum(partial);
+#else
+  // Fig. 16 lines 13-18: each thread accumulates into its element.
+  double& element = t.impl_element();
+  element = 0;
+  for (int64_t i = r.begin + t.impl_lane(); i < r.end; i += t.vector_length()) {
+    double tmp = 0;
+    f(i, tmp);
+    element += tmp;
+  }
+  result = t.impl_vector_sum();
+#endif
 }
 
 }  // namespace pmkk
