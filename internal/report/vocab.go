@@ -11,6 +11,7 @@ var (
 		"omp-raw", "omp-lambda", "omp-class",
 		"kk-cuda-3lvl", "kk-cuda-2lvl",
 		"kk-ompx", "kk-ompx-shfl", "kk-ompx-opt", "direct-ompx",
+		"kk-ompx-warp", "direct-ompx-warp", // beyond 000: warp-only vector reductions
 	}
 
 	knownFamilies = []string{"gcc", "llvm", "nvcc", "nvhpc", "rocm"}
