@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,54 +18,6 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
-
-// Config selects what a stage works on. Empty filters select everything.
-type Config struct {
-	Root       string   // repository root
-	Kernels    []string // kernel names
-	Variants   []string // variant IDs or strategy names
-	Toolchains []string // toolchain IDs
-	SizeSet    string   // ci, default or gpu
-	Sizes      []int64  // explicit sizes, overriding the set
-	Reps       int
-	Warmup     int
-	Jobs       int    // parallel builds
-	Out        string // results folder (run)
-	BuildDir   string
-	Timeout    int  // seconds per program run
-	GPU        bool // run GPU cells (a GPU is present)
-	CopyBytes  int64
-	Inputs     []string // merge: the results folders to join
-	Log        io.Writer
-}
-
-// Defaults fills unset fields.
-func (c *Config) Defaults() {
-	if c.Root == "" {
-		c.Root = "."
-	}
-	if c.SizeSet == "" {
-		c.SizeSet = "ci"
-	}
-	if c.Reps == 0 {
-		c.Reps = 5
-	}
-	if c.Warmup == 0 {
-		c.Warmup = 1
-	}
-	if c.Jobs == 0 {
-		c.Jobs = 2
-	}
-	if c.BuildDir == "" {
-		c.BuildDir = filepath.Join(c.Root, "build")
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 300
-	}
-	if c.Log == nil {
-		c.Log = os.Stdout
-	}
-}
 
 // Project is everything loaded from the repository.
 type Project struct {
@@ -100,8 +51,8 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	p.Strategies, err = matrix.Load(p.path("variants/strategies.yaml"), p.Caps)
 	add(err)
 	tcFile := p.path("toolchains.yaml")
-	if f := os.Getenv("PM_TOOLCHAINS_FILE"); f != "" {
-		tcFile = f
+	if cfg.ToolchainsFile != "" {
+		tcFile = cfg.ToolchainsFile
 	}
 	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
 	add(err)
@@ -207,7 +158,7 @@ func (p *Project) Render() (map[string][]byte, error) {
 
 // Cells is the selected part of the matrix.
 func (p *Project) Cells() []*matrix.Cell {
-	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.GPU || GPUPresent())
+	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.gpu())
 	var out []*matrix.Cell
 	for _, c := range all {
 		if p.selected(c) {
@@ -218,43 +169,15 @@ func (p *Project) Cells() []*matrix.Cell {
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {
-	return p.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
-}
-
-// picks applies the kernel, variant (ID or strategy) and toolchain filters.
-func (p *Project) picks(kernel, variant, strategy, toolchain string) bool {
-	pass := func(filter []string, names ...string) bool {
-		if len(filter) == 0 {
-			return true
-		}
-		for _, n := range names {
-			if slices.Contains(filter, n) {
-				return true
-			}
-		}
-		return false
-	}
-	return pass(p.Cfg.Kernels, kernel) && pass(p.Cfg.Variants, variant, strategy) && pass(p.Cfg.Toolchains, toolchain)
+	return p.Cfg.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
 }
 
 // Sizes are the sizes a kernel runs at under the config.
 func (p *Project) Sizes(k *spec.Kernel) []int64 {
-	if len(p.Cfg.Sizes) > 0 {
-		return p.Cfg.Sizes
+	if s := p.Cfg.Sizes.For(k.Name); len(s) > 0 {
+		return s
 	}
 	return k.Size.Sets[p.Cfg.SizeSet]
-}
-
-// GPUPresent reports whether nvidia-smi lists a GPU (PM_GPU=0/1 overrides).
-func GPUPresent() bool {
-	switch os.Getenv("PM_GPU") {
-	case "0":
-		return false
-	case "1":
-		return true
-	}
-	out, err := exec.Command("nvidia-smi", "-L").Output()
-	return err == nil && strings.Contains(string(out), "GPU")
 }
 
 // Generate renders all jobs and writes generated/, removing stale files.

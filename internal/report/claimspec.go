@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // ClaimSpec is one checkable statement of a paper (claims.yaml).
@@ -50,16 +52,16 @@ var (
 )
 
 // LoadClaims reads and validates a claims file.
-func LoadClaims(path string) ([]ClaimSpec, error) {
+func LoadClaims(path string, v *results.Vocabulary) ([]ClaimSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseClaims(path, data)
+	return ParseClaims(path, data, v)
 }
 
 // ParseClaims decodes and validates claims.yaml; file names the errors.
-func ParseClaims(file string, data []byte) ([]ClaimSpec, error) {
+func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]ClaimSpec, error) {
 	root, err := parseDoc(file, data)
 	if err != nil {
 		return nil, err
@@ -74,7 +76,7 @@ func ParseClaims(file string, data []byte) ([]ClaimSpec, error) {
 	for i := range cf.Claims {
 		c := &cf.Claims[i]
 		c.defaults()
-		c.validate(file, seen, &errs)
+		c.validate(file, seen, &errs, v)
 	}
 	if err := errs.errs(); err != nil {
 		return nil, err
@@ -100,7 +102,7 @@ func (c *ClaimSpec) defaults() {
 	}
 }
 
-func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList) {
+func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList, v *results.Vocabulary) {
 	n := c.Node
 	if n == nil {
 		return // not a mapping: already reported
@@ -120,10 +122,10 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 		errs.at(file, valueNode(n, "kernels"), "%s: kernels is empty", name)
 	}
 	for i, k := range c.Kernels {
-		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, knownKernels, errs)
+		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, v.KernelNames(), errs)
 	}
-	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs)
-	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs)
+	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs, v)
+	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
 	c.validateExpectation(file, name, errs)
 }
 
@@ -149,14 +151,14 @@ func (c *ClaimSpec) validateExpectation(file, name string, errs *ErrorList) {
 	}
 }
 
-func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorList) {
+func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorList, voc *results.Vocabulary) {
 	if len(s.Variants) == 0 {
 		errs.at(file, valueNode(n, "variants"), "%s: variants is empty", name)
 	}
 	for i, v := range s.Variants {
-		checkName(file, itemNode(n, "variants", i), name, "variant", v, knownVariants, errs)
+		checkName(file, itemNode(n, "variants", i), name, "variant", v, voc.VariantNames(), errs)
 	}
 	for i, f := range s.Families {
-		checkName(file, itemNode(n, "families", i), name, "family", f, knownFamilies, errs)
+		checkName(file, itemNode(n, "families", i), name, "family", f, voc.Families, errs)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // FigureSpec is one figure of figures.yaml.
@@ -53,17 +55,17 @@ var (
 )
 
 // LoadFigures reads and validates a figures file.
-func LoadFigures(path string) ([]FigureSpec, error) {
+func LoadFigures(path string, v *results.Vocabulary) ([]FigureSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseFigures(path, data)
+	return ParseFigures(path, data, v)
 }
 
 // ParseFigures decodes and validates figures.yaml; file names the errors.
 // Every problem is reported, as file:line:col: message, sorted.
-func ParseFigures(file string, data []byte) ([]FigureSpec, error) {
+func ParseFigures(file string, data []byte, v *results.Vocabulary) ([]FigureSpec, error) {
 	root, err := parseDoc(file, data)
 	if err != nil {
 		return nil, err
@@ -77,8 +79,8 @@ func ParseFigures(file string, data []byte) ([]FigureSpec, error) {
 	seen := map[string]*yaml.Node{}
 	for i := range ff.Figures {
 		f := &ff.Figures[i]
-		f.defaults()
-		f.validate(file, seen, &errs)
+		f.defaults(v)
+		f.validate(file, seen, &errs, v)
 	}
 	if err := errs.errs(); err != nil {
 		return nil, err
@@ -86,7 +88,7 @@ func ParseFigures(file string, data []byte) ([]FigureSpec, error) {
 	return ff.Figures, nil
 }
 
-func (f *FigureSpec) defaults() {
+func (f *FigureSpec) defaults(v *results.Vocabulary) {
 	def := func(s *string, values []string) {
 		if *s == "" {
 			*s = values[0]
@@ -98,7 +100,7 @@ func (f *FigureSpec) defaults() {
 	def(&f.Target, targetValues)
 	def(&f.Kind, kindValues)
 	if f.XLabel == "" {
-		f.XLabel = sizeLabel(f.Kernel)
+		f.XLabel = v.SizeLabel(f.Kernel)
 	}
 	for i := range f.Series {
 		if f.Series[i].Label == "" {
@@ -107,7 +109,7 @@ func (f *FigureSpec) defaults() {
 	}
 }
 
-func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList) {
+func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList, v *results.Vocabulary) {
 	n := f.Node
 	if n == nil {
 		return // not a mapping: already reported
@@ -116,7 +118,7 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 	if f.Title == "" {
 		errs.at(file, n, "%s: title is missing", name)
 	}
-	checkName(file, valueNode(n, "kernel"), name, "kernel", f.Kernel, knownKernels, errs)
+	checkName(file, valueNode(n, "kernel"), name, "kernel", f.Kernel, v.KernelNames(), errs)
 	checkEnum(file, n, name, "x", f.X, []string{"size"}, errs)
 	checkEnum(file, n, name, "y", f.Y, yValues, errs)
 	checkEnum(file, n, name, "panel_by", f.Panel, panelValues, errs)
@@ -131,12 +133,12 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 		}
 	}
 	for i, fam := range f.Families {
-		checkName(file, itemNode(n, "families", i), name, "family", fam, knownFamilies, errs)
+		checkName(file, itemNode(n, "families", i), name, "family", fam, v.Families, errs)
 	}
-	f.validateSeries(file, name, errs)
+	f.validateSeries(file, name, errs, v)
 }
 
-func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList) {
+func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList, v *results.Vocabulary) {
 	if len(f.Series) == 0 {
 		errs.at(file, valueNode(f.Node, "variants"), "%s: variants is empty", name)
 	}
@@ -146,7 +148,7 @@ func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList) {
 			continue // not a mapping: already reported
 		}
 		vn := valueNode(s.Node, "variant")
-		checkName(file, vn, name, "variant", s.Variant, knownVariants, errs)
+		checkName(file, vn, name, "variant", s.Variant, v.VariantNames(), errs)
 		if seen[s.Variant] {
 			errs.at(file, vn, "%s: variant %q listed twice", name, s.Variant)
 		}
