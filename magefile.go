@@ -79,6 +79,8 @@ func Compare(ctx context.Context, a, b string) error { return stage(ctx, "compar
 //	    seconds one program may run (-timeout)
 //	PM_GPU=1
 //	    1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU) (-gpu)
+//	PM_COMMIT=0123abc
+//	    the source commit to record when the tree has no .git (a GPU host) (-commit)
 //	PM_COPY_BYTES=1073741824
 //	    bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host) (-copy-bytes)
 //	PM_THRESHOLD=0.10

@@ -65,12 +65,15 @@ func Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return exec.CommandContext(ctx, name, args...).Output()
 }
 
-// Probe asks the machine. root is the source tree (its git state; PM_COMMIT
-// overrides it for trees copied without .git).
-func Probe(ctx context.Context, root string, run Runner) Info {
+// Probe asks the machine. root is the source tree whose git state it asks;
+// a non-empty commit stands for it (a tree copied without .git).
+func Probe(ctx context.Context, root, commit string, run Runner) Info {
 	hn, _ := os.Hostname()
 	info := Info{Machine: Machine{Hostname: hn, OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel(), Cores: runtime.NumCPU()}}
-	info.Git = gitState(ctx, root, run)
+	info.Git = Git{Commit: commit}
+	if commit == "" {
+		info.Git = gitState(ctx, root, run)
+	}
 	info.GPUs = append(nvidia(ctx, run), amd(ctx, run)...)
 	return info
 }
@@ -92,9 +95,6 @@ func (i Info) GPUUUID() string {
 }
 
 func gitState(ctx context.Context, root string, run Runner) Git {
-	if c := os.Getenv("PM_COMMIT"); c != "" {
-		return Git{Commit: c}
-	}
 	out, err := run(ctx, "git", "-C", root, "rev-parse", "HEAD")
 	if err != nil {
 		return Git{}

@@ -19,8 +19,7 @@ func fake(outputs map[string]string) Runner {
 }
 
 func TestProbeNvidia(t *testing.T) {
-	t.Setenv("PM_COMMIT", "")
-	info := Probe(context.Background(), ".", fake(map[string]string{
+	info := Probe(context.Background(), ".", "", fake(map[string]string{
 		"nvidia-smi": "NVIDIA H200, 580.159.04, 143771, GPU-1234\n",
 		"git":        "abc\n",
 	}))
@@ -32,7 +31,7 @@ func TestProbeNvidia(t *testing.T) {
 }
 
 func TestProbeAMD(t *testing.T) {
-	info := Probe(context.Background(), ".", fake(map[string]string{
+	info := Probe(context.Background(), ".", "", fake(map[string]string{
 		"rocm-smi": `{"card0": {"Card series": "AMD Instinct MI250X", "Unique ID": "0x1a", "VRAM Total Memory (B)": "68702699520"}, "system": {"Driver version": "6.3.6"}}`,
 	}))
 	assert.Equal(t, []GPU{{Name: "AMD Instinct MI250X", Driver: "6.3.6", MemoryMiB: 65520, UUID: "0x1a", Vendor: "amd"}}, info.GPUs)
@@ -40,8 +39,7 @@ func TestProbeAMD(t *testing.T) {
 }
 
 func TestProbeNone(t *testing.T) {
-	t.Setenv("PM_COMMIT", "feed")
-	info := Probe(context.Background(), ".", fake(nil))
+	info := Probe(context.Background(), ".", "feed", fake(nil))
 	assert.Empty(t, info.GPUs)
 	assert.Equal(t, Git{Commit: "feed"}, info.Git)
 	assert.NotEmpty(t, info.Machine.OS)

@@ -29,6 +29,7 @@ type Config struct {
 	GPU            string // "1": run GPU cells, "0": do not, "": when a GPU is found
 	CopyBytes      int64
 	Threshold      float64 // compare: relative slow-down flagged as a regression
+	Commit         string  // recorded instead of git's answer
 	Args           []string
 	Log            io.Writer
 }
@@ -78,6 +79,9 @@ type Knob struct {
 	Set       func(c *Config, v string) error
 }
 
+// boolFlags are the knobs whose flag takes no value (-gpu means -gpu=true).
+var boolFlags = map[string]bool{"gpu": true}
+
 func list(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
@@ -122,12 +126,17 @@ var Knobs = []Knob{
 	{"PM_OUT", "out", "results/my-run", "results folder: written by run and merge, read by report (default: the newest)", str(func(c *Config) *string { return &c.Out })},
 	{"PM_TIMEOUT", "timeout", "300", "seconds one program may run", positive(func(c *Config) *int { return &c.Timeout })},
 	{"PM_GPU", "gpu", "1", "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)", func(c *Config, v string) error {
-		if v != "0" && v != "1" {
+		switch v {
+		case "1", "true":
+			c.GPU = "1"
+		case "0", "false":
+			c.GPU = "0"
+		default:
 			return fmt.Errorf("%q: want 0 or 1", v)
 		}
-		c.GPU = v
 		return nil
 	}},
+	{"PM_COMMIT", "commit", "0123abc", "the source commit to record when the tree has no .git (a GPU host)", str(func(c *Config) *string { return &c.Commit })},
 	{"PM_COPY_BYTES", "copy-bytes", "1073741824", "bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host)", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
@@ -176,9 +185,19 @@ func FromEnv() (Config, error) {
 // Flags registers every knob as a flag of fs (the CLI's way).
 func Flags(fs *flag.FlagSet, cfg *Config) {
 	for _, k := range Knobs {
-		fs.Func(k.Flag, k.Doc+" (env "+k.Env+", e.g. "+k.Example+")", func(v string) error { return k.Set(cfg, v) })
+		fs.Var(&knobFlag{k, cfg}, k.Flag, k.Doc+" (env "+k.Env+", e.g. "+k.Example+")")
 	}
 }
+
+// knobFlag is a knob as a flag.Value.
+type knobFlag struct {
+	k   Knob
+	cfg *Config
+}
+
+func (f *knobFlag) String() string     { return "" }
+func (f *knobFlag) Set(v string) error { return f.k.Set(f.cfg, v) }
+func (f *knobFlag) IsBoolFlag() bool   { return boolFlags[f.k.Flag] }
 
 // Defaults fills unset fields.
 func (c *Config) Defaults() {

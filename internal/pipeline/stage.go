@@ -150,8 +150,8 @@ var (
 )
 
 // machine probes the host once per process.
-func machine(root string) host.Info {
-	probeOnce.Do(func() { probed = host.Probe(context.Background(), root, host.Exec) })
+func machine(cfg Config) host.Info {
+	probeOnce.Do(func() { probed = host.Probe(context.Background(), cfg.Root, cfg.Commit, host.Exec) })
 	return probed
 }
 
@@ -163,7 +163,7 @@ func (c *Config) gpu() bool {
 	case "0":
 		return false
 	}
-	return len(machine(c.Root).GPUs) > 0
+	return len(machine(*c).GPUs) > 0
 }
 
 // All generates, builds, runs and reports.
@@ -211,7 +211,7 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 			}
 		}
 	}
-	git := machine(p.Cfg.Root).Git
+	git := machine(p.Cfg).Git
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
@@ -259,7 +259,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 			return "", fmt.Errorf("%s: %w", filepath.Join(cfg.BuildDir, buildInfoFile), err)
 		}
 	}
-	mach := machine(cfg.Root)
+	mach := machine(cfg)
 	gpu := cfg.gpu()
 	dir := cfg.Out
 	if dir == "" {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,9 +13,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var update = flag.Bool("update", false, "rewrite the knob list of magefile.go")
+
+// knobComment is the knob list as the magefile's All doc holds it.
+func knobComment() string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(KnobHelp(), "\n"), "\n") {
+		b.WriteString("//\t" + l + "\n")
+	}
+	return b.String()
+}
+
 // The magefile is built from the stage table: a target per stage with the
 // stage's doc and arguments, and All's doc lists every knob, one per line.
 func TestMagefileFollowsTheStageTable(t *testing.T) {
+	if *update {
+		src, err := os.ReadFile("../../magefile.go")
+		require.NoError(t, err)
+		const start, end = "read by every target:\n//\n", "func All("
+		i, j := strings.Index(string(src), start), strings.Index(string(src), end)
+		require.True(t, i > 0 && j > i)
+		out := string(src[:i+len(start)]) + knobComment() + string(src[j:])
+		require.NoError(t, os.WriteFile("../../magefile.go", []byte(out), 0o644))
+	}
 	f, err := parser.ParseFile(token.NewFileSet(), "../../magefile.go", nil, parser.ParseComments)
 	require.NoError(t, err)
 	targets := map[string]*ast.FuncDecl{}
