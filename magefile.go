@@ -1,6 +1,6 @@
 //go:build mage
 
-// Portmatrix generates, builds, runs and verifies the variant matrix; `mage -h all` lists the knobs.
+// Portmatrix generates, builds, runs and verifies the variant matrix; "mage -h all" lists the knobs.
 // Every target is a stage of pipeline.Stages (the CLI is built from the same table;
 // a test checks that the two agree).
 //

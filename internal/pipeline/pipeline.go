@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -63,7 +62,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	p.Variants = matrix.Variants(p.Strategies)
 	add(p.checkFilters())
-	add(p.checkBackends())
+	add(p.Engine.CheckStrategies(p.Strategies))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -80,20 +79,6 @@ func absRoot(root string) string {
 }
 
 func (p *Project) path(rel string) string { return filepath.Join(p.Cfg.Root, rel) }
-
-// checkBackends reports strategies naming a backend folder that does not exist.
-func (p *Project) checkBackends() error {
-	var errs diag.List
-	for _, s := range p.Strategies {
-		if p.Engine.Backends[s.Backend] == nil {
-			errs.Add(s.Pos, "strategy %s: no backend %q (templates/backends/%s/backend.yaml)", s.Name, s.Backend, s.Backend)
-		}
-		if s.Backend == "kokkos" && s.Layer == "" {
-			errs.Add(s.Pos, "strategy %s: the kokkos backend needs a layer header", s.Name)
-		}
-	}
-	return errs.Err()
-}
 
 // checkFilters rejects names that select nothing, listing what exists.
 func (p *Project) checkFilters() error {
