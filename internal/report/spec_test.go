@@ -44,8 +44,8 @@ func TestParseFiguresMessages(t *testing.T) {
 			`f.yaml:2:5: figure "f": variants is empty`},
 		{"bad enum", head + "    kernel: dot\n    panel_by: compiler\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:5:15: figure "f": panel_by must be one of toolchain, none, not "compiler"`},
-		{"syntax", "figures:\n  - id: [\n", `f.yaml:2: did not find expected node content`},
-		{"not a list", "figures: {id: f}\n", `f.yaml:1:10: figures: expected a list`},
+		{"syntax", "figures:\n  - id: [\n", `f.yaml:2: invalid YAML: did not find expected node content`},
+		{"not a list", "figures: {id: f}\n", `f.yaml:1:10: figures must be a list`},
 		{"no figures", "figs: []\n", "f.yaml:1:1: unknown field \"figs\" in figures file (known: figures)\nf.yaml:1:1: figures is missing"},
 	}
 	for _, tt := range tests {
