@@ -21,7 +21,3 @@ func (l ErrorList) errs() error { return diag.List(l).Err() }
 func (l *ErrorList) at(file string, n *yaml.Node, format string, args ...any) {
 	(*diag.List)(l).Add(diag.At(file, n), format, args...)
 }
-
-func (l *ErrorList) line(file string, line int, format string, args ...any) {
-	(*diag.List)(l).Add(diag.Pos{File: file, Line: line}, format, args...)
-}

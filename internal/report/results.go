@@ -14,7 +14,6 @@ type (
 	Section    = results.Section
 	Record     = results.Record
 	BuildRow   = results.BuildRow
-	cellSize   = results.CellSize
 )
 
 // LoadResults reads a results folder (results.Load).
