@@ -16,7 +16,12 @@ import (
 )
 
 func main() {
-	var cfg pipeline.Config
+	// The environment (the magefile's knobs) gives defaults; flags override.
+	cfg, err := pipeline.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "portmatrix:", err)
+		os.Exit(2)
+	}
 	fs := flag.NewFlagSet("portmatrix", flag.ExitOnError)
 	fs.Usage = func() {
 		out := fs.Output()
@@ -28,7 +33,7 @@ func main() {
 			}
 			fmt.Fprintf(out, "  %-10s %s\n             (needs: %s)\n", s.Name+args, s.Doc, s.Needs)
 		}
-		fmt.Fprintln(out, "\nflags (each also read from its environment variable by mage):")
+		fmt.Fprintln(out, "\nflags (each also read from its environment variable, which a flag overrides):")
 		fs.PrintDefaults()
 	}
 	pipeline.Flags(fs, &cfg)
