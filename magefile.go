@@ -1,17 +1,18 @@
 //go:build mage
 
-// Portmatrix generates, builds, runs and verifies the variant matrix; `mage -h all` lists the knobs.
+// Portmatrix generates, builds, runs and verifies the variant matrix; "mage -h all" lists the knobs.
+// Every target is a stage of pipeline.Stages (the CLI is built from the same table;
+// a test checks that the two agree).
+//
+//mage:multiline
 package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 
 	"github.com/magefile/mage/mg"
 
 	"github.com/portmatrix/portmatrix/internal/pipeline"
-	"github.com/portmatrix/portmatrix/internal/report"
 )
 
 var Default = All
@@ -31,7 +32,7 @@ func Build(ctx context.Context) error {
 	return stage(ctx, "build")
 }
 
-// Run runs every built cell this machine can run into a new results folder.
+// Run runs every built cell this machine can run into a new results folder (PM_OUT).
 func Run(ctx context.Context) error {
 	mg.CtxDeps(ctx, Build)
 	return stage(ctx, "run")
@@ -40,39 +41,59 @@ func Run(ctx context.Context) error {
 // Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).
 func Report(ctx context.Context) error { return stage(ctx, "report") }
 
+// Merge joins comma-separated results folders of one machine into PM_OUT; later folders win for a cell.
+func Merge(ctx context.Context, folders string) error { return stage(ctx, "merge", folders) }
+
+// Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.
+func Compare(ctx context.Context, a, b string) error { return stage(ctx, "compare", a, b) }
+
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
-// Knobs (environment variables), read by every target:
+// Knobs (environment variables; portmatrix takes them as flags), read by every target:
 //
-//	PM_KERNELS=axpby,dot      kernels (default: all)
-//	PM_VARIANTS=kk-omp-b,omp-raw   variant IDs or strategy names (default: all)
-//	PM_TOOLCHAINS=gcc-host    toolchain IDs (default: every one found)
-//	PM_SIZE_SET=ci|default|gpu   size set (default: ci, minutes on 2 cores)
-//	PM_SIZES=1000,100000      explicit sizes, overriding the set
-//	PM_REPS=5 PM_WARMUP=1     timed repetitions and warm-up runs per size
-//	PM_JOBS=2                 parallel builds
-//	PM_OUT=results/my-run     results folder of the run target
-//	PM_TIMEOUT=300            seconds one program may run
-//	PM_GPU=1                  run GPU cells (default: when nvidia-smi lists a GPU)
-//	PM_TOOLCHAINS_FILE=f.yaml toolchain file instead of toolchains.yaml
+//	PM_ROOT=.
+//	    repository root (templates/, variants/, toolchains.yaml) (-root)
+//	PM_KERNELS=axpby,dot
+//	    kernels (default: all) (-kernels)
+//	PM_VARIANTS=kk-omp-b,omp-raw
+//	    variant IDs or strategy names (default: all) (-variants)
+//	PM_TOOLCHAINS=gcc-host
+//	    toolchain IDs (default: every one found) (-toolchains)
+//	PM_TOOLCHAINS_FILE=f.yaml
+//	    toolchain file instead of toolchains.yaml (-toolchains-file)
+//	PM_SIZE_SET=ci|default|gpu
+//	    size set (default: ci, minutes on 2 cores) (-size-set)
+//	PM_SIZES=1000,1e5 or axpby=1e8;spmv=150,200
+//	    explicit sizes overriding the set: for every kernel, or per kernel (name=sizes) (-sizes)
+//	PM_REPS=5
+//	    timed repetitions per size (-reps)
+//	PM_WARMUP=1
+//	    warm-up runs per size (-warmup)
+//	PM_JOBS=2
+//	    parallel builds (-jobs)
+//	PM_BUILD_DIR=build
+//	    build folder (-build-dir)
+//	PM_OUT=results/my-run
+//	    results folder: written by run and merge, read by report (default: the newest) (-out)
+//	PM_TIMEOUT=300
+//	    seconds one program may run (-timeout)
+//	PM_GPU=1
+//	    1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU) (-gpu)
+//	PM_COMMIT=0123abc
+//	    the source commit to record when the tree has no .git (a GPU host) (-commit)
+//	PM_COPY_BYTES=1073741824
+//	    bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host) (-copy-bytes)
+//	PM_THRESHOLD=0.10
+//	    compare: a slow-down beyond this fraction is a regression (-threshold)
 func All(ctx context.Context) error { return stage(ctx, "all") }
 
-// Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond 10%.
-func Compare(a, b string) error {
-	n, err := report.Compare(a, b, 0.10, os.Stdout)
-	if err == nil && n > 0 {
-		err = fmt.Errorf("%d regressions", n)
-	}
-	return err
-}
+// Clean removes build outputs (the build folder); generated/ and results/ are kept.
+func Clean(ctx context.Context) error { return stage(ctx, "clean") }
 
-// Clean removes build outputs (build/); generated/ and results/ are kept.
-func Clean() error { return os.RemoveAll("build") }
-
-func stage(ctx context.Context, name string) error {
+func stage(ctx context.Context, name string, args ...string) error {
 	cfg, err := pipeline.FromEnv()
 	if err != nil {
 		return err
 	}
-	return pipeline.Stage(ctx, name, cfg)
+	return pipeline.Stage(ctx, name, cfg, args...)
 }

@@ -1,7 +1,8 @@
 // Command portmatrix is the engine behind the magefile as a plain CLI, so a
-// GPU node without Go can run a static build of it:
+// GPU node without Go can run a static build of it. Its stages and flags are
+// pipeline.Stages and pipeline.Knobs, the same table the magefile is built from:
 //
-//	portmatrix [flags] generate|check|doctor|build|run|report|all
+//	portmatrix [flags] <stage> [args]
 package main
 
 import (
@@ -10,60 +11,41 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
 func main() {
-	cfg := pipeline.Config{}
+	// The environment (the magefile's knobs) gives defaults; flags override.
+	cfg, err := pipeline.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "portmatrix:", err)
+		os.Exit(2)
+	}
 	fs := flag.NewFlagSet("portmatrix", flag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: portmatrix [flags] generate|check|doctor|build|run|report|all\n       portmatrix -out <folder> merge <results folder>...")
+		out := fs.Output()
+		fmt.Fprintln(out, "usage: portmatrix [flags] <stage> [args]\n\nstages:")
+		for _, s := range pipeline.Stages {
+			args := ""
+			for _, a := range s.Args {
+				args += " <" + a + ">"
+			}
+			fmt.Fprintf(out, "  %-10s %s\n             (needs: %s)\n", s.Name+args, s.Doc, s.Needs)
+		}
+		fmt.Fprintln(out, "\nflags (each also read from its environment variable, which a flag overrides):")
 		fs.PrintDefaults()
 	}
-	var kernels, variants, toolchains, sizes string
-	fs.StringVar(&cfg.Root, "root", ".", "repository root (templates/, variants/, toolchains.yaml)")
-	fs.StringVar(&kernels, "kernels", "", "comma-separated kernels (default: all)")
-	fs.StringVar(&variants, "variants", "", "comma-separated variant IDs or strategy names (default: all)")
-	fs.StringVar(&toolchains, "toolchains", "", "comma-separated toolchain IDs (default: all found)")
-	fs.StringVar(&cfg.SizeSet, "size-set", "ci", "size set: ci, default or gpu")
-	fs.StringVar(&sizes, "sizes", "", "comma-separated sizes, overriding the size set")
-	fs.IntVar(&cfg.Reps, "reps", 5, "timed repetitions per size")
-	fs.IntVar(&cfg.Warmup, "warmup", 1, "warm-up runs per size")
-	fs.IntVar(&cfg.Jobs, "jobs", 2, "parallel builds")
-	fs.StringVar(&cfg.Out, "out", "", "results folder (default results/<run-id>)")
-	fs.StringVar(&cfg.BuildDir, "build-dir", "", "build folder (default build)")
-	fs.IntVar(&cfg.Timeout, "timeout", 300, "seconds one program may run")
-	fs.BoolVar(&cfg.GPU, "gpu", false, "run GPU cells (default: when nvidia-smi lists a GPU)")
-	fs.Int64Var(&cfg.CopyBytes, "copy-bytes", 0, "bytes of the device copy measured per program (default: by device)")
+	pipeline.Flags(fs, &cfg)
 	fs.Parse(os.Args[1:])
-	cfg.Kernels, cfg.Variants, cfg.Toolchains = split(kernels), split(variants), split(toolchains)
-	for _, s := range split(sizes) {
-		var n int64
-		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "portmatrix: bad size %q\n", s)
-			os.Exit(2)
-		}
-		cfg.Sizes = append(cfg.Sizes, n)
-	}
-	if fs.NArg() > 1 && fs.Arg(0) == "merge" {
-		cfg.Inputs = fs.Args()[1:]
-	} else if fs.NArg() != 1 {
+	if fs.NArg() < 1 {
 		fs.Usage()
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := pipeline.Stage(ctx, fs.Arg(0), cfg); err != nil {
+	if err := pipeline.Stage(ctx, fs.Arg(0), cfg, fs.Args()[1:]...); err != nil {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)
 		os.Exit(1)
 	}
-}
-
-func split(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
 }

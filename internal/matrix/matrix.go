@@ -97,8 +97,6 @@ func SourcePath(k *spec.Kernel, v *Variant) string {
 // CellID is kernel.variant.toolchain.
 func CellID(kernel, variant, tc string) string { return kernel + "." + variant + "." + tc }
 
-var devices = map[string]bool{"host": true, "omptarget": true, "cuda": true}
-
 // Load reads the strategies file; capability names are checked against caps.
 func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	var errs diag.List
@@ -135,8 +133,8 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			d.Add(sf["name"], "strategy %q defined twice", s.Name)
 		}
 		seen[s.Name] = true
-		if !devices[s.Device] {
-			d.Add(sf["device"], "unknown device %q (known: cuda, host, omptarget)", s.Device)
+		if !slices.Contains(toolchain.Devices, s.Device) {
+			d.Add(sf["device"], "unknown device %q (known: %s)", s.Device, strings.Join(toolchain.Devices, ", "))
 		}
 		capsKnown(d, sf["requires"], s.Requires, caps)
 		capsKnown(d, sf["optional"], s.Optional, caps)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -57,7 +59,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"scale", "spmv"}, Toolchains: []string{"gcc-host"},
-		Sizes: []int64{6}, Reps: 2, Warmup: 1, Out: filepath.Join(root, "results", "test"), Log: &log}
+		Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Out: filepath.Join(root, "results", "test"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))
@@ -70,16 +72,19 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 	}
 	res, err := Build(context.Background(), p)
 	require.NoError(t, err, log.String())
-	dir, err := Run(context.Background(), p)
+	dir, err := Run(context.Background(), p.Cfg)
 	require.NoError(t, err, log.String())
 
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)
 	verified := map[string]bool{}
 	for _, r := range recs {
-		if r.Str("kind") == "kernel" {
-			assert.True(t, r.Bool("verified"), "%s size %v: %s", r.Str("cell"), r["size"], r.Str("error"))
-			verified[r.Str("cell")] = r.Bool("verified")
+		if r.Kind == results.KindKernel {
+			assert.True(t, r.Verified, "%s size %v: %s", r.Cell, r.Size, r.Error)
+			verified[r.Cell] = r.Verified
+			assert.Equal(t, "test", r.RunID)
+			assert.NotEmpty(t, r.BuildKey, r.Cell)
+			assert.NotEmpty(t, r.ToolchainVersion, r.Cell)
 		}
 	}
 	for _, r := range res {
@@ -94,6 +99,30 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 	}
 	csv, _ := os.ReadFile(filepath.Join(dir, "results.csv"))
 	assert.Contains(t, string(csv), "scale.serial.gcc-host,scale,serial,serial,gcc-host,6,")
+
+	// The folder reads back through the loader the report uses, and its
+	// run.json counts what the build and the run did.
+	folder, err := report.LoadResults(dir)
+	require.NoError(t, err)
+	ok := 0
+	for _, r := range res {
+		if r.OK() {
+			ok++
+		}
+	}
+	c := folder.Run.Cells
+	assert.Equal(t, len(res), c.Total)
+	assert.Equal(t, ok, c.Built+c.Cached)
+	assert.Equal(t, len(res), c.Built+c.Cached+c.Failed+c.Skipped)
+	assert.Equal(t, len(verified), c.Ran)
+	require.NotNil(t, folder.Run.Vocabulary)
+	assert.Contains(t, folder.Run.Vocabulary.KernelNames(), "scale")
+	assert.Equal(t, "vector length n", folder.Run.Vocabulary.SizeLabel("scale"))
+	assert.Len(t, folder.Kernel, len(recs)-len(folder.Copy))
+	require.NoError(t, Report(cfg, dir), log.String())
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), fmt.Sprintf("%d total, %d built (", c.Total, c.Built+c.Cached))
 
 	// A second build rebuilds nothing.
 	log.Reset()
@@ -119,20 +148,20 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", "scale.yaml"), []byte(noop), 0o644))
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"scale"}, Variants: []string{"serial"}, Toolchains: []string{"gcc-host"},
-		Sizes: []int64{100}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "noop"), Log: &log}
+		Sizes: Sizes{"": {100}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "noop"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))
 	_, err = Build(context.Background(), p)
 	require.NoError(t, err)
-	dir, err := Run(context.Background(), p)
+	dir, err := Run(context.Background(), p.Cfg)
 	require.NoError(t, err)
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)
 	require.Len(t, recs, 2) // the measurement and the copy bandwidth
-	assert.Equal(t, "kernel", recs[0].Str("kind"))
-	assert.False(t, recs[0].Bool("verified"))
-	assert.Equal(t, "verification failed: output holds NaN (not written?)", recs[0].Str("error"))
+	assert.Equal(t, "kernel", recs[0].Kind)
+	assert.False(t, recs[0].Verified)
+	assert.Equal(t, "verification failed: output holds NaN (not written?)", recs[0].Error)
 }
 
 // A template edit regenerates only the files it affects; a file no job makes

@@ -5,68 +5,16 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
-
-// Config selects what a stage works on. Empty filters select everything.
-type Config struct {
-	Root       string   // repository root
-	Kernels    []string // kernel names
-	Variants   []string // variant IDs or strategy names
-	Toolchains []string // toolchain IDs
-	SizeSet    string   // ci, default or gpu
-	Sizes      []int64  // explicit sizes, overriding the set
-	Reps       int
-	Warmup     int
-	Jobs       int    // parallel builds
-	Out        string // results folder (run)
-	BuildDir   string
-	Timeout    int  // seconds per program run
-	GPU        bool // run GPU cells (a GPU is present)
-	CopyBytes  int64
-	Inputs     []string // merge: the results folders to join
-	Log        io.Writer
-}
-
-// Defaults fills unset fields.
-func (c *Config) Defaults() {
-	if c.Root == "" {
-		c.Root = "."
-	}
-	if c.SizeSet == "" {
-		c.SizeSet = "ci"
-	}
-	if c.Reps == 0 {
-		c.Reps = 5
-	}
-	if c.Warmup == 0 {
-		c.Warmup = 1
-	}
-	if c.Jobs == 0 {
-		c.Jobs = 2
-	}
-	if c.BuildDir == "" {
-		c.BuildDir = filepath.Join(c.Root, "build")
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 300
-	}
-	if c.Log == nil {
-		c.Log = os.Stdout
-	}
-}
 
 // Project is everything loaded from the repository.
 type Project struct {
@@ -100,8 +48,8 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	p.Strategies, err = matrix.Load(p.path("variants/strategies.yaml"), p.Caps)
 	add(err)
 	tcFile := p.path("toolchains.yaml")
-	if f := os.Getenv("PM_TOOLCHAINS_FILE"); f != "" {
-		tcFile = f
+	if cfg.ToolchainsFile != "" {
+		tcFile = cfg.ToolchainsFile
 	}
 	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
 	add(err)
@@ -112,7 +60,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	p.Variants = matrix.Variants(p.Strategies)
 	add(p.checkFilters())
-	add(p.checkBackends())
+	add(p.Engine.CheckStrategies(p.Strategies))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -129,20 +77,6 @@ func absRoot(root string) string {
 }
 
 func (p *Project) path(rel string) string { return filepath.Join(p.Cfg.Root, rel) }
-
-// checkBackends reports strategies naming a backend folder that does not exist.
-func (p *Project) checkBackends() error {
-	var errs diag.List
-	for _, s := range p.Strategies {
-		if p.Engine.Backends[s.Backend] == nil {
-			errs.Add(s.Pos, "strategy %s: no backend %q (templates/backends/%s/backend.yaml)", s.Name, s.Backend, s.Backend)
-		}
-		if s.Backend == "kokkos" && s.Layer == "" {
-			errs.Add(s.Pos, "strategy %s: the kokkos backend needs a layer header", s.Name)
-		}
-	}
-	return errs.Err()
-}
 
 // checkFilters rejects names that select nothing, listing what exists.
 func (p *Project) checkFilters() error {
@@ -207,7 +141,7 @@ func (p *Project) Render() (map[string][]byte, error) {
 
 // Cells is the selected part of the matrix.
 func (p *Project) Cells() []*matrix.Cell {
-	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.GPU || GPUPresent())
+	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.gpu())
 	var out []*matrix.Cell
 	for _, c := range all {
 		if p.selected(c) {
@@ -218,43 +152,15 @@ func (p *Project) Cells() []*matrix.Cell {
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {
-	return p.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
-}
-
-// picks applies the kernel, variant (ID or strategy) and toolchain filters.
-func (p *Project) picks(kernel, variant, strategy, toolchain string) bool {
-	pass := func(filter []string, names ...string) bool {
-		if len(filter) == 0 {
-			return true
-		}
-		for _, n := range names {
-			if slices.Contains(filter, n) {
-				return true
-			}
-		}
-		return false
-	}
-	return pass(p.Cfg.Kernels, kernel) && pass(p.Cfg.Variants, variant, strategy) && pass(p.Cfg.Toolchains, toolchain)
+	return p.Cfg.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
 }
 
 // Sizes are the sizes a kernel runs at under the config.
 func (p *Project) Sizes(k *spec.Kernel) []int64 {
-	if len(p.Cfg.Sizes) > 0 {
-		return p.Cfg.Sizes
+	if s := p.Cfg.Sizes.For(k.Name); len(s) > 0 {
+		return s
 	}
 	return k.Size.Sets[p.Cfg.SizeSet]
-}
-
-// GPUPresent reports whether nvidia-smi lists a GPU (PM_GPU=0/1 overrides).
-func GPUPresent() bool {
-	switch os.Getenv("PM_GPU") {
-	case "0":
-		return false
-	case "1":
-		return true
-	}
-	out, err := exec.Command("nvidia-smi", "-L").Output()
-	return err == nil && strings.Contains(string(out), "GPU")
 }
 
 // Generate renders all jobs and writes generated/, removing stale files.
@@ -289,55 +195,6 @@ func Check(p *Project) error {
 	return nil
 }
 
-// Doctor prints the toolchains found and why each cell is on or off.
-func Doctor(p *Project, w io.Writer) {
-	fmt.Fprintln(w, "toolchains:")
-	for _, t := range p.Toolchains {
-		status := "found " + t.Path + " " + t.Family + " " + t.VersionString()
-		if t.CUDA != nil {
-			status += " (ptxas " + t.CUDA.String() + ")"
-		}
-		if !t.Found() {
-			status = "missing: " + t.Missing
-		}
-		fmt.Fprintf(w, "  %-14s target %-6s %s\n", t.ID, t.Target, status)
-		if t.Found() {
-			fmt.Fprintf(w, "  %-14s capabilities: %s\n", "", strings.Join(t.CapNames(), ", "))
-		}
-		if t.Broken != "" {
-			fmt.Fprintf(w, "  %-14s BROKEN: %s\n", "", t.Broken)
-		}
-	}
-	cells := p.Cells()
-	on, run := 0, 0
-	fmt.Fprintln(w, "cells:")
-	for _, c := range cells {
-		state := "off"
-		switch {
-		case c.Runnable:
-			state, on, run = "run", on+1, run+1
-		case c.On:
-			state, on = "build", on+1
-		}
-		line := fmt.Sprintf("  %-5s %s", state, c.ID)
-		if c.Reason != "" {
-			line += ": " + c.Reason
-		}
-		if !c.On {
-			fmt.Fprintln(w, line)
-			continue
-		}
-		if len(c.Fallbacks) > 0 {
-			line += " [fallback: " + strings.Join(c.Fallbacks, "; ") + "]"
-		}
-		if c.On && !c.Runnable {
-			line += " (no GPU here: built, not run)"
-		}
-		fmt.Fprintln(w, line)
-	}
-	fmt.Fprintf(w, "%d cells: %d build, %d run here, %d off\n", len(cells), on, run, len(cells)-on)
-}
-
 // Templates returns the hash input of every template and description file,
 // by path, sorted, for run.json.
 func (p *Project) Templates() map[string][]byte {
@@ -351,14 +208,4 @@ func (p *Project) Templates() map[string][]byte {
 		}
 	}
 	return out
-}
-
-// SortedKeys returns a map's keys in order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

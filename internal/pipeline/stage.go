@@ -4,56 +4,166 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
 )
 
-// Stages lists the stage names Stage knows.
-var Stages = []string{"generate", "check", "doctor", "build", "run", "report", "all", "merge"}
+// Needs is what a stage reads.
+type Needs string
 
-// Stage runs one named stage (or all of them) with cfg.
-func Stage(ctx context.Context, name string, cfg Config) error {
-	p, err := Load(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	switch name {
-	case "generate":
-		return Generate(p)
-	case "check":
-		return Check(p)
-	case "doctor":
-		Doctor(p, p.Cfg.Log)
-		return nil
-	case "build":
-		_, err := Build(ctx, p)
-		return err
-	case "run":
-		_, err := Run(ctx, p)
-		return err
-	case "report":
-		return Report(p, p.Cfg.Out)
-	case "all":
-		return All(ctx, p)
-	case "merge":
-		if p.Cfg.Out == "" {
-			return fmt.Errorf("merge needs -out <folder>")
+// What stages need.
+const (
+	NeedsProject  Needs = "project"         // templates/, variants/, toolchains.yaml, compilers
+	NeedsManifest Needs = "manifest"        // build/manifest.json and the binaries only
+	NeedsResults  Needs = "results folders" // results folders only
+	NeedsNothing  Needs = "nothing"
+)
+
+// StageDef is one stage of the table both front ends are built from.
+type StageDef struct {
+	Name  string
+	Doc   string // one sentence: the mage target's doc and the CLI's usage line
+	Needs Needs
+	Args  []string // positional arguments (mage target parameters)
+	Deps  []string // stages mage runs first
+	run   func(ctx context.Context, cfg Config) error
+}
+
+// Stages is the ordered table of stages.
+var Stages = []StageDef{
+	{Name: "generate", Needs: NeedsProject, Doc: "Generate renders every (kernel, variant) into generated/, writing only changed files.",
+		run: withProject(Generate)},
+	{Name: "check", Needs: NeedsProject, Doc: "Check fails when generated/ is not what the templates render (CI runs it).",
+		run: withProject(Check)},
+	{Name: "doctor", Needs: NeedsProject, Doc: "Doctor prints the toolchains found, their capabilities, and why each cell is on or off.",
+		run: withProject(func(p *Project) error { Doctor(p, p.Cfg.Log); return nil })},
+	{Name: "build", Needs: NeedsProject, Deps: []string{"generate"}, Doc: "Build compiles every cell this machine can build, in parallel and incrementally.",
+		run: func(ctx context.Context, cfg Config) error {
+			p, err := Load(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			_, err = Build(ctx, p)
+			return err
+		}},
+	{Name: "run", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Run runs every built cell this machine can run into a new results folder (PM_OUT).",
+		run: func(ctx context.Context, cfg Config) error { _, err := Run(ctx, cfg); return err }},
+	{Name: "report", Needs: NeedsResults, Doc: "Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).",
+		run: func(_ context.Context, cfg Config) error {
+			if len(cfg.Args) == 1 { // the CLI also takes the folder as an argument
+				return Report(cfg, cfg.Args[0])
+			}
+			return Report(cfg, cfg.Out)
+		}},
+	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Doc: "Merge joins comma-separated results folders of one machine into PM_OUT; later folders win for a cell.",
+		run: func(_ context.Context, cfg Config) error {
+			if cfg.Out == "" {
+				return fmt.Errorf("merge needs an output folder (PM_OUT or -out)")
+			}
+			return results.Merge(cfg.Out, argList(cfg.Args))
+		}},
+	{Name: "compare", Needs: NeedsResults, Args: []string{"a", "b"}, Doc: "Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.",
+		run: func(_ context.Context, cfg Config) error {
+			if len(cfg.Args) != 2 {
+				return fmt.Errorf("compare needs two results folders")
+			}
+			n, err := results.Compare(cfg.Args[0], cfg.Args[1], cfg.Threshold, cfg.Log)
+			if err == nil && n > 0 {
+				err = fmt.Errorf("%d regressions", n)
+			}
+			return err
+		}},
+	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
+		run: withProject2(All)},
+	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",
+		run: func(_ context.Context, cfg Config) error { return os.RemoveAll(cfg.BuildDir) }},
+}
+
+func withProject(f func(*Project) error) func(context.Context, Config) error {
+	return func(ctx context.Context, cfg Config) error {
+		p, err := Load(ctx, cfg)
+		if err != nil {
+			return err
 		}
-		return Merge(p.Cfg.Out, p.Cfg.Inputs)
+		return f(p)
 	}
-	return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(Stages, ", "))
+}
+
+func withProject2(f func(context.Context, *Project) error) func(context.Context, Config) error {
+	return func(ctx context.Context, cfg Config) error {
+		p, err := Load(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		return f(ctx, p)
+	}
+}
+
+// argList splits comma-separated positional arguments (mage passes one string).
+func argList(args []string) []string {
+	var out []string
+	for _, a := range args {
+		out = append(out, list(a)...)
+	}
+	return out
+}
+
+// StageNames lists the stages in order.
+func StageNames() []string {
+	var out []string
+	for _, s := range Stages {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Stage runs one named stage with cfg; args are its positional arguments.
+func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
+	cfg.Defaults()
+	for _, s := range Stages {
+		if s.Name == name {
+			cfg.Args = args
+			return s.run(ctx, cfg)
+		}
+	}
+	return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(StageNames(), ", "))
+}
+
+var (
+	probeOnce sync.Once
+	probed    host.Info
+)
+
+// machine probes the host once per process.
+func machine(cfg Config) host.Info {
+	probeOnce.Do(func() { probed = host.Probe(context.Background(), cfg.Root, cfg.Commit, host.Exec) })
+	return probed
+}
+
+// gpu reports whether GPU cells run here (PM_GPU overrides the probe).
+func (c *Config) gpu() bool {
+	switch c.GPU {
+	case "1":
+		return true
+	case "0":
+		return false
+	}
+	return len(machine(*c).GPUs) > 0
 }
 
 // All generates, builds, runs and reports.
@@ -65,15 +175,25 @@ func All(ctx context.Context, p *Project) error {
 	if _, err := Build(ctx, p); err != nil {
 		return err
 	}
-	dir, err := Run(ctx, p)
+	dir, err := Run(ctx, p.Cfg)
 	if err != nil {
 		return err
 	}
-	if err := Report(p, dir); err != nil {
+	if err := Report(p.Cfg, dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(p.Cfg.Log, "all: took %s; results in %s\n", time.Since(t0).Round(time.Millisecond), dir)
 	return nil
+}
+
+// buildInfoFile is written by the build stage beside the manifest: what the
+// run stage records in run.json of the project without reading it.
+const buildInfoFile = "project.json"
+
+// buildInfo is build/project.json.
+type buildInfo struct {
+	Vocabulary *results.Vocabulary `json:"vocabulary"`
+	Templates  map[string]string   `json:"templates"` // sha256 by path
 }
 
 // Build compiles every selected cell that is on and updates build/manifest.json.
@@ -85,14 +205,17 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 		return res, err
 	}
 	for _, t := range p.Toolchains {
-		if t.GPU() && p.builtWith(res, t.ID) {
+		if t.GPU() && builtWith(res, t.ID) {
 			if err := build.Bundle(p.Cfg.BuildDir, t); err != nil {
 				return res, err
 			}
 		}
 	}
-	commit, dirty := gitCommit(p.Cfg.Root)
-	if _, err := build.Update(p.Cfg.BuildDir, commit, dirty, p.Toolchains, res); err != nil {
+	git := machine(p.Cfg).Git
+	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
+		return res, err
+	}
+	if err := results.WriteJSON(p.Cfg.BuildDir, buildInfoFile, buildInfo{Vocabulary: results.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
 		return res, err
 	}
 	counts := map[string]int{}
@@ -109,18 +232,38 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	return res, nil
 }
 
-// Run runs the built cells of the selection that can run here, writing a new
-// results folder, and returns its path.
-func Run(ctx context.Context, p *Project, runID ...string) (string, error) {
-	m, err := build.ReadManifest(p.Cfg.BuildDir)
-	if err != nil {
-		return "", fmt.Errorf("no build manifest in %s (run the build stage first): %w", p.Cfg.BuildDir, err)
+func builtWith(res []build.Result, tc string) bool {
+	for _, r := range res {
+		if r.OK() && r.Cell.Toolchain.ID == tc {
+			return true
+		}
 	}
-	gpu := p.Cfg.GPU || GPUPresent()
-	dir := p.Cfg.Out
+	return false
+}
+
+// Run runs the built cells of the selection that can run here, writing a new
+// results folder, and returns its path. It reads only the build folder: the
+// manifest, the binaries, their logs and project.json.
+func Run(ctx context.Context, cfg Config) (string, error) {
+	cfg.Defaults()
+	m, err := build.ReadManifest(cfg.BuildDir)
+	if err != nil {
+		return "", fmt.Errorf("no build manifest in %s (run the build stage first): %w", cfg.BuildDir, err)
+	}
+	if err := checkManifestFilters(cfg, m); err != nil {
+		return "", err
+	}
+	var info buildInfo
+	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, buildInfoFile)); err == nil {
+		if err := json.Unmarshal(b, &info); err != nil {
+			return "", fmt.Errorf("%s: %w", filepath.Join(cfg.BuildDir, buildInfoFile), err)
+		}
+	}
+	mach := machine(cfg)
+	gpu := cfg.gpu()
+	dir := cfg.Out
 	if dir == "" {
-		host, _ := os.Hostname()
-		dir = filepath.Join(p.Cfg.Root, "results", time.Now().UTC().Format("20060102-150405")+"-"+slug(host))
+		dir = filepath.Join(cfg.Root, "results", time.Now().UTC().Format("20060102-150405")+"-"+slug(mach.Machine.Hostname))
 	}
 	w, err := results.Create(dir)
 	if err != nil {
@@ -129,27 +272,29 @@ func Run(ctx context.Context, p *Project, runID ...string) (string, error) {
 	started := time.Now().UTC()
 	var jobs []run.Job
 	var rows []results.BuildRow
-	byKernel := p.ByName
 	for _, e := range m.Cells {
-		if !p.selectedEntry(e) {
+		if !cfg.picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) {
 			continue
 		}
 		row := results.BuildRow{Cell: e.ID, Kernel: e.Kernel, Variant: e.Variant, Toolchain: e.Toolchain,
 			Status: e.Status, Reason: e.Reason, Seconds: e.Seconds}
 		if e.Log != "" {
-			row.Log = filepath.ToSlash(filepath.Join("logs", "build", e.ID+".log"))
-			copyFile(filepath.Join(p.Cfg.BuildDir, e.Log), filepath.Join(dir, row.Log))
+			row.Log = results.BuildLog(e.ID)
+			err := results.CopyFile(filepath.Join(cfg.BuildDir, e.Log), filepath.Join(dir, filepath.FromSlash(row.Log)))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				row.Log = "" // a build folder copied without its logs
+			case err != nil:
+				return dir, err
+			}
 		}
 		if e.Binary != "" {
-			switch {
-			case e.Target != "host" && !gpu:
+			if e.Target != "host" && !gpu {
 				row.Reason = "built; not run: no GPU here"
-			default:
-				sizes := e.Sizes[p.Cfg.SizeSet]
-				if len(p.Cfg.Sizes) > 0 {
-					sizes = p.Cfg.Sizes
-				} else if k := byKernel[e.Kernel]; k != nil {
-					sizes = p.Sizes(k)
+			} else {
+				sizes := cfg.Sizes.For(e.Kernel)
+				if len(sizes) == 0 {
+					sizes = e.Sizes[cfg.SizeSet]
 				}
 				jobs = append(jobs, run.Job{Entry: e, Sizes: sizes})
 			}
@@ -159,80 +304,120 @@ func Run(ctx context.Context, p *Project, runID ...string) (string, error) {
 	if err := results.WriteBuildCSV(dir, rows); err != nil {
 		return dir, err
 	}
+	prov := func() results.Run { return provenance(cfg, m, info, mach, dir, started) }
 	// Provenance first, so that a run stopped midway still says what ran it.
-	if err := results.WriteJSON(dir, "run.json", p.provenance(m, dir, started, gpu)); err != nil {
+	if err := results.WriteRun(dir, prov()); err != nil {
 		return dir, err
 	}
-	fmt.Fprintf(p.Cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
-	runErr := run.Cells(ctx, jobs, run.Options{BuildDir: p.Cfg.BuildDir, Reps: p.Cfg.Reps, Warmup: p.Cfg.Warmup,
-		Timeout: time.Duration(p.Cfg.Timeout) * time.Second, CopyBytes: p.copyBytes, DeviceName: gpuName(), Log: p.Cfg.Log}, w)
+	fmt.Fprintf(cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
+	stamp := run.Stamp{RunID: filepath.Base(dir), Commit: mach.Git.Commit, Dirty: mach.Git.Dirty, GPUUUID: mach.GPUUUID(),
+		ToolchainVersions: map[string]string{}}
+	if stamp.Commit == "" {
+		stamp.Commit, stamp.Dirty = m.Commit, m.Dirty
+	}
+	for id, t := range m.Toolchains {
+		stamp.ToolchainVersions[id] = t.Version
+	}
+	copyBytes := func(target string) int64 {
+		switch {
+		case cfg.CopyBytes > 0:
+			return cfg.CopyBytes
+		case target == "host":
+			return 64 << 20
+		}
+		return 1 << 30
+	}
+	runErr := run.Cells(ctx, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup,
+		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, DeviceName: mach.GPUName(),
+		Log: cfg.Log, Stamp: stamp}, w)
 	closeErr := w.Close()
-	info := p.provenance(m, dir, started, gpu)
-	if err := results.WriteJSON(dir, "run.json", info); err != nil && runErr == nil {
+	if err := results.WriteRun(dir, prov()); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr == nil {
 		runErr = closeErr
 	}
-	summarize(p, w.Records())
+	summarize(cfg, w.Records())
 	return dir, runErr
 }
 
-func (p *Project) builtWith(res []build.Result, tc string) bool {
-	for _, r := range res {
-		if r.OK() && r.Cell.Toolchain.ID == tc {
-			return true
+// checkManifestFilters rejects names the manifest does not know.
+func checkManifestFilters(cfg Config, m *build.Manifest) error {
+	var ks, vs, ts []string
+	sets := map[string]bool{}
+	for _, e := range m.Cells {
+		ks, vs, ts = append(ks, e.Kernel), append(vs, e.Variant, e.Strategy), append(ts, e.Toolchain)
+		for s := range e.Sizes {
+			sets[s] = true
 		}
 	}
-	return false
+	var errs []string
+	check := func(what string, asked, known []string) {
+		slices.Sort(known)
+		known = slices.Compact(known)
+		for _, a := range asked {
+			if !slices.Contains(known, a) {
+				errs = append(errs, fmt.Sprintf("unknown %s %q (built: %s)", what, a, strings.Join(known, ", ")))
+			}
+		}
+	}
+	check("kernel", cfg.Kernels, ks)
+	check("variant", cfg.Variants, vs)
+	check("toolchain", cfg.Toolchains, ts)
+	for k := range cfg.Sizes {
+		if k != "" {
+			check("kernel (in sizes)", []string{k}, ks)
+		}
+	}
+	if len(m.Cells) > 0 && !sets[cfg.SizeSet] {
+		errs = append(errs, fmt.Sprintf("unknown size set %q", cfg.SizeSet))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
 }
 
-func summarize(p *Project, recs []results.Record) {
+func summarize(cfg Config, recs []results.Record) {
 	ok, bad := 0, 0
 	for _, r := range recs {
-		if r.Str("kind") != "kernel" {
+		if r.Kind != results.KindKernel {
 			continue
 		}
-		if r.Bool("verified") {
+		if r.Verified {
 			ok++
 			continue
 		}
 		bad++
-		fmt.Fprintf(p.Cfg.Log, "  NOT VERIFIED %s size %d: %s\n", r.Str("cell"), int64(r.Num("size")), r.Str("error"))
+		fmt.Fprintf(cfg.Log, "  NOT VERIFIED %s size %d: %s\n", r.Cell, r.Size, r.Error)
 	}
-	fmt.Fprintf(p.Cfg.Log, "run: %d measurements verified, %d not\n", ok, bad)
-}
-
-func (p *Project) copyBytes(target string) int64 {
-	if p.Cfg.CopyBytes > 0 {
-		return p.Cfg.CopyBytes
-	}
-	if target == "host" {
-		return 64 << 20
-	}
-	return 1 << 30
-}
-
-func (p *Project) selectedEntry(e build.Entry) bool {
-	return p.picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain)
+	fmt.Fprintf(cfg.Log, "run: %d measurements verified, %d not\n", ok, bad)
 }
 
 // Report turns a results folder (the newest under results/ when dir is "")
-// into figures, claims and an HTML page.
-func Report(p *Project, dir string) error {
+// into figures, claims and an HTML page. It needs only the folder; an old
+// folder whose run.json names no vocabulary takes the project's.
+func Report(cfg Config, dir string) error {
+	cfg.Defaults()
 	if dir == "" {
-		latest, err := Latest(filepath.Join(p.Cfg.Root, "results"))
+		latest, err := Latest(filepath.Join(cfg.Root, "results"))
 		if err != nil {
 			return err
 		}
 		dir = latest
 	}
-	sum, err := report.Generate(dir, report.Options{SpecDir: filepath.Join(p.Cfg.Root, "templates", "report"), Progress: p.Cfg.Log})
-	if err != nil {
+	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log}
+	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil {
+		v, err := results.LoadVocabulary(cfg.Root)
+		if err != nil {
+			return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), err)
+		}
+		opt.Vocabulary = v
+	}
+	if _, err := report.Generate(dir, opt); err != nil {
 		return err
 	}
-	_ = sum
-	fmt.Fprintf(p.Cfg.Log, "report: %s\n", filepath.Join(dir, "report.html"))
+	fmt.Fprintf(cfg.Log, "report: %s\n", filepath.Join(dir, results.ReportFile))
 	return nil
 }
 
@@ -245,7 +430,7 @@ func Latest(root string) (string, error) {
 	var dirs []string
 	for _, e := range entries {
 		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(root, e.Name(), "results.jsonl")); err == nil {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), results.JSONLFile)); err == nil {
 				dirs = append(dirs, e.Name())
 			}
 		}
@@ -270,166 +455,46 @@ func slug(s string) string {
 	return b.String()
 }
 
-func copyFile(src, dst string) {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return
-	}
-	os.MkdirAll(filepath.Dir(dst), 0o755)
-	os.WriteFile(dst, b, 0o644)
-}
-
-func gitCommit(root string) (string, bool) {
-	if c := os.Getenv("PM_COMMIT"); c != "" {
-		return c, false
-	}
-	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "", false
-	}
-	st, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
-	return strings.TrimSpace(string(out)), len(strings.TrimSpace(string(st))) > 0
-}
-
-// Provenance is run.json.
-type Provenance struct {
-	ID          string                `json:"id"`
-	Started     string                `json:"started"`
-	Finished    string                `json:"finished"`
-	Commit      string                `json:"commit"`
-	Dirty       bool                  `json:"dirty"`
-	BuildCommit string                `json:"build_commit"`
-	Host        Host                  `json:"host"`
-	GPUs        []GPU                 `json:"gpus"`
-	Toolchains  []build.ToolchainInfo `json:"toolchains"`
-	Templates   map[string]string     `json:"templates"`
-	SizeSet     string                `json:"sizes"`
-	Reps        int                   `json:"reps"`
-	Warmup      int                   `json:"warmup"`
-	Cells       map[string]int        `json:"cells"`
-	MergedFrom  []string              `json:"merged_from,omitempty"`
-}
-
-// Host describes the machine that ran.
-type Host struct {
-	Hostname string `json:"hostname"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
-	CPU      string `json:"cpu"`
-	Cores    int    `json:"cores"`
-}
-
-// MiB is a memory size; it reads a number or a quoted number.
-type MiB int
-
-// UnmarshalJSON accepts 81559 and "81559".
-func (m *MiB) UnmarshalJSON(b []byte) error {
-	v, err := strconv.Atoi(strings.Trim(string(b), `"`))
-	*m = MiB(v)
-	return err
-}
-
-// GPU is one line of nvidia-smi.
-type GPU struct {
-	Name      string `json:"name"`
-	Driver    string `json:"driver"`
-	MemoryMiB MiB    `json:"memory_mib"`
-}
-
-func (p *Project) provenance(m *build.Manifest, dir string, started time.Time, gpu bool) Provenance {
-	host, _ := os.Hostname()
-	commit, dirty := gitCommit(p.Cfg.Root)
-	if commit == "" {
-		commit, dirty = m.Commit, m.Dirty
-	}
-	pr := Provenance{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
-		Commit: commit, Dirty: dirty, BuildCommit: m.Commit,
-		Host: Host{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel(), Cores: runtime.NumCPU()},
-		GPUs: gpus(), Templates: map[string]string{}, SizeSet: p.Cfg.SizeSet, Reps: p.Cfg.Reps, Warmup: p.Cfg.Warmup,
-		Cells: map[string]int{}}
-	for _, id := range SortedKeys(m.Toolchains) {
-		pr.Toolchains = append(pr.Toolchains, m.Toolchains[id])
-	}
+// templateHashes hashes every template and kernel description, by path
+// relative to the root.
+func (p *Project) templateHashes() map[string]string {
+	out := map[string]string{}
 	for path, src := range p.Templates() {
 		sum := sha256.Sum256(src)
 		rel, err := filepath.Rel(p.Cfg.Root, path)
 		if err != nil {
 			rel = path
 		}
-		pr.Templates[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
+		out[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
+	}
+	return out
+}
+
+func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, dir string, started time.Time) results.Run {
+	commit, dirty := mach.Git.Commit, mach.Git.Dirty
+	if commit == "" {
+		commit, dirty = m.Commit, m.Dirty
+	}
+	pr := results.Run{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
+		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, Host: mach.Machine, GPUs: mach.GPUs,
+		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, Vocabulary: info.Vocabulary}
+	if pr.Templates == nil {
+		pr.Templates = map[string]string{}
+	}
+	ids := make([]string, 0, len(m.Toolchains))
+	for id := range m.Toolchains {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		pr.Toolchains = append(pr.Toolchains, m.Toolchains[id])
+	}
+	for _, e := range m.Cells {
+		if cfg.picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) {
+			pr.Cells.AddBuild(e.Status)
+		}
 	}
 	recs, _ := results.ReadJSONL(dir)
-	for _, e := range m.Cells {
-		if p.selectedEntry(e) {
-			pr.Cells["total"]++
-			pr.Cells[e.Status]++
-		}
-	}
-	countRuns(pr.Cells, recs)
+	pr.Cells.CountRuns(recs)
 	return pr
-}
-
-func gpuName() string {
-	if g := gpus(); len(g) > 0 {
-		return g[0].Name
-	}
-	return ""
-}
-
-// countRuns adds to cells: ran (cells with a measurement), verified (cells
-// whose every measurement verified), and the measurements either way.
-func countRuns(cells map[string]int, recs []results.Record) {
-	ok := map[string]bool{}
-	for _, r := range recs {
-		if r.Str("kind") != "kernel" {
-			continue
-		}
-		cell := r.Str("cell")
-		if _, seen := ok[cell]; !seen {
-			ok[cell] = true
-		}
-		if r.Bool("verified") {
-			cells["verified_measurements"]++
-		} else {
-			ok[cell] = false
-			cells["failed_measurements"]++
-		}
-	}
-	cells["ran"] = len(ok)
-	for _, v := range ok {
-		if v {
-			cells["verified"]++
-		}
-	}
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "model name") {
-			if i := strings.Index(line, ":"); i >= 0 {
-				return strings.TrimSpace(line[i+1:])
-			}
-		}
-	}
-	return ""
-}
-
-func gpus() []GPU {
-	out, err := exec.Command("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits").Output()
-	if err != nil {
-		return nil
-	}
-	var list []GPU
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, ", ")
-		if len(f) == 3 {
-			mib, _ := strconv.Atoi(strings.TrimSpace(f[2]))
-			list = append(list, GPU{Name: f[0], Driver: f[1], MemoryMiB: MiB(mib)})
-		}
-	}
-	return list
 }

@@ -29,6 +29,7 @@ type Backend struct {
 	Base        string   // hooks not defined here come from the base backend
 	Unsupported []string // patterns it declares it cannot lower
 	Doc         string
+	Layer       bool // its strategies name a layer header (harness/kk) that maps it to hardware
 }
 
 // Engine holds the parsed templates.
@@ -125,8 +126,9 @@ func loadBackend(file string, errs *diag.List) *Backend {
 		return b
 	}
 	d := diag.Decoder{File: file, Errs: errs}
-	f := d.Fields(root, "backend", "doc", "base", "unsupported")
+	f := d.Fields(root, "backend", "doc", "base", "unsupported", "layer")
 	b.Doc = d.String(f["doc"], "doc")
+	b.Layer = f["layer"] != nil && d.Bool(f["layer"], "layer")
 	b.Base = d.String(f["base"], "base")
 	b.Unsupported = d.Strings(f["unsupported"], "unsupported")
 	for i, u := range b.Unsupported {
@@ -320,4 +322,22 @@ func Stale(root string, files map[string][]byte) []string {
 	})
 	sort.Strings(stale)
 	return stale
+}
+
+// CheckStrategies reports strategies naming a backend that does not exist,
+// lacking the layer header their backend needs, or naming one it ignores.
+func (e *Engine) CheckStrategies(strategies []*matrix.Strategy) error {
+	var errs diag.List
+	for _, s := range strategies {
+		b := e.Backends[s.Backend]
+		switch {
+		case b == nil:
+			errs.Add(s.Pos, "strategy %s: no backend %q (templates/backends/%s/backend.yaml)", s.Name, s.Backend, s.Backend)
+		case b.Layer && s.Layer == "":
+			errs.Add(s.Pos, "strategy %s: the %s backend needs a layer header", s.Name, s.Backend)
+		case !b.Layer && s.Layer != "":
+			errs.Add(s.Pos, "strategy %s: the %s backend takes no layer header (backend.yaml: layer: true)", s.Name, s.Backend)
+		}
+	}
+	return errs.Err()
 }

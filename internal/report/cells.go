@@ -94,7 +94,7 @@ func (c *CellStatus) judge(recs []Record) {
 		case r.Error != "":
 			errs = append(errs, fmt.Sprintf("size %d: %s", size, r.Error))
 		case !r.Verified:
-			unverified = append(unverified, fmt.Sprintf("size %d: max rel err %.2g > tolerance %.2g", size, r.MaxRelErr, r.Tolerance))
+			unverified = append(unverified, fmt.Sprintf("size %d: max rel err %.2g > tolerance %.2g", size, r.RelErr(), r.Tolerance))
 		default:
 			c.Verified++
 		}

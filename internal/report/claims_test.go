@@ -83,7 +83,7 @@ const memClaims = `claims:
 `
 
 func TestEvaluateClaims(t *testing.T) {
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims))
+	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
 	require.NoError(t, err)
 	got := EvaluateClaims(claims, memResults())
 	require.Len(t, got, 6)
@@ -112,7 +112,7 @@ func TestEvaluateClaims(t *testing.T) {
 }
 
 func TestClaimsMarkdown(t *testing.T) {
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims))
+	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
 	require.NoError(t, err)
 	golden(t, "claims_mem.md", ClaimsMarkdown("mem", EvaluateClaims(claims, memResults())))
 }

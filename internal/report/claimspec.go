@@ -5,6 +5,9 @@ import (
 	"os"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // ClaimSpec is one checkable statement of a paper (claims.yaml).
@@ -14,33 +17,88 @@ import (
 // expects the result inside Range; type "order" expects the numerator to be
 // faster: the aggregate above 1 + Margin.
 type ClaimSpec struct {
-	ID            string     `yaml:"id"`
-	Paper         string     `yaml:"paper"`
-	Statement     string     `yaml:"statement"`
-	Type          string     `yaml:"type"`    // ratio or order
-	Kernels       []string   `yaml:"kernels"` // each pairs with itself
-	Numerator     Selector   `yaml:"numerator"`
-	Denominator   Selector   `yaml:"denominator"`
-	Target        string     `yaml:"target"`         // device (default), host or any: which toolchains
-	SameToolchain bool       `yaml:"same_toolchain"` // pair only series of one toolchain
-	Sizes         string     `yaml:"sizes"`          // largest (common to a pair) or all
-	Aggregate     string     `yaml:"aggregate"`      // median, geomean, min, max or all
-	Range         []float64  `yaml:"range"`          // ratio: [lo, hi]; .inf for open
-	Margin        float64    `yaml:"margin"`         // order: faster by at least this fraction
-	Node          *yaml.Node `yaml:"-"`
+	ID            string
+	Paper         string
+	Statement     string
+	Type          string   // ratio or order
+	Kernels       []string // each pairs with itself
+	Numerator     Selector
+	Denominator   Selector
+	Target        string    // device (default), host or any: which toolchains
+	SameToolchain bool      // pair only series of one toolchain
+	Sizes         string    // largest (common to a pair) or all
+	Aggregate     string    // median, geomean, min, max or all
+	Range         []float64 // ratio: [lo, hi]; .inf for open
+	Margin        float64   // order: faster by at least this fraction
+	Node          *yaml.Node
 }
 
 // Selector picks series: any of Variants, built by a toolchain of any of
 // Families or any of Toolchains (both empty: every toolchain).
 type Selector struct {
-	Variants   []string   `yaml:"variants"`
-	Families   []string   `yaml:"families"`
-	Toolchains []string   `yaml:"toolchains"`
-	Node       *yaml.Node `yaml:"-"`
+	Variants   []string
+	Families   []string
+	Toolchains []string
+	Node       *yaml.Node
 }
 
 type claimsDoc struct {
-	Claims []ClaimSpec `yaml:"claims"`
+	Claims []ClaimSpec
+}
+
+// decodeClaims reads the claims file's nodes (internal/diag's idiom).
+func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
+	var cf claimsDoc
+	if root == nil {
+		return cf
+	}
+	f := fields(d, root, "claims file", "claims")
+	if root.Kind == yaml.MappingNode && f["claims"] == nil {
+		d.Add(root, "claims is missing")
+	}
+	for _, item := range d.Seq(f["claims"], "claims") {
+		g := fields(d, item, "claim", "id", "paper", "statement", "type", "kernels", "numerator", "denominator", "target",
+			"same_toolchain", "sizes", "aggregate", "range", "margin")
+		c := ClaimSpec{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Statement: d.String(g["statement"], "statement"),
+			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
+			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
+			Target: d.String(g["target"], "target"), SameToolchain: d.Bool(g["same_toolchain"], "same_toolchain"),
+			Sizes: d.String(g["sizes"], "sizes"), Aggregate: d.String(g["aggregate"], "aggregate"),
+			Margin: number(d, g["margin"], "margin")}
+		for _, r := range d.Seq(g["range"], "range") {
+			c.Range = append(c.Range, number(d, r, "range"))
+		}
+		if item.Kind == yaml.MappingNode {
+			c.Node = item
+		}
+		cf.Claims = append(cf.Claims, c)
+	}
+	return cf
+}
+
+func decodeSelector(d diag.Decoder, n *yaml.Node) Selector {
+	if n == nil {
+		return Selector{}
+	}
+	f := fields(d, n, "selector", "variants", "families", "toolchains")
+	s := Selector{Variants: d.Strings(f["variants"], "variants"), Families: d.Strings(f["families"], "families"),
+		Toolchains: d.Strings(f["toolchains"], "toolchains")}
+	if n.Kind == yaml.MappingNode {
+		s.Node = n
+	}
+	return s
+}
+
+// number reads a YAML float (.inf included).
+func number(d diag.Decoder, n *yaml.Node, what string) float64 {
+	if d.String(n, what) == "" {
+		return 0
+	}
+	var v float64
+	if err := n.Decode(&v); err != nil {
+		d.Add(n, "%s must be a number, not %q", what, n.Value)
+	}
+	return v
 }
 
 var (
@@ -50,31 +108,23 @@ var (
 )
 
 // LoadClaims reads and validates a claims file.
-func LoadClaims(path string) ([]ClaimSpec, error) {
+func LoadClaims(path string, v *results.Vocabulary) ([]ClaimSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseClaims(path, data)
+	return ParseClaims(path, data, v)
 }
 
 // ParseClaims decodes and validates claims.yaml; file names the errors.
-func ParseClaims(file string, data []byte) ([]ClaimSpec, error) {
-	root, err := parseDoc(file, data)
-	if err != nil {
-		return nil, err
-	}
-	var cf claimsDoc
+func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]ClaimSpec, error) {
 	var errs ErrorList
-	decodeStrict(file, root, &cf, &errs)
-	if valueNode(root, "claims") == root {
-		errs.at(file, root, "claims is missing")
-	}
+	cf := decodeClaims(diag.Decoder{File: file, Errs: (*diag.List)(&errs)}, diag.ParseYAML(file, data, (*diag.List)(&errs)))
 	seen := map[string]*yaml.Node{}
 	for i := range cf.Claims {
 		c := &cf.Claims[i]
 		c.defaults()
-		c.validate(file, seen, &errs)
+		c.validate(file, seen, &errs, v)
 	}
 	if err := errs.errs(); err != nil {
 		return nil, err
@@ -100,7 +150,7 @@ func (c *ClaimSpec) defaults() {
 	}
 }
 
-func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList) {
+func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList, v *results.Vocabulary) {
 	n := c.Node
 	if n == nil {
 		return // not a mapping: already reported
@@ -120,10 +170,10 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 		errs.at(file, valueNode(n, "kernels"), "%s: kernels is empty", name)
 	}
 	for i, k := range c.Kernels {
-		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, knownKernels, errs)
+		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, v.KernelNames(), errs)
 	}
-	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs)
-	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs)
+	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs, v)
+	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
 	c.validateExpectation(file, name, errs)
 }
 
@@ -149,14 +199,14 @@ func (c *ClaimSpec) validateExpectation(file, name string, errs *ErrorList) {
 	}
 }
 
-func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorList) {
+func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorList, voc *results.Vocabulary) {
 	if len(s.Variants) == 0 {
 		errs.at(file, valueNode(n, "variants"), "%s: variants is empty", name)
 	}
 	for i, v := range s.Variants {
-		checkName(file, itemNode(n, "variants", i), name, "variant", v, knownVariants, errs)
+		checkName(file, itemNode(n, "variants", i), name, "variant", v, voc.VariantNames(), errs)
 	}
 	for i, f := range s.Families {
-		checkName(file, itemNode(n, "families", i), name, "family", f, knownFamilies, errs)
+		checkName(file, itemNode(n, "families", i), name, "family", f, voc.Families, errs)
 	}
 }

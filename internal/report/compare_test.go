@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // compareRuns writes two small runs: b is slower on one cell, faster on
@@ -40,7 +42,7 @@ func compareRuns(t *testing.T) (a, b string) {
 func TestCompare(t *testing.T) {
 	a, b := compareRuns(t)
 	var out bytes.Buffer
-	n, err := Compare(a, b, 0.10, &out)
+	n, err := results.Compare(a, b, 0.10, &out)
 	require.NoError(t, err)
 	assert.Equal(t, 4, n, "3 sizes of axpby.omp-host.gcc-host and one failed verification")
 	golden(t, "compare.txt", out.Bytes())
@@ -48,6 +50,6 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareBadThreshold(t *testing.T) {
-	_, err := Compare("a", "b", 1.5, &bytes.Buffer{})
+	_, err := results.Compare("a", "b", 1.5, &bytes.Buffer{})
 	assert.EqualError(t, err, "compare: threshold 1.5 is not in [0, 1)")
 }

@@ -59,7 +59,7 @@ func (ds *dataset) addRecords(recs []Record) {
 	latest := map[seriesKey]map[int64]point{}
 	var extra []string
 	for _, r := range recs {
-		if !r.ok() {
+		if !r.Usable() {
 			ds.unusable++
 			continue
 		}

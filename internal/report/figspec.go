@@ -8,39 +8,77 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // FigureSpec is one figure of figures.yaml.
 type FigureSpec struct {
-	ID       string       `yaml:"id"`     // file name of the figure: figures/<id>.svg|.png
-	Title    string       `yaml:"title"`  // shown above the panels
-	Paper    string       `yaml:"paper"`  // the figure it reproduces, e.g. "002 Fig. 1"
-	Kernel   string       `yaml:"kernel"` // axpby, dot, spmv or cgsolve
-	X        string       `yaml:"x"`      // "size" (the only x axis)
-	XLabel   string       `yaml:"x_label"`
-	Y        string       `yaml:"y"`        // gbps or median_s
-	Panel    string       `yaml:"panel_by"` // toolchain or none
-	Target   string       `yaml:"target"`   // any, host or device: which toolchains
-	Families []string     `yaml:"families"` // only toolchains of these families; empty: all
-	LogX     bool         `yaml:"log_x"`
-	Kind     string       `yaml:"kind"`  // lines or bars
-	Sizes    []int64      `yaml:"sizes"` // only these sizes; bars default to three spread sizes
-	Series   []SeriesSpec `yaml:"variants"`
-	Node     *yaml.Node   `yaml:"-"`
+	ID       string // file name of the figure: figures/<id>.svg|.png
+	Title    string // shown above the panels
+	Paper    string // the figure it reproduces, e.g. "002 Fig. 1"
+	Kernel   string // axpby, dot, spmv or cgsolve
+	X        string // "size" (the only x axis)
+	XLabel   string
+	Y        string   // gbps or median_s
+	Panel    string   // toolchain or none
+	Target   string   // any, host or device: which toolchains
+	Families []string // only toolchains of these families; empty: all
+	LogX     bool
+	Kind     string  // lines or bars
+	Sizes    []int64 // only these sizes; bars default to three spread sizes
+	Series   []SeriesSpec
+	Node     *yaml.Node
 }
 
 // SeriesSpec is one variant of a figure and its legend label. A reference
 // series (the native KK-CUDA) is drawn in every panel from whichever
 // toolchain built it.
 type SeriesSpec struct {
-	Variant   string     `yaml:"variant"`
-	Label     string     `yaml:"label"`
-	Reference bool       `yaml:"reference"`
-	Node      *yaml.Node `yaml:"-"`
+	Variant   string
+	Label     string
+	Reference bool
+	Node      *yaml.Node
 }
 
 type figuresDoc struct {
-	Figures []FigureSpec `yaml:"figures"`
+	Figures []FigureSpec
+}
+
+// decodeFigures reads the figures file's nodes (internal/diag's idiom).
+func decodeFigures(d diag.Decoder, root *yaml.Node) figuresDoc {
+	var ff figuresDoc
+	if root == nil {
+		return ff
+	}
+	f := fields(d, root, "figures file", "figures")
+	if root.Kind == yaml.MappingNode && f["figures"] == nil {
+		d.Add(root, "figures is missing")
+	}
+	for _, item := range d.Seq(f["figures"], "figures") {
+		g := fields(d, item, "figure", "id", "title", "paper", "kernel", "x", "x_label", "y", "panel_by", "target",
+			"families", "log_x", "kind", "sizes", "variants")
+		fs := FigureSpec{ID: d.String(g["id"], "id"), Title: d.String(g["title"], "title"), Paper: d.String(g["paper"], "paper"),
+			Kernel: d.String(g["kernel"], "kernel"), X: d.String(g["x"], "x"), XLabel: d.String(g["x_label"], "x_label"),
+			Y: d.String(g["y"], "y"), Panel: d.String(g["panel_by"], "panel_by"), Target: d.String(g["target"], "target"),
+			Families: d.Strings(g["families"], "families"), LogX: d.Bool(g["log_x"], "log_x"), Kind: d.String(g["kind"], "kind"),
+			Sizes: d.Ints(g["sizes"], "sizes")}
+		if item.Kind == yaml.MappingNode {
+			fs.Node = item
+		}
+		for _, s := range d.Seq(g["variants"], "variants") {
+			sf := fields(d, s, "variant entry", "variant", "label", "reference")
+			ss := SeriesSpec{Variant: d.String(sf["variant"], "variant"), Label: d.String(sf["label"], "label"),
+				Reference: d.Bool(sf["reference"], "reference")}
+			if s.Kind == yaml.MappingNode {
+				ss.Node = s
+			}
+			fs.Series = append(fs.Series, ss)
+		}
+		ff.Figures = append(ff.Figures, fs)
+	}
+	return ff
 }
 
 // Values of the enumerated figure fields; the first is the default.
@@ -53,32 +91,24 @@ var (
 )
 
 // LoadFigures reads and validates a figures file.
-func LoadFigures(path string) ([]FigureSpec, error) {
+func LoadFigures(path string, v *results.Vocabulary) ([]FigureSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseFigures(path, data)
+	return ParseFigures(path, data, v)
 }
 
 // ParseFigures decodes and validates figures.yaml; file names the errors.
 // Every problem is reported, as file:line:col: message, sorted.
-func ParseFigures(file string, data []byte) ([]FigureSpec, error) {
-	root, err := parseDoc(file, data)
-	if err != nil {
-		return nil, err
-	}
-	var ff figuresDoc
+func ParseFigures(file string, data []byte, v *results.Vocabulary) ([]FigureSpec, error) {
 	var errs ErrorList
-	decodeStrict(file, root, &ff, &errs)
-	if valueNode(root, "figures") == root {
-		errs.at(file, root, "figures is missing")
-	}
+	ff := decodeFigures(diag.Decoder{File: file, Errs: (*diag.List)(&errs)}, diag.ParseYAML(file, data, (*diag.List)(&errs)))
 	seen := map[string]*yaml.Node{}
 	for i := range ff.Figures {
 		f := &ff.Figures[i]
-		f.defaults()
-		f.validate(file, seen, &errs)
+		f.defaults(v)
+		f.validate(file, seen, &errs, v)
 	}
 	if err := errs.errs(); err != nil {
 		return nil, err
@@ -86,7 +116,7 @@ func ParseFigures(file string, data []byte) ([]FigureSpec, error) {
 	return ff.Figures, nil
 }
 
-func (f *FigureSpec) defaults() {
+func (f *FigureSpec) defaults(v *results.Vocabulary) {
 	def := func(s *string, values []string) {
 		if *s == "" {
 			*s = values[0]
@@ -98,7 +128,7 @@ func (f *FigureSpec) defaults() {
 	def(&f.Target, targetValues)
 	def(&f.Kind, kindValues)
 	if f.XLabel == "" {
-		f.XLabel = sizeLabel(f.Kernel)
+		f.XLabel = v.SizeLabel(f.Kernel)
 	}
 	for i := range f.Series {
 		if f.Series[i].Label == "" {
@@ -107,7 +137,7 @@ func (f *FigureSpec) defaults() {
 	}
 }
 
-func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList) {
+func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList, v *results.Vocabulary) {
 	n := f.Node
 	if n == nil {
 		return // not a mapping: already reported
@@ -116,7 +146,7 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 	if f.Title == "" {
 		errs.at(file, n, "%s: title is missing", name)
 	}
-	checkName(file, valueNode(n, "kernel"), name, "kernel", f.Kernel, knownKernels, errs)
+	checkName(file, valueNode(n, "kernel"), name, "kernel", f.Kernel, v.KernelNames(), errs)
 	checkEnum(file, n, name, "x", f.X, []string{"size"}, errs)
 	checkEnum(file, n, name, "y", f.Y, yValues, errs)
 	checkEnum(file, n, name, "panel_by", f.Panel, panelValues, errs)
@@ -131,12 +161,12 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 		}
 	}
 	for i, fam := range f.Families {
-		checkName(file, itemNode(n, "families", i), name, "family", fam, knownFamilies, errs)
+		checkName(file, itemNode(n, "families", i), name, "family", fam, v.Families, errs)
 	}
-	f.validateSeries(file, name, errs)
+	f.validateSeries(file, name, errs, v)
 }
 
-func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList) {
+func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList, v *results.Vocabulary) {
 	if len(f.Series) == 0 {
 		errs.at(file, valueNode(f.Node, "variants"), "%s: variants is empty", name)
 	}
@@ -146,7 +176,7 @@ func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList) {
 			continue // not a mapping: already reported
 		}
 		vn := valueNode(s.Node, "variant")
-		checkName(file, vn, name, "variant", s.Variant, knownVariants, errs)
+		checkName(file, vn, name, "variant", s.Variant, v.VariantNames(), errs)
 		if seen[s.Variant] {
 			errs.at(file, vn, "%s: variant %q listed twice", name, s.Variant)
 		}

@@ -9,7 +9,7 @@ import (
 
 func specByID(t *testing.T, id string) FigureSpec {
 	t.Helper()
-	figs, err := LoadFigures(specDir + "/figures.yaml")
+	figs, err := LoadFigures(specDir+"/figures.yaml", testVocab(t))
 	require.NoError(t, err)
 	for _, f := range figs {
 		if f.ID == id {

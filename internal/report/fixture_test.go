@@ -160,7 +160,7 @@ func writeRun(t *testing.T, dir string, s runSpec) {
 			Bytes: 5.3e8, MedianS: 5.3e8 / s.copyGBps[tc.ID] / 1e9, GBps: s.copyGBps[tc.ID]})
 	}
 	for _, kernel := range kernelOrder {
-		for _, variant := range knownVariants {
+		for _, variant := range testVocab(nil).VariantNames() {
 			for _, tc := range s.toolchains {
 				base, ok := s.eff[variant][kernel]
 				if !ok || !applies(variant, tc) {
@@ -217,9 +217,9 @@ func (s runSpec) record(cell, kernel, variant string, tc Toolchain, size int64, 
 	r := Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
 		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med, med, med}, MedianS: med, MinS: med,
 		Bytes: bytes, Flops: bytes / 12, GBps: gbps, GFlops: gbps / 12, Verified: true,
-		MaxRelErr: 1e-15, Tolerance: 1e-12}
+		MaxRelErr: ptr(1e-15), Tolerance: 1e-12}
 	if s.unverified[cell] == size {
-		r.Verified, r.MaxRelErr = false, 0.5
+		r.Verified, r.MaxRelErr = false, ptr(0.5)
 	}
 	return r
 }
@@ -240,7 +240,8 @@ func (s runSpec) writeFiles(t *testing.T, dir string, jsonl, builds, csvRows []s
 		Host: Host{Hostname: s.host, OS: "linux", Arch: "amd64",
 			CPU: "Intel(R) Xeon(R) Platinum 8480+", Cores: 16},
 		GPUs: s.gpus, Toolchains: s.toolchains, Sizes: "ci", Reps: 5,
-		Cells: CellCounts{Total: len(builds), Built: len(builds), Ran: len(builds), Verified: len(builds)}}
+		Cells:      CellCounts{Total: len(builds), Built: len(builds), Ran: len(builds), Verified: len(builds)},
+		Vocabulary: testVocab(t)}
 	runJSON, err := json.MarshalIndent(run, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -277,3 +278,5 @@ func newRun(t *testing.T, s runSpec) string {
 	writeRun(t, dir, s)
 	return dir
 }
+
+func ptr(v float64) *float64 { return &v }

@@ -117,8 +117,7 @@ func provenance(r Run) []keyValue {
 	kv = append(kv,
 		keyValue{"GPUs", strings.Join(gpus, "; ")},
 		keyValue{"sizes", fmt.Sprintf("%s, %d reps", r.Sizes, r.Reps)},
-		keyValue{"cells (run.json)", fmt.Sprintf("%d total, %d built, %d ran, %d verified, %d skipped",
-			r.Cells.Total, r.Cells.Built, r.Cells.Ran, r.Cells.Verified, r.Cells.Skipped)},
+		keyValue{"cells (run.json)", cellCounts(r.Cells)},
 	)
 	return kv
 }
@@ -177,4 +176,11 @@ func inlineSVG(svg []byte) template.HTML {
 		s = s[i:]
 	}
 	return template.HTML(s) // produced by gonum/plot from our own data
+}
+
+// cellCounts says what run.json counts: built cells (compiled now or taken
+// from the build cache), failed and skipped ones, then what ran.
+func cellCounts(c CellCounts) string {
+	return fmt.Sprintf("%d total, %d built (%d compiled, %d cached), %d failed to build, %d skipped, %d ran, %d verified",
+		c.Total, c.Built+c.Cached, c.Built, c.Cached, c.Failed, c.Skipped, c.Ran, c.Verified)
 }

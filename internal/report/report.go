@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // DefaultSpecDir is where figures.yaml, claims.yaml and page.html.tmpl live,
@@ -17,6 +19,9 @@ const DefaultSpecDir = "templates/report"
 type Options struct {
 	SpecDir  string    // figures.yaml, claims.yaml, page.html.tmpl; DefaultSpecDir if empty
 	Progress io.Writer // stage messages; nil for none
+	// Vocabulary names the kernels, variants and families figures and claims
+	// may use when run.json does not (folders older than the vocabulary).
+	Vocabulary *results.Vocabulary
 }
 
 // Summary is what Generate produced.
@@ -54,7 +59,14 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if res.Other > 0 {
 		say("ignored %d records of other kinds", res.Other)
 	}
-	sp, err := loadSpecs(opt.SpecDir)
+	voc := res.Run.Vocabulary
+	if voc == nil {
+		voc = opt.Vocabulary
+	}
+	if voc == nil {
+		return nil, fmt.Errorf("%s names no vocabulary (kernels, variants, families): report it from the source tree", filepath.Join(resultsDir, runFile))
+	}
+	sp, err := loadSpecs(opt.SpecDir, voc)
 	if err != nil {
 		return nil, err
 	}
@@ -104,11 +116,11 @@ type specs struct {
 }
 
 // loadSpecs reads the three spec files and reports the problems of all.
-func loadSpecs(dir string) (specs, error) {
+func loadSpecs(dir string, v *results.Vocabulary) (specs, error) {
 	var sp specs
 	var errFig, errClaims, errPage error
-	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"))
-	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"))
+	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"), v)
+	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"), v)
 	sp.page, errPage = parsePage(dir)
 	return sp, errors.Join(errFig, errClaims, errPage)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestRepoSpecsAreValid(t *testing.T) {
-	sp, err := loadSpecs(specDir)
+	sp, err := loadSpecs(specDir, testVocab(t))
 	require.NoError(t, err)
 	assert.NotEmpty(t, sp.figures)
 	assert.NotEmpty(t, sp.claims)
@@ -26,7 +26,7 @@ func TestRepoSpecsAreValid(t *testing.T) {
 func TestParseFiguresReportsEveryError(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "figures_bad.yaml"))
 	require.NoError(t, err)
-	_, err = ParseFigures("figures_bad.yaml", data)
+	_, err = ParseFigures("figures_bad.yaml", data, testVocab(t))
 	require.Error(t, err)
 	golden(t, "figures_bad.errors", []byte(err.Error()+"\n"))
 }
@@ -44,13 +44,13 @@ func TestParseFiguresMessages(t *testing.T) {
 			`f.yaml:2:5: figure "f": variants is empty`},
 		{"bad enum", head + "    kernel: dot\n    panel_by: compiler\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:5:15: figure "f": panel_by must be one of toolchain, none, not "compiler"`},
-		{"syntax", "figures:\n  - id: [\n", `f.yaml:2: did not find expected node content`},
-		{"not a list", "figures: {id: f}\n", `f.yaml:1:10: figures: expected a list`},
+		{"syntax", "figures:\n  - id: [\n", `f.yaml:2: invalid YAML: did not find expected node content`},
+		{"not a list", "figures: {id: f}\n", `f.yaml:1:10: figures must be a list`},
 		{"no figures", "figs: []\n", "f.yaml:1:1: unknown field \"figs\" in figures file (known: figures)\nf.yaml:1:1: figures is missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseFigures("f.yaml", []byte(tt.yaml))
+			_, err := ParseFigures("f.yaml", []byte(tt.yaml), testVocab(t))
 			require.Error(t, err)
 			assert.Equal(t, tt.want, err.Error())
 		})
@@ -58,7 +58,7 @@ func TestParseFiguresMessages(t *testing.T) {
 }
 
 func TestParseFiguresDefaults(t *testing.T) {
-	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw}]}\n"))
+	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw}]}\n"), testVocab(t))
 	require.NoError(t, err)
 	f := figs[0]
 	assert.Equal(t, "gbps", f.Y)
@@ -66,7 +66,7 @@ func TestParseFiguresDefaults(t *testing.T) {
 	assert.Equal(t, "any", f.Target)
 	assert.Equal(t, "lines", f.Kind)
 	assert.Equal(t, "omp-raw", f.Series[0].Label)
-	assert.Equal(t, sizeLabel("spmv"), f.XLabel)
+	assert.Equal(t, testVocab(t).SizeLabel("spmv"), f.XLabel)
 }
 
 func TestParseClaimsMessages(t *testing.T) {
@@ -88,7 +88,7 @@ func TestParseClaimsMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseClaims("c.yaml", []byte(tt.yaml))
+			_, err := ParseClaims("c.yaml", []byte(tt.yaml), testVocab(t))
 			require.Error(t, err)
 			assert.Equal(t, tt.want, err.Error())
 		})

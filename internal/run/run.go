@@ -33,6 +33,16 @@ type Options struct {
 	// DeviceName names the GPU for harnesses that cannot ask for it (OpenMP).
 	DeviceName string
 	Log        io.Writer
+	// Stamp is the provenance written into every record.
+	Stamp Stamp
+}
+
+// Stamp is what the run knows of where a record comes from.
+type Stamp struct {
+	RunID, BatchID, Commit string
+	Dirty                  bool
+	GPUUUID                string            // GPU cells only
+	ToolchainVersions      map[string]string // by toolchain ID
 }
 
 // Job is one cell to run at some sizes.
@@ -106,7 +116,7 @@ func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options,
 	}
 	fmt.Fprintf(logf, "$ %s %s\n", bin, strings.Join(args, " "))
 	if err := cmd.Start(); err != nil {
-		return 0, record(w, e, size, "cannot start: "+err.Error())
+		return 0, record(w, e, size, opt, "cannot start: "+err.Error())
 	}
 	n, kernels := 0, 0
 	var parseErr error
@@ -116,31 +126,31 @@ func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options,
 		line := sc.Bytes()
 		fmt.Fprintf(logf, "%s\n", line)
 		var r results.Record
-		if err := json.Unmarshal(line, &r); err != nil || r.Str("kind") == "" {
+		if err := json.Unmarshal(line, &r); err != nil || r.Kind == "" {
 			if parseErr == nil {
 				parseErr = fmt.Errorf("output is not a harness record: %.80q", line)
 			}
 			continue
 		}
-		annotate(r, e)
+		annotate(&r, e, opt)
 		if err := w.Add(r); err != nil {
 			return n, err
 		}
 		n++
-		if r.Str("kind") == "kernel" {
+		if r.Kind == results.KindKernel {
 			kernels++
 		}
 	}
 	err = cmd.Wait()
 	switch {
 	case cctx.Err() == context.DeadlineExceeded:
-		return n, record(w, e, size, fmt.Sprintf("timed out after %s", opt.Timeout))
+		return n, record(w, e, size, opt, fmt.Sprintf("timed out after %s", opt.Timeout))
 	case err != nil:
-		return n, record(w, e, size, fmt.Sprintf("%s%s", exitText(err), lastLine(stderr.String())))
+		return n, record(w, e, size, opt, fmt.Sprintf("%s%s", exitText(err), lastLine(stderr.String())))
 	case parseErr != nil:
-		return n, record(w, e, size, parseErr.Error())
+		return n, record(w, e, size, opt, parseErr.Error())
 	case kernels == 0:
-		return n, record(w, e, size, "the program printed no measurement")
+		return n, record(w, e, size, opt, "the program printed no measurement")
 	}
 	return n, nil
 }
@@ -165,20 +175,28 @@ func lastLine(s string) string {
 	return ": " + lines[len(lines)-1]
 }
 
-// annotate adds the cell's identity to a harness record.
-func annotate(r results.Record, e build.Entry) {
-	r["cell"] = e.ID
-	r["kernel"] = e.Kernel
-	r["variant"] = e.Variant
-	r["strategy"] = e.Strategy
-	r["toolchain"] = e.Toolchain
-	r["target"] = e.Target
+// annotate adds the cell's identity and the run's provenance to a record.
+func annotate(r *results.Record, e build.Entry, opt Options) {
+	r.Cell, r.Kernel, r.Variant, r.Strategy = e.ID, e.Kernel, e.Variant, e.Strategy
+	r.Toolchain, r.Target = e.Toolchain, e.Target
+	st := opt.Stamp
+	r.RunID, r.BatchID, r.Commit, r.Dirty = st.RunID, st.BatchID, st.Commit, st.Dirty
+	r.ToolchainVersion = st.ToolchainVersions[e.Toolchain]
+	if e.Target != "host" {
+		r.GPUUUID = st.GPUUUID
+	}
+	if e.Binary != "" {
+		// The build stage keeps each binary's cache key beside it.
+		if key, err := os.ReadFile(filepath.Join(opt.BuildDir, e.Binary+".key")); err == nil {
+			r.BuildKey = strings.TrimSpace(string(key))
+		}
+	}
 }
 
 // record writes an error record for a (cell, size) and returns the error.
-func record(w *results.Writer, e build.Entry, size int64, msg string) error {
-	r := results.Record{"kind": "kernel", "size": size, "verified": false, "error": msg}
-	annotate(r, e)
+func record(w *results.Writer, e build.Entry, size int64, opt Options, msg string) error {
+	r := results.Record{Kind: results.KindKernel, Size: size, Error: msg}
+	annotate(&r, e, opt)
 	if err := w.Add(r); err != nil {
 		return err
 	}

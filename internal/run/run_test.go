@@ -40,14 +40,15 @@ func TestFailuresBecomeRecords(t *testing.T) {
 	}
 	w, err := results.Create(filepath.Join(dir, "out"))
 	require.NoError(t, err)
-	err = Cells(context.Background(), jobs, Options{BuildDir: dir, Reps: 1, Warmup: 0, Timeout: 2 * time.Second}, w)
+	err = Cells(context.Background(), jobs, Options{BuildDir: dir, Reps: 1, Warmup: 0, Timeout: 2 * time.Second,
+		Stamp: Stamp{RunID: "run-1", ToolchainVersions: map[string]string{"tc": "19.1"}}}, w)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	recs, err := results.ReadJSONL(w.Dir)
 	require.NoError(t, err)
 	got := map[string][]string{}
 	for _, r := range recs {
-		got[r.Str("variant")] = append(got[r.Str("variant")], r.Str("error"))
+		got[r.Variant] = append(got[r.Variant], r.Error)
 	}
 	assert.Equal(t, map[string][]string{
 		"ok":         {""},
@@ -60,6 +61,8 @@ func TestFailuresBecomeRecords(t *testing.T) {
 		"unverified": {"verification failed: error above tolerance"},
 	}, got)
 	for _, r := range recs {
-		assert.Equal(t, "k."+r.Str("variant")+".tc", r.Str("cell"))
+		assert.Equal(t, "k."+r.Variant+".tc", r.Cell)
+		assert.Equal(t, "run-1", r.RunID)
+		assert.Equal(t, "19.1", r.ToolchainVersion)
 	}
 }

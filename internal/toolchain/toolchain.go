@@ -135,7 +135,12 @@ func (tb *Table) Need(name, family string) string {
 	return strings.Join(fams, " or ")
 }
 
-var families = map[string]bool{"gcc": true, "llvm": true, "nvcc": true, "nvhpc": true, "rocm": true}
+// Families lists the compiler families a toolchain may belong to (the one
+// list: matrix, messages and the report take it from here).
+var Families = []string{"gcc", "llvm", "nvcc", "nvhpc", "rocm"}
+
+// Devices lists the execution spaces a strategy needs and a toolchain offers.
+var Devices = []string{"cuda", "host", "omptarget"}
 
 // LoadTable reads the capability table.
 func LoadTable(file string) (*Table, error) {
@@ -187,8 +192,8 @@ func constraints(d diag.Decoder, n *yaml.Node) (map[string]version.Constraints, 
 	out, raw := map[string]version.Constraints{}, map[string]string{}
 	for _, kv := range d.Pairs(n, "when") {
 		fam := kv[0].Value
-		if !families[fam] {
-			d.Add(kv[0], "unknown compiler family %q (known: gcc, llvm, nvcc, nvhpc, rocm)", fam)
+		if !slices.Contains(Families, fam) {
+			d.Add(kv[0], "unknown compiler family %q (known: %s)", fam, strings.Join(Families, ", "))
 			continue
 		}
 		s := d.String(kv[1], "constraint")
@@ -235,12 +240,12 @@ func Load(file, root string) ([]*Toolchain, error) {
 			d.Add(tf["id"], "toolchain %q defined twice", t.ID)
 		}
 		seen[t.ID] = true
-		if !families[t.Family] {
-			d.Add(tf["family"], "unknown compiler family %q (known: gcc, llvm, nvcc, nvhpc, rocm)", t.Family)
+		if !slices.Contains(Families, t.Family) {
+			d.Add(tf["family"], "unknown compiler family %q (known: %s)", t.Family, strings.Join(Families, ", "))
 		}
 		for _, dev := range t.Devices {
-			if dev != "host" && dev != "omptarget" && dev != "cuda" {
-				d.Add(tf["devices"], "unknown device %q (known: cuda, host, omptarget)", dev)
+			if !slices.Contains(Devices, dev) {
+				d.Add(tf["devices"], "unknown device %q (known: %s)", dev, strings.Join(Devices, ", "))
 			}
 		}
 		if t.Pinned != "" {

@@ -1,16 +1,14 @@
-package pipeline
+package results
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
-	"github.com/portmatrix/portmatrix/internal/build"
-	"github.com/portmatrix/portmatrix/internal/results"
+	"sort"
 )
 
 // Merge joins results folders of one machine (a GPU host runs the matrix in
@@ -23,29 +21,27 @@ func Merge(out string, dirs []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	var merged Provenance
+	var merged Run
 	var jsonl []byte
-	rows := map[string]results.BuildRow{}
-	tcs := map[string]build.ToolchainInfo{}
+	rows := map[string]BuildRow{}
+	tcs := map[string]Toolchain{}
 	gpuSeen := map[string]bool{}
 	for i, dir := range dirs {
-		var pr Provenance
-		b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+		pr, err := ReadRun(dir)
 		switch {
 		case os.IsNotExist(err):
 			// A run stopped before its end has records but no run.json: its
 			// records count, its provenance is that of the other folders.
-			pr = Provenance{ID: filepath.Base(dir) + " (interrupted: no run.json)"}
+			pr = Run{ID: filepath.Base(dir) + " (interrupted: no run.json)"}
 		case err != nil:
 			return err
-		default:
-			if err := json.Unmarshal(b, &pr); err != nil {
-				return fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
-			}
 		}
 		if i == 0 {
 			merged = pr
-			merged.Cells = map[string]int{}
+			merged.Cells = Cells{}
+		}
+		if pr.Vocabulary != nil {
+			merged.Vocabulary = pr.Vocabulary
 		}
 		if pr.Started != "" && (merged.Started == "" || pr.Started < merged.Started) {
 			merged.Started = pr.Started
@@ -64,74 +60,55 @@ func Merge(out string, dirs []string) error {
 			merged.Commit, merged.Dirty, merged.BuildCommit = pr.Commit, pr.Dirty, pr.BuildCommit
 		}
 		for _, g := range pr.GPUs {
-			if !gpuSeen[g.Name+g.Driver] {
-				gpuSeen[g.Name+g.Driver] = true
+			if !gpuSeen[g.Name+g.Driver+g.UUID] {
+				gpuSeen[g.Name+g.Driver+g.UUID] = true
 				if i > 0 {
 					merged.GPUs = append(merged.GPUs, g)
 				}
 			}
 		}
 		merged.MergedFrom = append(merged.MergedFrom, pr.ID)
-		recs, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+		recs, err := os.ReadFile(filepath.Join(dir, JSONLFile))
 		if err != nil {
 			return err
 		}
 		jsonl = append(jsonl, recs...)
-		if err := readBuildCSV(filepath.Join(dir, "build.csv"), rows); err != nil && !os.IsNotExist(err) {
+		builds, err := ReadBuildCSV(dir)
+		if err != nil {
 			return err
 		}
-		if err := copyTree(filepath.Join(dir, "logs"), filepath.Join(out, "logs")); err != nil {
+		for _, r := range builds {
+			rows[r.Cell] = r
+		}
+		if err := copyTree(filepath.Join(dir, LogsDir), filepath.Join(out, LogsDir)); err != nil {
 			return err
 		}
 	}
 	merged.ID = filepath.Base(out)
 	merged.Toolchains = nil
-	for _, id := range SortedKeys(tcs) {
+	for _, id := range sortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), latestOnly(jsonl), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, JSONLFile), latestOnly(jsonl), 0o644); err != nil {
 		return err
 	}
-	var list []results.BuildRow
-	for _, id := range SortedKeys(rows) {
+	var list []BuildRow
+	for _, id := range sortedKeys(rows) {
 		list = append(list, rows[id])
-		merged.Cells["total"]++
-		merged.Cells[rows[id].Status]++
+		merged.Cells.AddBuild(rows[id].Status)
 	}
-	if err := results.WriteBuildCSV(out, list); err != nil {
+	if err := WriteBuildCSV(out, list); err != nil {
 		return err
 	}
-	if err := results.WriteCSV(out); err != nil {
+	if err := WriteCSV(out); err != nil {
 		return err
 	}
-	recs, err := results.ReadJSONL(out)
+	recs, err := ReadJSONL(out)
 	if err != nil {
 		return err
 	}
-	countRuns(merged.Cells, recs)
-	return results.WriteJSON(out, "run.json", merged)
-}
-
-func readBuildCSV(file string, rows map[string]results.BuildRow) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	all, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	for _, r := range all[1:] {
-		if len(r) < 8 {
-			return fmt.Errorf("%s: short row %v", file, r)
-		}
-		var secs float64
-		fmt.Sscan(r[6], &secs)
-		rows[r[0]] = results.BuildRow{Cell: r[0], Kernel: r[1], Variant: r[2], Toolchain: r[3], Status: r[4],
-			Reason: r[5], Seconds: secs, Log: r[7]}
-	}
-	return nil
+	merged.Cells.CountRuns(recs)
+	return WriteRun(out, merged)
 }
 
 func copyTree(src, dst string) error {
@@ -146,8 +123,7 @@ func copyTree(src, dst string) error {
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
-		copyFile(path, filepath.Join(dst, rel))
-		return nil
+		return CopyFile(path, filepath.Join(dst, rel))
 	})
 }
 
@@ -159,15 +135,17 @@ func latestOnly(jsonl []byte) []byte {
 	last := map[string]int{}
 	keys := make([]string, len(lines))
 	for i, l := range lines {
-		var r results.Record
+		var r Record
 		if json.Unmarshal(l, &r) != nil {
 			continue
 		}
-		switch r.Str("kind") {
-		case "kernel":
-			keys[i] = fmt.Sprintf("%s@%d", r.Str("cell"), int64(r.Num("size")))
-		case "copy":
-			keys[i] = "copy@" + r.Str("toolchain")
+		switch r.Kind {
+		case KindKernel:
+			keys[i] = fmt.Sprintf("%s@%d", r.Cell, r.Size)
+		case KindCopy:
+			keys[i] = "copy@" + r.Toolchain
+		case KindStream:
+			keys[i] = "stream@" + r.Op + "@" + r.Toolchain
 		default:
 			continue
 		}
@@ -181,4 +159,25 @@ func latestOnly(jsonl []byte) []byte {
 		out = append(append(out, l...), '\n')
 	}
 	return out
+}
+
+// CopyFile copies src to dst, making dst's folder.
+func CopyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

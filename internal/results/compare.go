@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bytes"
@@ -19,11 +19,11 @@ func Compare(a, b string, threshold float64, w io.Writer) (regressions int, err 
 	if threshold < 0 || threshold >= 1 {
 		return 0, fmt.Errorf("compare: threshold %g is not in [0, 1)", threshold)
 	}
-	ra, err := LoadResults(a)
+	ra, err := Load(a)
 	if err != nil {
 		return 0, err
 	}
-	rb, err := LoadResults(b)
+	rb, err := Load(b)
 	if err != nil {
 		return 0, err
 	}
@@ -60,16 +60,16 @@ func Compare(a, b string, threshold float64, w io.Writer) (regressions int, err 
 	return regressions, nil
 }
 
-func lastByCellSize(recs []Record) map[cellSize]Record {
-	m := map[cellSize]Record{}
+func lastByCellSize(recs []Record) map[CellSize]Record {
+	m := map[CellSize]Record{}
 	for _, r := range recs {
-		m[cellSize{r.Cell, r.Size}] = r
+		m[r.Key()] = r
 	}
 	return m
 }
 
-func sortedCellSizes(m map[cellSize]Record) []cellSize {
-	keys := make([]cellSize, 0, len(m))
+func sortedCellSizes(m map[CellSize]Record) []CellSize {
+	keys := make([]CellSize, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -85,11 +85,11 @@ func sortedCellSizes(m map[cellSize]Record) []cellSize {
 // judgePair returns the flag of one (cell, size) and whether it regressed.
 func judgePair(a, b Record, threshold float64) (string, bool) {
 	switch {
-	case a.ok() && !b.ok():
+	case a.Usable() && !b.Usable():
 		return "REGRESSION (b " + failure(b) + ")", true
-	case !a.ok() && b.ok():
+	case !a.Usable() && b.Usable():
 		return "fixed", false
-	case !a.ok():
+	case !a.Usable():
 		return "both " + failure(b), false
 	case b.GBps/a.GBps < 1-threshold:
 		return "REGRESSION", true
@@ -125,7 +125,7 @@ func ratioText(a, b Record) string {
 
 // printOnly lists the cells of x that y lacks entirely, then the sizes of
 // cells both have that only x measured.
-func printOnly(w io.Writer, name string, x, y map[cellSize]Record) {
+func printOnly(w io.Writer, name string, x, y map[CellSize]Record) {
 	inY := map[string]bool{}
 	for k := range y {
 		inY[k.Cell] = true

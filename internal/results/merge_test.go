@@ -1,4 +1,4 @@
-package pipeline
+package results
 
 import (
 	"os"
@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 func writeBatch(t *testing.T, dir, runJSON string, lines ...string) {
@@ -20,7 +18,7 @@ func writeBatch(t *testing.T, dir, runJSON string, lines ...string) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "logs", "run", filepath.Base(dir)+".log"), []byte("log"), 0o644))
-	require.NoError(t, results.WriteBuildCSV(dir, []results.BuildRow{{Cell: "k.v.tc", Kernel: "k", Variant: "v", Toolchain: "tc", Status: "built"}}))
+	require.NoError(t, WriteBuildCSV(dir, []BuildRow{{Cell: "k.v.tc", Kernel: "k", Variant: "v", Toolchain: "tc", Status: "built"}}))
 }
 
 // A later batch's measurement of a (cell, size) replaces an earlier one, and
@@ -40,12 +38,12 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 	out := filepath.Join(root, "merged")
 	require.NoError(t, Merge(out, []string{a, b, c}))
 
-	recs, err := results.ReadJSONL(out)
+	recs, err := ReadJSONL(out)
 	require.NoError(t, err)
 	require.Len(t, recs, 3)
-	assert.Equal(t, 2.0, recs[0].Num("size"))
-	assert.True(t, recs[1].Bool("verified"))
-	assert.Equal(t, 3000.0, recs[2].Num("gbps"))
+	assert.Equal(t, 2.0, float64(recs[0].Size))
+	assert.True(t, recs[1].Verified)
+	assert.Equal(t, 3000.0, recs[2].GBps)
 
 	b2, err := os.ReadFile(filepath.Join(out, "run.json"))
 	require.NoError(t, err)

@@ -5,46 +5,36 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
 )
 
-// Record is one JSON line: the harness's fields plus the cell's.
-type Record map[string]any
+// File and folder names of a results folder (docs/results-format.md).
+const (
+	RunFile     = "run.json"
+	JSONLFile   = "results.jsonl"
+	CSVFile     = "results.csv"
+	BuildFile   = "build.csv"
+	LogsDir     = "logs"
+	FiguresDir  = "figures"
+	ClaimsFile  = "claims.md"
+	ReportFile  = "report.html"
+	maxLineSize = 64 << 20
+)
 
-// Str returns a string field.
-func (r Record) Str(k string) string { s, _ := r[k].(string); return s }
+// BuildLog is the path, in a results folder, of a cell's build log.
+func BuildLog(cell string) string { return LogsDir + "/build/" + cell + ".log" }
 
-// Num returns a number field (0 when absent).
-func (r Record) Num(k string) float64 {
-	switch v := r[k].(type) {
-	case float64:
-		return v
-	case json.Number:
-		f, _ := v.Float64()
-		return f
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
-	}
-	return 0
-}
-
-// Bool returns a boolean field.
-func (r Record) Bool(k string) bool { b, _ := r[k].(bool); return b }
-
-// BuildRow is one row of build.csv.
-type BuildRow struct {
-	Cell, Kernel, Variant, Toolchain, Status, Reason, Log string
-	Seconds                                               float64
-}
+// RunLog is the path, in a results folder, of a cell's run log.
+func RunLog(cell string) string { return LogsDir + "/run/" + cell + ".log" }
 
 // Writer appends to a results folder.
 type Writer struct {
@@ -56,10 +46,10 @@ type Writer struct {
 
 // Create makes dir (and dir/logs) and opens results.jsonl for appending.
 func Create(dir string) (*Writer, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "logs", "run"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, LogsDir, "run"), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "results.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, JSONLFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -106,28 +96,37 @@ func WriteJSON(dir, name string, v any) error {
 	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
 }
 
-// ReadJSONL reads results.jsonl; a bad line is an error naming file:line.
+// ReadJSONL reads results.jsonl. Every bad line is an error naming
+// file:line; the good ones are returned all the same. Each record's Source
+// is "results.jsonl:<line>".
 func ReadJSONL(dir string) ([]Record, error) {
-	file := filepath.Join(dir, "results.jsonl")
+	file := filepath.Join(dir, JSONLFile)
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var out []Record
+	var errs diag.List
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	sc.Buffer(make([]byte, 1<<20), maxLineSize)
 	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
 			continue
 		}
 		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return out, fmt.Errorf("%s:%d: %v", file, line, err)
+		if err := json.Unmarshal(b, &r); err != nil {
+			errs.Add(diag.Pos{File: file, Line: line}, "%v", err)
+			continue
 		}
+		r.Source = fmt.Sprintf("%s:%d", JSONLFile, line)
 		out = append(out, r)
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("%s: %w", file, err)
+	}
+	return out, errs.Err()
 }
 
 // CSVHeader is the column list of results.csv.
@@ -143,11 +142,11 @@ func WriteCSV(dir string) error {
 	}
 	copyBW := map[string]float64{}
 	for _, r := range recs {
-		if r.Str("kind") == "copy" {
-			copyBW[r.Str("toolchain")] = r.Num("gbps")
+		if r.IsRoofline() {
+			copyBW[r.Toolchain] = r.GBps
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, "results.csv"))
+	f, err := os.Create(filepath.Join(dir, CSVFile))
 	if err != nil {
 		return err
 	}
@@ -155,42 +154,21 @@ func WriteCSV(dir string) error {
 	w.Write(CSVHeader)
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range recs {
-		if r.Str("kind") != "kernel" {
+		if r.Kind != KindKernel {
 			continue
 		}
 		cb := ""
-		if v, ok := copyBW[r.Str("toolchain")]; ok {
+		if v, ok := copyBW[r.Toolchain]; ok {
 			cb = num(v)
 		}
 		maxErr := ""
-		if _, ok := r["max_rel_err"].(float64); ok {
-			maxErr = num(r.Num("max_rel_err"))
+		if r.MaxRelErr != nil {
+			maxErr = num(*r.MaxRelErr)
 		}
-		w.Write([]string{r.Str("cell"), r.Str("kernel"), r.Str("variant"), r.Str("strategy"), r.Str("toolchain"),
-			strconv.FormatInt(int64(r.Num("size")), 10), strconv.FormatInt(int64(r.Num("reps")), 10),
-			num(r.Num("median_s")), num(r.Num("min_s")), num(r.Num("gbps")), num(r.Num("gflops")), cb,
-			strconv.FormatBool(r.Bool("verified")), maxErr, r.Str("error")})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// WriteBuildCSV writes build.csv.
-func WriteBuildCSV(dir string, rows []BuildRow) error {
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cell < rows[j].Cell })
-	f, err := os.Create(filepath.Join(dir, "build.csv"))
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	w.Write([]string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log"})
-	for _, r := range rows {
-		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Toolchain, r.Status, r.Reason,
-			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log})
+		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Strategy, r.Toolchain,
+			strconv.FormatInt(r.Size, 10), strconv.Itoa(r.Reps),
+			num(r.MedianS), num(r.MinS), num(r.GBps), num(r.GFlops), cb,
+			strconv.FormatBool(r.Verified), maxErr, r.Error})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -1,0 +1,174 @@
+// Package host probes the machine once: the git state of the source tree,
+// the CPU, and the GPUs that nvidia-smi or rocm-smi list.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Machine describes the computer that ran the cells (run.json "host").
+type Machine struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	CPU      string `json:"cpu"`
+	Cores    int    `json:"cores"`
+}
+
+// MiB is a memory size; it reads a number or a quoted number.
+type MiB int
+
+// UnmarshalJSON accepts 81559 and "81559".
+func (m *MiB) UnmarshalJSON(b []byte) error {
+	v, err := strconv.Atoi(strings.Trim(string(b), `"`))
+	*m = MiB(v)
+	return err
+}
+
+// GPU is one device of the host.
+type GPU struct {
+	Name      string `json:"name"`
+	Driver    string `json:"driver"`
+	MemoryMiB MiB    `json:"memory_mib"`
+	UUID      string `json:"uuid,omitempty"`
+	Vendor    string `json:"vendor,omitempty"` // nvidia or amd
+}
+
+// Git is the state of the source tree.
+type Git struct {
+	Commit string
+	Dirty  bool
+}
+
+// Info is everything the probe found.
+type Info struct {
+	Machine Machine
+	GPUs    []GPU
+	Git     Git
+}
+
+// Runner runs a command and returns its standard output (exec in
+// production, a table in tests).
+type Runner func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// Exec runs the command for real, with a timeout.
+func Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, name, args...).Output()
+}
+
+// Probe asks the machine. root is the source tree whose git state it asks;
+// a non-empty commit stands for it (a tree copied without .git).
+func Probe(ctx context.Context, root, commit string, run Runner) Info {
+	hn, _ := os.Hostname()
+	info := Info{Machine: Machine{Hostname: hn, OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel(), Cores: runtime.NumCPU()}}
+	info.Git = Git{Commit: commit}
+	if commit == "" {
+		info.Git = gitState(ctx, root, run)
+	}
+	info.GPUs = append(nvidia(ctx, run), amd(ctx, run)...)
+	return info
+}
+
+// GPUName is the first GPU's name ("" when none).
+func (i Info) GPUName() string {
+	if len(i.GPUs) > 0 {
+		return i.GPUs[0].Name
+	}
+	return ""
+}
+
+// GPUUUID is the first GPU's UUID ("" when none).
+func (i Info) GPUUUID() string {
+	if len(i.GPUs) > 0 {
+		return i.GPUs[0].UUID
+	}
+	return ""
+}
+
+func gitState(ctx context.Context, root string, run Runner) Git {
+	out, err := run(ctx, "git", "-C", root, "rev-parse", "HEAD")
+	if err != nil {
+		return Git{}
+	}
+	st, _ := run(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no")
+	return Git{Commit: strings.TrimSpace(string(out)), Dirty: len(strings.TrimSpace(string(st))) > 0}
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			if i := strings.Index(line, ":"); i >= 0 {
+				return strings.TrimSpace(line[i+1:])
+			}
+		}
+	}
+	return ""
+}
+
+// nvidia parses nvidia-smi's CSV query.
+func nvidia(ctx context.Context, run Runner) []GPU {
+	out, err := run(ctx, "nvidia-smi", "--query-gpu=name,driver_version,memory.total,uuid", "--format=csv,noheader,nounits")
+	if err != nil {
+		return nil
+	}
+	var list []GPU
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 3 {
+			continue
+		}
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		mib, _ := strconv.Atoi(f[2])
+		g := GPU{Name: f[0], Driver: f[1], MemoryMiB: MiB(mib), Vendor: "nvidia"}
+		if len(f) > 3 {
+			g.UUID = f[3]
+		}
+		list = append(list, g)
+	}
+	return list
+}
+
+// amd parses rocm-smi's JSON output, when rocm-smi is installed.
+func amd(ctx context.Context, run Runner) []GPU {
+	out, err := run(ctx, "rocm-smi", "--showproductname", "--showuniqueid", "--showmeminfo", "vram", "--showdriverversion", "--json")
+	if err != nil {
+		return nil
+	}
+	var cards map[string]map[string]string
+	if json.Unmarshal(out, &cards) != nil {
+		return nil
+	}
+	driver := ""
+	if sys, ok := cards["system"]; ok {
+		driver = sys["Driver version"]
+	}
+	var list []GPU
+	for i := 0; ; i++ {
+		c, ok := cards["card"+strconv.Itoa(i)]
+		if !ok {
+			break
+		}
+		name := c["Card series"]
+		if name == "" {
+			name = c["Card SKU"]
+		}
+		total, _ := strconv.ParseInt(c["VRAM Total Memory (B)"], 10, 64)
+		list = append(list, GPU{Name: name, Driver: driver, MemoryMiB: MiB(total >> 20), UUID: c["Unique ID"], Vendor: "amd"})
+	}
+	return list
+}

@@ -1,0 +1,56 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Doctor prints the toolchains found and why each cell is on or off.
+func Doctor(p *Project, w io.Writer) {
+	fmt.Fprintln(w, "toolchains:")
+	for _, t := range p.Toolchains {
+		status := "found " + t.Path + " " + t.Family + " " + t.VersionString()
+		if t.CUDA != nil {
+			status += " (ptxas " + t.CUDA.String() + ")"
+		}
+		if !t.Found() {
+			status = "missing: " + t.Missing
+		}
+		fmt.Fprintf(w, "  %-14s target %-6s %s\n", t.ID, t.Target, status)
+		if t.Found() {
+			fmt.Fprintf(w, "  %-14s capabilities: %s\n", "", strings.Join(t.CapNames(), ", "))
+		}
+		if t.Broken != "" {
+			fmt.Fprintf(w, "  %-14s BROKEN: %s\n", "", t.Broken)
+		}
+	}
+	cells := p.Cells()
+	on, run := 0, 0
+	fmt.Fprintln(w, "cells:")
+	for _, c := range cells {
+		state := "off"
+		switch {
+		case c.Runnable:
+			state, on, run = "run", on+1, run+1
+		case c.On:
+			state, on = "build", on+1
+		}
+		line := fmt.Sprintf("  %-5s %s", state, c.ID)
+		if c.Reason != "" {
+			line += ": " + c.Reason
+		}
+		if !c.On {
+			fmt.Fprintln(w, line)
+			continue
+		}
+		if len(c.Fallbacks) > 0 {
+			line += " [fallback: " + strings.Join(c.Fallbacks, "; ") + "]"
+		}
+		if c.On && !c.Runnable {
+			line += " (no GPU here: built, not run)"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "%d cells: %d build, %d run here, %d off\n", len(cells), on, run, len(cells)-on)
+}

@@ -1,0 +1,242 @@
+package pipeline
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Config selects what a stage works on. Empty filters select everything.
+type Config struct {
+	Root           string   // repository root
+	Kernels        []string // kernel names
+	Variants       []string // variant IDs or strategy names
+	Toolchains     []string // toolchain IDs
+	ToolchainsFile string   // instead of toolchains.yaml
+	SizeSet        string   // ci, default or gpu
+	Sizes          Sizes    // explicit sizes, overriding the set
+	Reps           int
+	Warmup         int
+	Jobs           int    // parallel builds
+	Out            string // results folder (run, report, merge)
+	BuildDir       string
+	Timeout        int    // seconds per program run
+	GPU            string // "1": run GPU cells, "0": do not, "": when a GPU is found
+	CopyBytes      int64
+	Threshold      float64 // compare: relative slow-down flagged as a regression
+	Commit         string  // recorded instead of git's answer
+	Args           []string
+	Log            io.Writer
+}
+
+// Sizes are explicit sizes by kernel; the key "" applies to every kernel.
+type Sizes map[string][]int64
+
+// For returns the sizes of kernel, or nil when none are set.
+func (s Sizes) For(kernel string) []int64 {
+	if v, ok := s[kernel]; ok {
+		return v
+	}
+	return s[""]
+}
+
+// ParseSizes reads "1000,2000" (every kernel) or "axpby=1e8,spmv=150,200"
+// (a name= starts a kernel's list; later plain numbers extend it; ";" also
+// separates). Numbers are positive integers, 1e8 notation allowed.
+func ParseSizes(s string) (Sizes, error) {
+	out := Sizes{}
+	cur := ""
+	for _, tok := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
+		tok = strings.TrimSpace(tok)
+		if k, v, ok := strings.Cut(tok, "="); ok {
+			cur, tok = strings.TrimSpace(k), strings.TrimSpace(v)
+			if cur == "" {
+				return nil, fmt.Errorf("sizes: %q names no kernel", k+"="+v)
+			}
+		}
+		f, err := strconv.ParseFloat(tok, 64)
+		if err != nil || f < 1 || f != float64(int64(f)) {
+			return nil, fmt.Errorf("sizes: %q is not a positive integer", tok)
+		}
+		out[cur] = append(out[cur], int64(f))
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// Knob is one setting, read from the environment (mage) or a flag (CLI).
+type Knob struct {
+	Env, Flag string
+	Example   string // shown in the knob list
+	Doc       string
+	Set       func(c *Config, v string) error
+}
+
+// boolFlags are the knobs whose flag takes no value (-gpu means -gpu=true).
+var boolFlags = map[string]bool{"gpu": true}
+
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func positive(dst func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want a positive integer", v)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+// Knobs is every setting, in the order of the help text.
+var Knobs = []Knob{
+	{"PM_ROOT", "root", ".", "repository root (templates/, variants/, toolchains.yaml)", str(func(c *Config) *string { return &c.Root })},
+	{"PM_KERNELS", "kernels", "axpby,dot", "kernels (default: all)", func(c *Config, v string) error { c.Kernels = list(v); return nil }},
+	{"PM_VARIANTS", "variants", "kk-omp-b,omp-raw", "variant IDs or strategy names (default: all)", func(c *Config, v string) error { c.Variants = list(v); return nil }},
+	{"PM_TOOLCHAINS", "toolchains", "gcc-host", "toolchain IDs (default: every one found)", func(c *Config, v string) error { c.Toolchains = list(v); return nil }},
+	{"PM_TOOLCHAINS_FILE", "toolchains-file", "f.yaml", "toolchain file instead of toolchains.yaml", str(func(c *Config) *string { return &c.ToolchainsFile })},
+	{"PM_SIZE_SET", "size-set", "ci|default|gpu", "size set (default: ci, minutes on 2 cores)", str(func(c *Config) *string { return &c.SizeSet })},
+	{"PM_SIZES", "sizes", "1000,1e5 or axpby=1e8;spmv=150,200", "explicit sizes overriding the set: for every kernel, or per kernel (name=sizes)", func(c *Config, v string) (err error) {
+		c.Sizes, err = ParseSizes(v)
+		return err
+	}},
+	{"PM_REPS", "reps", "5", "timed repetitions per size", positive(func(c *Config) *int { return &c.Reps })},
+	{"PM_WARMUP", "warmup", "1", "warm-up runs per size", positive(func(c *Config) *int { return &c.Warmup })},
+	{"PM_JOBS", "jobs", "2", "parallel builds", positive(func(c *Config) *int { return &c.Jobs })},
+	{"PM_BUILD_DIR", "build-dir", "build", "build folder", str(func(c *Config) *string { return &c.BuildDir })},
+	{"PM_OUT", "out", "results/my-run", "results folder: written by run and merge, read by report (default: the newest)", str(func(c *Config) *string { return &c.Out })},
+	{"PM_TIMEOUT", "timeout", "300", "seconds one program may run", positive(func(c *Config) *int { return &c.Timeout })},
+	{"PM_GPU", "gpu", "1", "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)", func(c *Config, v string) error {
+		switch v {
+		case "1", "true":
+			c.GPU = "1"
+		case "0", "false":
+			c.GPU = "0"
+		default:
+			return fmt.Errorf("%q: want 0 or 1", v)
+		}
+		return nil
+	}},
+	{"PM_COMMIT", "commit", "0123abc", "the source commit to record when the tree has no .git (a GPU host)", str(func(c *Config) *string { return &c.Commit })},
+	{"PM_COPY_BYTES", "copy-bytes", "1073741824", "bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host)", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want a positive integer", v)
+		}
+		c.CopyBytes = n
+		return nil
+	}},
+	{"PM_THRESHOLD", "threshold", "0.10", "compare: a slow-down beyond this fraction is a regression", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f >= 1 {
+			return fmt.Errorf("%q: want a fraction in [0, 1)", v)
+		}
+		c.Threshold = f
+		return nil
+	}},
+}
+
+// KnobHelp is the knob list, one per line, as the magefile's All target and
+// the CLI's usage show it.
+func KnobHelp() string {
+	var b strings.Builder
+	for _, k := range Knobs {
+		fmt.Fprintf(&b, "%s=%s\n    %s (-%s)\n", k.Env, k.Example, k.Doc, k.Flag)
+	}
+	return b.String()
+}
+
+// FromEnv reads every knob from the environment (the magefile's way).
+func FromEnv() (Config, error) {
+	var cfg Config
+	var errs []string
+	for _, k := range Knobs {
+		if v := strings.TrimSpace(os.Getenv(k.Env)); v != "" {
+			if err := k.Set(&cfg, v); err != nil {
+				errs = append(errs, k.Env+": "+err.Error())
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return cfg, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return cfg, nil
+}
+
+// Flags registers every knob as a flag of fs (the CLI's way).
+func Flags(fs *flag.FlagSet, cfg *Config) {
+	for _, k := range Knobs {
+		fs.Var(&knobFlag{k, cfg}, k.Flag, k.Doc+" (env "+k.Env+", e.g. "+k.Example+")")
+	}
+}
+
+// knobFlag is a knob as a flag.Value.
+type knobFlag struct {
+	k   Knob
+	cfg *Config
+}
+
+func (f *knobFlag) String() string     { return "" }
+func (f *knobFlag) Set(v string) error { return f.k.Set(f.cfg, v) }
+func (f *knobFlag) IsBoolFlag() bool   { return boolFlags[f.k.Flag] }
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.Root == "" {
+		c.Root = "."
+	}
+	if c.SizeSet == "" {
+		c.SizeSet = "ci"
+	}
+	if c.Reps == 0 {
+		c.Reps = 5
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 1
+	}
+	if c.Jobs == 0 {
+		c.Jobs = 2
+	}
+	if c.BuildDir == "" {
+		c.BuildDir = filepath.Join(c.Root, "build")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 300
+	}
+	if c.Threshold == 0 {
+		c.Threshold = 0.10
+	}
+	if c.Log == nil {
+		c.Log = os.Stdout
+	}
+}
+
+// picks applies the kernel, variant (ID or strategy) and toolchain filters.
+func (c *Config) picks(kernel, variant, strategy, toolchain string) bool {
+	pass := func(filter []string, names ...string) bool {
+		if len(filter) == 0 {
+			return true
+		}
+		return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(filter, n) })
+	}
+	return pass(c.Kernels, kernel) && pass(c.Variants, variant, strategy) && pass(c.Toolchains, toolchain)
+}

@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the knob list of magefile.go")
+
+// knobComment is the knob list as the magefile's All doc holds it.
+func knobComment() string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(KnobHelp(), "\n"), "\n") {
+		b.WriteString("//\t" + l + "\n")
+	}
+	return b.String()
+}
+
+// The magefile is built from the stage table: a target per stage with the
+// stage's doc and arguments, and All's doc lists every knob, one per line.
+func TestMagefileFollowsTheStageTable(t *testing.T) {
+	if *update {
+		src, err := os.ReadFile("../../magefile.go")
+		require.NoError(t, err)
+		const start, end = "read by every target:\n//\n", "func All("
+		i, j := strings.Index(string(src), start), strings.Index(string(src), end)
+		require.True(t, i > 0 && j > i)
+		out := string(src[:i+len(start)]) + knobComment() + string(src[j:])
+		require.NoError(t, os.WriteFile("../../magefile.go", []byte(out), 0o644))
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "../../magefile.go", nil, parser.ParseComments)
+	require.NoError(t, err)
+	targets := map[string]*ast.FuncDecl{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.IsExported() {
+			targets[strings.ToLower(fn.Name.Name)] = fn
+		}
+	}
+	for _, s := range Stages {
+		fn := targets[s.Name]
+		if !assert.NotNil(t, fn, "no mage target for stage %s", s.Name) {
+			continue
+		}
+		doc := fn.Doc.Text()
+		assert.True(t, strings.HasPrefix(doc, s.Doc+"\n"), "target %s: doc %q, stage doc %q", s.Name, doc, s.Doc)
+		var params []string
+		for _, p := range fn.Type.Params.List[1:] {
+			for _, n := range p.Names {
+				params = append(params, n.Name)
+			}
+		}
+		assert.Equal(t, strings.Join(s.Args, ","), strings.Join(params, ","), "target %s arguments", s.Name)
+		delete(targets, s.Name)
+	}
+	assert.Empty(t, targets, "mage targets that are no stage")
+	var allDoc string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "All" {
+			allDoc = fn.Doc.Text()
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(KnobHelp(), "\n"), "\n") {
+		assert.Contains(t, allDoc, "\t"+line+"\n")
+	}
+	src, err := os.ReadFile("../../magefile.go")
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "\n//mage:multiline\n")
+}
+
+func TestParseSizes(t *testing.T) {
+	s, err := ParseSizes("1000,2000")
+	require.NoError(t, err)
+	assert.Equal(t, Sizes{"": {1000, 2000}}, s)
+	s, err = ParseSizes("axpby=1e8,spmv=150,200")
+	require.NoError(t, err)
+	assert.Equal(t, Sizes{"axpby": {100000000}, "spmv": {150, 200}}, s)
+	assert.Equal(t, []int64{150, 200}, s.For("spmv"))
+	assert.Nil(t, s.For("dot"))
+	s, err = ParseSizes("1e3; dot=5;spmv=7")
+	require.NoError(t, err)
+	assert.Equal(t, Sizes{"": {1000}, "dot": {5}, "spmv": {7}}, s)
+	assert.Equal(t, []int64{1000}, s.For("axpby"))
+	for _, bad := range []string{"0", "1.5", "x", "=5", "axpby=-1"} {
+		_, err := ParseSizes(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestKnobsFromEnv(t *testing.T) {
+	t.Setenv("PM_SIZES", "axpby=1e8;spmv=150,200")
+	t.Setenv("PM_REPS", "3")
+	t.Setenv("PM_TOOLCHAINS_FILE", "tc.yaml")
+	cfg, err := FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, Sizes{"axpby": {100000000}, "spmv": {150, 200}}, cfg.Sizes)
+	assert.Equal(t, 3, cfg.Reps)
+	assert.Equal(t, "tc.yaml", cfg.ToolchainsFile)
+	t.Setenv("PM_REPS", "zero")
+	_, err = FromEnv()
+	assert.EqualError(t, err, `PM_REPS: "zero": want a positive integer`)
+}

@@ -1,0 +1,25 @@
+package report
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+var (
+	vocabOnce sync.Once
+	vocab     *results.Vocabulary
+)
+
+// testVocab is the vocabulary of the repository's own project.
+func testVocab(t testing.TB) *results.Vocabulary {
+	vocabOnce.Do(func() {
+		v, err := results.LoadVocabulary("../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vocab = v
+	})
+	return vocab
+}

@@ -1,0 +1,163 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+)
+
+// BuildRow is one row of build.csv.
+type BuildRow struct {
+	Cell, Kernel, Variant, Toolchain string
+	Status, Reason                   string
+	Seconds                          float64
+	Log                              string // relative to the results folder
+}
+
+// BuildHeader is the column list of build.csv.
+var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log"}
+
+// WriteBuildCSV writes build.csv, rows sorted by cell.
+func WriteBuildCSV(dir string, rows []BuildRow) error {
+	rows = append([]BuildRow(nil), rows...)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cell < rows[j].Cell })
+	f, err := os.Create(filepath.Join(dir, BuildFile))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write(BuildHeader)
+	for _, r := range rows {
+		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Toolchain, r.Status, r.Reason,
+			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadBuildCSV reads build.csv of dir; nil rows and no error when it is absent.
+func ReadBuildCSV(dir string) ([]BuildRow, error) {
+	t, err := readCSV(filepath.Join(dir, BuildFile))
+	if t == nil || err != nil {
+		return nil, err
+	}
+	out := make([]BuildRow, 0, len(t.rows))
+	for n, row := range t.rows {
+		out = append(out, BuildRow{
+			Cell: t.str(row, "cell"), Kernel: t.str(row, "kernel"),
+			Variant: t.str(row, "variant"), Toolchain: t.str(row, "toolchain"),
+			Status: t.str(row, "status"), Reason: t.str(row, "reason"),
+			Seconds: t.num(row, n, "seconds"), Log: t.str(row, "log"),
+		})
+	}
+	return out, t.errs.Err()
+}
+
+// ReadResultsCSV reads results.csv of dir as kernel records; nil when absent.
+func ReadResultsCSV(dir string) ([]Record, error) {
+	t, err := readCSV(filepath.Join(dir, CSVFile))
+	if t == nil || err != nil {
+		return nil, err
+	}
+	out := make([]Record, 0, len(t.rows))
+	for n, row := range t.rows {
+		r := Record{
+			Kind: KindKernel, Cell: t.str(row, "cell"), Kernel: t.str(row, "kernel"),
+			Variant: t.str(row, "variant"), Strategy: t.str(row, "strategy"),
+			Toolchain: t.str(row, "toolchain"), Size: int64(t.num(row, n, "size")),
+			Reps: int(t.num(row, n, "reps")), MedianS: t.num(row, n, "median_s"),
+			MinS: t.num(row, n, "min_s"), GBps: t.num(row, n, "gbps"),
+			GFlops: t.num(row, n, "gflops"), Verified: t.boolean(row, n, "verified"),
+			Error: t.str(row, "error"), Source: fmt.Sprintf("%s:%d", CSVFile, n+2),
+		}
+		if t.str(row, "max_rel_err") != "" {
+			v := t.num(row, n, "max_rel_err")
+			r.MaxRelErr = &v
+		}
+		out = append(out, r)
+	}
+	return out, t.errs.Err()
+}
+
+// csvTable is a CSV file with a header row, read by column name.
+type csvTable struct {
+	path string
+	cols map[string]int
+	rows [][]string
+	errs diag.List
+}
+
+func readCSV(path string) (*csvTable, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err == io.EOF {
+		return &csvTable{path: path}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t := &csvTable{path: path, cols: map[string]int{}}
+	for i, h := range header {
+		t.cols[strings.TrimSpace(h)] = i
+	}
+	t.rows, err = r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+func (t *csvTable) str(row []string, col string) string {
+	i, ok := t.cols[col]
+	if !ok || i >= len(row) {
+		return ""
+	}
+	return strings.TrimSpace(row[i])
+}
+
+// num parses a numeric column; n is the row index (line n+2 of the file).
+func (t *csvTable) num(row []string, n int, col string) float64 {
+	s := t.str(row, col)
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.errs.Add(diag.Pos{File: t.path, Line: n + 2}, "column %s: %q is not a number", col, s)
+	}
+	return v
+}
+
+func (t *csvTable) boolean(row []string, n int, col string) bool {
+	s := t.str(row, col)
+	if s == "" {
+		return false
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		t.errs.Add(diag.Pos{File: t.path, Line: n + 2}, "column %s: %q is not true or false", col, s)
+	}
+	return v
+}

@@ -1,0 +1,161 @@
+package results
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+)
+
+// Record kinds.
+const (
+	KindKernel = "kernel" // one (cell, size) measurement, or its error
+	KindCopy   = "copy"   // a device-to-device copy bandwidth (older folders)
+	KindStream = "stream" // a STREAM-like bandwidth measurement; Op says which
+)
+
+// Stream operations of KindStream records.
+const (
+	OpCopy  = "copy"
+	OpTriad = "triad"
+	OpDot   = "dot"
+)
+
+// Section is the share of one kernel inside a composite kernel (CG-Solve).
+type Section struct {
+	Calls   int     `json:"calls"`
+	Seconds float64 `json:"seconds"`
+	Bytes   float64 `json:"bytes"`
+}
+
+// Record is one line of results.jsonl: what the harness printed plus what the
+// run stage knows of the cell and its provenance. Fields it does not know are
+// kept in Extra and written back unchanged.
+type Record struct {
+	Kind      string `json:"kind"`
+	Op        string `json:"op,omitempty"`
+	Cell      string `json:"cell,omitempty"`
+	Kernel    string `json:"kernel,omitempty"`
+	Variant   string `json:"variant,omitempty"`
+	Strategy  string `json:"strategy,omitempty"`
+	Toolchain string `json:"toolchain,omitempty"`
+	Target    string `json:"target,omitempty"`
+	Device    string `json:"device,omitempty"`
+
+	Size      int64              `json:"size,omitempty"`
+	Reps      int                `json:"reps,omitempty"`
+	Warmup    int                `json:"warmup,omitempty"`
+	Seed      int64              `json:"seed,omitempty"`
+	Trial     int                `json:"trial,omitempty"`
+	TimesS    []float64          `json:"times_s,omitempty"`
+	MedianS   float64            `json:"median_s,omitempty"`
+	MinS      float64            `json:"min_s,omitempty"`
+	Bytes     float64            `json:"bytes,omitempty"`
+	BytesMin  float64            `json:"bytes_min,omitempty"`
+	Flops     float64            `json:"flops,omitempty"`
+	GBps      float64            `json:"gbps,omitempty"`
+	GBpsMin   float64            `json:"gbps_min,omitempty"`
+	GFlops    float64            `json:"gflops,omitempty"`
+	Verified  bool               `json:"verified"`
+	MaxRelErr *float64           `json:"max_rel_err,omitempty"`
+	Tolerance float64            `json:"tolerance,omitempty"`
+	Sections  map[string]Section `json:"sections,omitempty"`
+	Error     string             `json:"error,omitempty"`
+
+	RunID            string `json:"run_id,omitempty"`
+	BatchID          string `json:"batch_id,omitempty"`
+	Commit           string `json:"commit,omitempty"`
+	Dirty            bool   `json:"dirty,omitempty"`
+	BuildKey         string `json:"build_key,omitempty"`
+	ToolchainVersion string `json:"toolchain_version,omitempty"`
+	GPUUUID          string `json:"gpu_uuid,omitempty"`
+
+	Extra  map[string]json.RawMessage `json:"-"` // fields of newer writers, kept as read
+	Source string                     `json:"-"` // "file:line" where it was read
+}
+
+type plainRecord Record
+
+var knownFields = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeOf(plainRecord{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
+// UnmarshalJSON reads the known fields and keeps the others in Extra.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var p plainRecord
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k, v := range all {
+		if !knownFields[k] {
+			if p.Extra == nil {
+				p.Extra = map[string]json.RawMessage{}
+			}
+			p.Extra[k] = v
+		}
+	}
+	*r = Record(p)
+	return nil
+}
+
+// MarshalJSON writes the known fields and Extra, keys sorted. "verified" is
+// written for kernel records only.
+func (r Record) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(plainRecord(r))
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	if r.Kind != KindKernel && !r.Verified {
+		delete(all, "verified")
+	}
+	for k, v := range r.Extra {
+		if !knownFields[k] {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
+}
+
+// Usable reports whether a kernel record is a verified measurement with a bandwidth.
+func (r Record) Usable() bool {
+	return r.Verified && r.Error == "" && r.GBps > 0 && !math.IsInf(r.GBps, 0)
+}
+
+// RelErr is the verification error (0 when the record has none).
+func (r Record) RelErr() float64 {
+	if r.MaxRelErr == nil {
+		return 0
+	}
+	return *r.MaxRelErr
+}
+
+// IsRoofline reports whether a record is a copy bandwidth measurement of a
+// toolchain (old "copy" records, and "stream" records of op "copy").
+func (r Record) IsRoofline() bool {
+	return r.Kind == KindCopy || r.Kind == KindStream && r.Op == OpCopy
+}
+
+// CellSize keys a kernel record by what it measured.
+type CellSize struct {
+	Cell string
+	Size int64
+}
+
+// Key returns the record's (cell, size).
+func (r Record) Key() CellSize { return CellSize{r.Cell, r.Size} }

@@ -1,0 +1,142 @@
+package results
+
+import (
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/host"
+)
+
+// Run is run.json: the provenance of a results folder, written by the run
+// stage (first at its start, again at its end) and by Merge, read by the
+// report and Compare.
+type Run struct {
+	ID          string            `json:"id"`
+	Started     string            `json:"started"`
+	Finished    string            `json:"finished"`
+	Commit      string            `json:"commit"`
+	Dirty       bool              `json:"dirty"`
+	BuildCommit string            `json:"build_commit"`
+	Host        Host              `json:"host"`
+	GPUs        []GPU             `json:"gpus"`
+	Toolchains  []Toolchain       `json:"toolchains"`
+	Templates   map[string]string `json:"templates"`
+	Sizes       string            `json:"sizes"`
+	Reps        int               `json:"reps"`
+	Warmup      int               `json:"warmup"`
+	Cells       Cells             `json:"cells"`
+	Vocabulary  *Vocabulary       `json:"vocabulary,omitempty"`
+	MergedFrom  []string          `json:"merged_from,omitempty"`
+}
+
+// Host is the machine that ran (internal/host probes it).
+type Host = host.Machine
+
+// GPU is one device of the host.
+type GPU = host.GPU
+
+// Toolchain is one compiler setup, as the build manifest records it.
+type Toolchain = build.ToolchainInfo
+
+// Cells counts the cells of a run: by build status (of the manifest entries
+// selected) and by what the run measured.
+type Cells struct {
+	Total                int `json:"total"`
+	Built                int `json:"built"`
+	Cached               int `json:"cached"`
+	Failed               int `json:"failed"`
+	Skipped              int `json:"skipped"`
+	Ran                  int `json:"ran"`
+	Verified             int `json:"verified"`
+	VerifiedMeasurements int `json:"verified_measurements"`
+	FailedMeasurements   int `json:"failed_measurements,omitempty"`
+}
+
+// AddBuild counts one cell of build status status.
+func (c *Cells) AddBuild(status string) {
+	c.Total++
+	switch status {
+	case build.Built:
+		c.Built++
+	case build.Cached:
+		c.Cached++
+	case build.Failed:
+		c.Failed++
+	case build.Skipped:
+		c.Skipped++
+	}
+}
+
+// CountRuns sets Ran (cells with a kernel record), Verified (cells whose
+// every kernel record verified) and the measurements either way.
+func (c *Cells) CountRuns(recs []Record) {
+	ok := map[string]bool{}
+	c.VerifiedMeasurements, c.FailedMeasurements = 0, 0
+	for _, r := range recs {
+		if r.Kind != KindKernel {
+			continue
+		}
+		if _, seen := ok[r.Cell]; !seen {
+			ok[r.Cell] = true
+		}
+		if r.Verified {
+			c.VerifiedMeasurements++
+		} else {
+			ok[r.Cell] = false
+			c.FailedMeasurements++
+		}
+	}
+	c.Ran, c.Verified = len(ok), 0
+	for _, v := range ok {
+		if v {
+			c.Verified++
+		}
+	}
+}
+
+// Vocabulary is the names a run used, taken from the project that built it,
+// so that a results folder is reported on without the source tree.
+type Vocabulary struct {
+	Kernels    []KernelName   `json:"kernels"`
+	Strategies []StrategyName `json:"strategies"`
+	Families   []string       `json:"families"`
+	Devices    []string       `json:"devices"`
+}
+
+// KernelName is a kernel and the label of its size axis.
+type KernelName struct {
+	Name      string `json:"name"`
+	SizeLabel string `json:"size_label"`
+}
+
+// StrategyName is a strategy and its variants.
+type StrategyName struct {
+	Name     string   `json:"name"`
+	Variants []string `json:"variants"`
+}
+
+// KernelNames lists the kernels.
+func (v *Vocabulary) KernelNames() []string {
+	var out []string
+	for _, k := range v.Kernels {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+// VariantNames lists every variant of every strategy.
+func (v *Vocabulary) VariantNames() []string {
+	var out []string
+	for _, s := range v.Strategies {
+		out = append(out, s.Variants...)
+	}
+	return out
+}
+
+// SizeLabel is the size axis label of a kernel ("" when unknown).
+func (v *Vocabulary) SizeLabel(kernel string) string {
+	for _, k := range v.Kernels {
+		if k.Name == kernel {
+			return k.SizeLabel
+		}
+	}
+	return ""
+}
