@@ -10,6 +10,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/portmatrix/portmatrix/internal/cluster"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 	"github.com/portmatrix/portmatrix/internal/report"
 )
@@ -55,6 +56,9 @@ func Report(ctx context.Context) error { return stage(ctx, "report") }
 //	PM_TIMEOUT=300            seconds one program may run
 //	PM_GPU=1                  run GPU cells (default: when nvidia-smi lists a GPU)
 //	PM_TOOLCHAINS_FILE=f.yaml toolchain file instead of toolchains.yaml
+//	PM_SCHEDULER=slurm|gpus   run as one Slurm job array, or a worker per GPU (docs/cluster.md)
+//	PM_CLUSTER=cluster.yaml   the cluster file (copy cluster.example.yaml)
+//	PM_GPUS=0,1               gpus scheduler: the GPUs to use (default: all)
 func All(ctx context.Context) error { return stage(ctx, "all") }
 
 // Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond 10%.
@@ -66,6 +70,12 @@ func Compare(a, b string) error {
 	return err
 }
 
+// Collect merges a campaign's shards (PM_OUT) into one results folder and reports Slurm states, missing items and GPU agreement.
+func Collect(ctx context.Context) error { return stage(ctx, "collect") }
+
+// Status prints a campaign's (PM_OUT) Slurm task states, failed tasks with their logs, and the items still missing.
+func Status(ctx context.Context) error { return stage(ctx, "status") }
+
 // Clean removes build outputs (build/); generated/ and results/ are kept.
 func Clean() error { return os.RemoveAll("build") }
 
@@ -74,5 +84,5 @@ func stage(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return pipeline.Stage(ctx, name, cfg)
+	return cluster.Stage(ctx, name, cfg, "")
 }

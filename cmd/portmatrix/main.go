@@ -1,7 +1,7 @@
 // Command portmatrix is the engine behind the magefile as a plain CLI, so a
 // GPU node without Go can run a static build of it:
 //
-//	portmatrix [flags] generate|check|doctor|build|run|report|all
+//	portmatrix [flags] generate|check|doctor|build|run|report|all|collect|status
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/cluster"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
@@ -19,7 +20,7 @@ func main() {
 	cfg := pipeline.Config{}
 	fs := flag.NewFlagSet("portmatrix", flag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: portmatrix [flags] generate|check|doctor|build|run|report|all\n       portmatrix -out <folder> merge <results folder>...")
+		fmt.Fprintln(fs.Output(), "usage: portmatrix [flags] generate|check|doctor|build|run|report|all\n       portmatrix -out <folder> merge <results folder>...\n       portmatrix -scheduler slurm|gpus [flags] run; portmatrix -out <campaign> status|collect (docs/cluster.md)")
 		fs.PrintDefaults()
 	}
 	var kernels, variants, toolchains, sizes string
@@ -37,6 +38,10 @@ func main() {
 	fs.IntVar(&cfg.Timeout, "timeout", 300, "seconds one program may run")
 	fs.BoolVar(&cfg.GPU, "gpu", false, "run GPU cells (default: when nvidia-smi lists a GPU)")
 	fs.Int64Var(&cfg.CopyBytes, "copy-bytes", 0, "bytes of the device copy measured per program (default: by device)")
+	// Cluster (issue 13): docs/cluster.md.
+	fs.StringVar(&cfg.Scheduler, "scheduler", os.Getenv("PM_SCHEDULER"), "run stage: slurm (one job array) or gpus (a worker per GPU of this node)")
+	fs.StringVar(&cfg.Cluster, "cluster", os.Getenv("PM_CLUSTER"), "cluster file (default cluster.yaml; see cluster.example.yaml)")
+	fs.StringVar(&cfg.Work, "work", "", "run only these work items: a JSON file of {cell, size}, or a queue folder")
 	fs.Parse(os.Args[1:])
 	cfg.Kernels, cfg.Variants, cfg.Toolchains = split(kernels), split(variants), split(toolchains)
 	for _, s := range split(sizes) {
@@ -55,7 +60,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := pipeline.Stage(ctx, fs.Arg(0), cfg); err != nil {
+	self, _ := os.Executable()
+	if err := cluster.Stage(ctx, fs.Arg(0), cfg, self); err != nil {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)
 		os.Exit(1)
 	}

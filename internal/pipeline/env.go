@@ -16,6 +16,9 @@ func FromEnv() (Config, error) {
 		SizeSet:    os.Getenv("PM_SIZE_SET"),
 		Out:        os.Getenv("PM_OUT"),
 		GPU:        os.Getenv("PM_GPU") == "1",
+		Work:       os.Getenv("PM_WORK"),
+		Scheduler:  os.Getenv("PM_SCHEDULER"),
+		Cluster:    os.Getenv("PM_CLUSTER"),
 	}
 	var errs []string
 	num := func(name string, dst *int) {

@@ -38,6 +38,10 @@ type Config struct {
 	CopyBytes  int64
 	Inputs     []string // merge: the results folders to join
 	Log        io.Writer
+	// Cluster (issue 13, internal/cluster): see docs/cluster.md.
+	Work      string // run: work items to measure (a file, a queue folder, or plan:<file>)
+	Scheduler string // run: "" (here, in order), slurm (a job array) or gpus (a worker per GPU)
+	Cluster   string // the cluster config file (default cluster.yaml)
 }
 
 // Defaults fills unset fields.

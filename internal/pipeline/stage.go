@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/cluster/work"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
@@ -164,7 +165,7 @@ func Run(ctx context.Context, p *Project, runID ...string) (string, error) {
 		return dir, err
 	}
 	fmt.Fprintf(p.Cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
-	runErr := run.Cells(ctx, jobs, run.Options{BuildDir: p.Cfg.BuildDir, Reps: p.Cfg.Reps, Warmup: p.Cfg.Warmup,
+	runErr := work.Run(ctx, p.Cfg.Work, jobs, run.Options{BuildDir: p.Cfg.BuildDir, Reps: p.Cfg.Reps, Warmup: p.Cfg.Warmup,
 		Timeout: time.Duration(p.Cfg.Timeout) * time.Second, CopyBytes: p.copyBytes, DeviceName: gpuName(), Log: p.Cfg.Log}, w)
 	closeErr := w.Close()
 	info := p.provenance(m, dir, started, gpu)
