@@ -79,7 +79,7 @@ func builtMatrix(t *testing.T) (root, bin string) {
 func matrixConfig(root string, log *bytes.Buffer) pipeline.Config {
 	return pipeline.Config{Root: root, Kernels: []string{"axpby", "dot"}, Toolchains: []string{"gcc-host"},
 		Variants: []string{"serial", "omp-host", "omp-raw", "kk-omp-b"},
-		Reps: 5, Warmup: 1, Timeout: 120, Log: log}
+		Reps:     5, Warmup: 1, Timeout: 120, Log: log}
 }
 
 // checkCollected asserts that the campaign folder holds every planned item
