@@ -51,9 +51,12 @@ fi
 mariadb -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmpw';
             GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';"
 
+# A cluster name of its own per start: the accounting database outlives
+# WORKDIR, and job ids start again at 1 with a fresh state folder.
+CLUSTER=ci$(date +%s)
 MEM=$(awk '/MemTotal/{print int($2/1024*0.9)}' /proc/meminfo)   # at most what slurmd sees
 cat >"$W/slurm.conf" <<CONF
-ClusterName=ci
+ClusterName=$CLUSTER
 SlurmctldHost=localhost
 SlurmUser=root
 AuthType=auth/munge
@@ -98,7 +101,7 @@ export SLURM_CONF=$W/slurm.conf
 slurmdbd -D >"$W/log/slurmdbd.stderr" 2>&1 & echo $! >"$W/dbd.bgpid"
 waitfor 30 slurmdbd sacctmgr -n list cluster
 # The cluster must be known to the database before slurmctld starts.
-sacctmgr -n list cluster format=cluster | grep -qw ci || sacctmgr -i add cluster ci >/dev/null
+sacctmgr -i add cluster "$CLUSTER" >/dev/null
 
 slurmctld -D >"$W/log/slurmctld.stderr" 2>&1 & echo $! >"$W/ctld.bgpid"
 slurmd -D -N ci1 >"$W/log/slurmd.stderr" 2>&1 & echo $! >"$W/slurmd.bgpid"

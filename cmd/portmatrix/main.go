@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/portmatrix/portmatrix/internal/cluster"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
@@ -58,7 +59,8 @@ func main() {
 		fs.Usage()
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM too: scancel, a Slurm time limit and timeout(1) stop a run cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	self, _ := os.Executable()
 	if err := cluster.Stage(ctx, fs.Arg(0), cfg, self); err != nil {

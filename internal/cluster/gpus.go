@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
@@ -137,6 +138,9 @@ func worker(ctx context.Context, bin string, args, env []string, logFile, name s
 	fmt.Fprintf(f, "$ %s %s\n", bin, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
+	// Stopped, a worker stops its program and keeps what it finished.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {

@@ -239,7 +239,13 @@ func (c Campaign) SlurmStatus(ctx context.Context) (Status, error) {
 			continue
 		}
 		states := map[int]Task{}
-		if out, err := exec.CommandContext(ctx, "sacct", "-j", s.JobID, "-X", "-n", "-P",
+		// With -j, sacct looks back to the epoch: a job id reused by another
+		// cluster instance (or after wrapping) must not answer for ours.
+		since := "now-30days"
+		if ts, err := time.Parse(time.RFC3339, s.Submitted); err == nil {
+			since = ts.Add(-time.Minute).Local().Format("2006-01-02T15:04:05")
+		}
+		if out, err := exec.CommandContext(ctx, "sacct", "-j", s.JobID, "-S", since, "-X", "-n", "-P",
 			"-o", "JobID,State,ExitCode,NodeList,Elapsed").Output(); err == nil {
 			used["sacct"] = true
 			parseTasks(string(out), states)

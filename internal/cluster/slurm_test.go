@@ -114,7 +114,7 @@ func TestSlurmArrayCancelAndResubmit(t *testing.T) {
 		assert.Equal(t, r.Str(FieldSlurmJob)+"_"+r.Str(FieldSlurmTask), r.Str(FieldShard))
 	}
 	assert.Equal(t, map[string]int{sub1.JobID: len(plan) - len(sum.Missing), sub2.JobID: len(sum.Missing)}, jobs)
-	assert.Contains(t, sum2.Slurm.Source, "squeue")
+	assert.Equal(t, []string{"sacct", "squeue"}, sum2.Slurm.Source) // slurm-up.sh runs slurmdbd
 
 	// Nothing missing: nothing is submitted.
 	log.Reset()
