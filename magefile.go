@@ -12,6 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
@@ -46,6 +47,12 @@ func Merge(ctx context.Context, folders string) error { return stage(ctx, "merge
 
 // Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.
 func Compare(ctx context.Context, a, b string) error { return stage(ctx, "compare", a, b) }
+
+// Collect merges the shards of a scheduled run (PM_OUT, a campaign folder) into one results folder.
+func Collect(ctx context.Context) error { return stage(ctx, "collect") }
+
+// Status prints the progress of a scheduled run (PM_OUT): items done, Slurm tasks and their states.
+func Status(ctx context.Context) error { return stage(ctx, "status") }
 
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
@@ -83,6 +90,12 @@ func Compare(ctx context.Context, a, b string) error { return stage(ctx, "compar
 //	    the source commit to record when the tree has no .git (a GPU host) (-commit)
 //	PM_COPY_BYTES=1073741824
 //	    bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host) (-copy-bytes)
+//	PM_SCHEDULER=slurm|gpus
+//	    run stage: slurm (one job array) or gpus (a worker per GPU of this node); docs/cluster.md (-scheduler)
+//	PM_CLUSTER=cluster.yaml
+//	    cluster file of the slurm scheduler (copy cluster.example.yaml) (-cluster)
+//	PM_WORK=items.json
+//	    run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them (-work)
 //	PM_THRESHOLD=0.10
 //	    compare: a slow-down beyond this fraction is a regression (-threshold)
 func All(ctx context.Context) error { return stage(ctx, "all") }

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
 
+	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
@@ -42,7 +44,9 @@ func main() {
 		fs.Usage()
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	cfg.Self, _ = os.Executable() // the workers a scheduler starts run this program
+	// SIGTERM too: scancel, a Slurm time limit and timeout(1) stop a run cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := pipeline.Stage(ctx, fs.Arg(0), cfg, fs.Args()[1:]...); err != nil {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)

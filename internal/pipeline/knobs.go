@@ -30,6 +30,10 @@ type Config struct {
 	CopyBytes      int64
 	Threshold      float64 // compare: relative slow-down flagged as a regression
 	Commit         string  // recorded instead of git's answer
+	Scheduler      string  // run elsewhere: slurm or gpus (internal/cluster)
+	Cluster        string  // cluster file (cluster.example.yaml)
+	Work           string  // run only these work items: a JSON file, a queue folder, or plan:<file>
+	Self           string  // this program, for the workers a scheduler starts ("" under mage)
 	Args           []string
 	Log            io.Writer
 }
@@ -145,6 +149,9 @@ var Knobs = []Knob{
 		c.CopyBytes = n
 		return nil
 	}},
+	{"PM_SCHEDULER", "scheduler", "slurm|gpus", "run stage: slurm (one job array) or gpus (a worker per GPU of this node); docs/cluster.md", str(func(c *Config) *string { return &c.Scheduler })},
+	{"PM_CLUSTER", "cluster", "cluster.yaml", "cluster file of the slurm scheduler (copy cluster.example.yaml)", str(func(c *Config) *string { return &c.Cluster })},
+	{"PM_WORK", "work", "items.json", "run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them", str(func(c *Config) *string { return &c.Work })},
 	{"PM_THRESHOLD", "threshold", "0.10", "compare: a slow-down beyond this fraction is a regression", func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f >= 1 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/cluster/work"
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -88,6 +89,10 @@ var Stages = []StageDef{
 			}
 			return err
 		}},
+	{Name: "collect", Needs: NeedsResults, Doc: "Collect merges the shards of a scheduled run (PM_OUT, a campaign folder) into one results folder.",
+		run: extension("collect")},
+	{Name: "status", Needs: NeedsResults, Doc: "Status prints the progress of a scheduled run (PM_OUT): items done, Slurm tasks and their states.",
+		run: extension("status")},
 	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
 		run: withProject2(All)},
 	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",
@@ -132,9 +137,34 @@ func StageNames() []string {
 	return out
 }
 
+// Extension is a stage's code that lives in a package importing this one
+// (internal/cluster: collect, status, and "schedule", which runs the run and
+// all stages under PM_SCHEDULER); the front ends link it and it registers here.
+type Extension func(ctx context.Context, stage string, cfg Config) error
+
+var extensions = map[string]Extension{}
+
+// Extend registers an extension under name.
+func Extend(name string, f Extension) { extensions[name] = f }
+
+func extension(name string) func(context.Context, Config) error {
+	return func(ctx context.Context, cfg Config) error { return callExtension(ctx, name, name, cfg) }
+}
+
+func callExtension(ctx context.Context, name, stage string, cfg Config) error {
+	f := extensions[name]
+	if f == nil {
+		return fmt.Errorf("%s: not linked into this program (internal/cluster registers it)", name)
+	}
+	return f(ctx, stage, cfg)
+}
+
 // Stage runs one named stage with cfg; args are its positional arguments.
 func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 	cfg.Defaults()
+	if cfg.Scheduler != "" && (name == "run" || name == "all") {
+		return callExtension(ctx, "schedule", name, cfg)
+	}
 	for _, s := range Stages {
 		if s.Name == name {
 			cfg.Args = args
@@ -327,7 +357,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 		}
 		return 1 << 30
 	}
-	runErr := run.Cells(ctx, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup,
+	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup,
 		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, DeviceName: mach.GPUName(),
 		Log: cfg.Log, Stamp: stamp}, w)
 	closeErr := w.Close()

@@ -70,6 +70,13 @@ type Record struct {
 	ToolchainVersion string `json:"toolchain_version,omitempty"`
 	GPUUUID          string `json:"gpu_uuid,omitempty"`
 
+	// Where a scheduled run measured it (internal/cluster).
+	Shard       string `json:"shard,omitempty"`
+	Node        string `json:"node,omitempty"`
+	SlurmJobID  string `json:"slurm_job_id,omitempty"`
+	SlurmTaskID string `json:"slurm_task_id,omitempty"`
+	Worker      string `json:"worker,omitempty"`
+
 	Extra  map[string]json.RawMessage `json:"-"` // fields of newer writers, kept as read
 	Source string                     `json:"-"` // "file:line" where it was read
 }

@@ -62,7 +62,8 @@ func Cells(ctx context.Context, jobs []Job, opt Options, w *results.Writer) erro
 	start := time.Now()
 	for _, j := range jobs {
 		logPath := filepath.Join(w.Dir, "logs", "run", j.Entry.ID+".log")
-		logf, err := os.Create(logPath)
+		// Appended: a worker runs a cell's sizes one call at a time.
+		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+var (
+	fixtureOnce sync.Once
+	fixtureRoot string
+	fixtureBin  string
+	fixtureErr  error
+	fixtureLog  bytes.Buffer
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixtureRoot != "" {
+		os.RemoveAll(fixtureRoot)
+	}
+	os.Exit(code)
+}
+
+// builtMatrix is a scratch repository with the gcc-host cells of axpby and
+// dot built, and the portmatrix CLI that workers run; made once per test binary.
+func builtMatrix(t *testing.T) (root, bin string) {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found")
+	}
+	fixtureOnce.Do(func() {
+		t0 := time.Now()
+		fixtureRoot, fixtureErr = os.MkdirTemp("", "pm-cluster-")
+		if fixtureErr != nil {
+			return
+		}
+		for _, d := range []string{"templates", "variants", "harness", "toolchains.yaml"} {
+			if out, err := exec.Command("cp", "-r", filepath.Join("..", "..", d), fixtureRoot).CombinedOutput(); err != nil {
+				fixtureErr = err
+				fixtureLog.Write(out)
+				return
+			}
+		}
+		fixtureBin = filepath.Join(fixtureRoot, "portmatrix")
+		cmd := exec.Command("go", "build", "-o", fixtureBin, "./cmd/portmatrix")
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fixtureErr = err
+			fixtureLog.Write(out)
+			return
+		}
+		cfg := matrixConfig(fixtureRoot, &fixtureLog)
+		for _, s := range []string{"generate", "build"} {
+			if fixtureErr = pipeline.Stage(context.Background(), s, cfg); fixtureErr != nil {
+				return
+			}
+		}
+		fixtureLog.WriteString("fixture built in " + time.Since(t0).Round(time.Millisecond).String() + "\n")
+	})
+	require.NoError(t, fixtureErr, fixtureLog.String())
+	return fixtureRoot, fixtureBin
+}
+
+func matrixConfig(root string, log *bytes.Buffer) pipeline.Config {
+	return pipeline.Config{Root: root, Kernels: []string{"axpby", "dot"}, Toolchains: []string{"gcc-host"},
+		Variants: []string{"serial", "omp-host", "omp-raw", "kk-omp-b"},
+		Reps:     5, Warmup: 1, Timeout: 120, Log: log}
+}
+
+// checkCollected asserts that the campaign folder holds every planned item
+// exactly once, verified, with the worker's provenance.
+func checkCollected(t *testing.T, dir string, plan []work.Item) []results.Record {
+	t.Helper()
+	recs, err := results.ReadJSONL(dir)
+	require.NoError(t, err)
+	seen := map[string]int{}
+	var kernels []results.Record
+	for _, r := range recs {
+		if r.Kind != "kernel" {
+			continue
+		}
+		kernels = append(kernels, r)
+		key := work.Item{Cell: r.Cell, Size: r.Size}.Key()
+		seen[key]++
+		assert.True(t, r.Verified, "%s: %s", key, r.Error)
+		assert.NotEmpty(t, r.Shard, key)
+		assert.NotEmpty(t, r.Node, key)
+	}
+	for _, it := range plan {
+		assert.Equal(t, 1, seen[it.Key()], "%s measured %d times", it.Key(), seen[it.Key()])
+	}
+	assert.Len(t, seen, len(plan))
+	for _, f := range []string{"run.json", "results.csv", "build.csv", "cluster.json"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	return kernels
+}
+
+// Two fake GPUs (a fake nvidia-smi on PATH): a worker each, items handed out
+// from one queue, each record with its GPU's UUID, and the agreement check
+// over the items both measured.
+func TestGPUWorkersShareOneQueue(t *testing.T) {
+	root, bin := builtMatrix(t)
+	fake := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "nvidia-smi"), []byte(`#!/bin/sh
+case "$*" in
+  *index,uuid*) printf '0, GPU-aaaaaaaa-0000, Fake GPU\n1, GPU-bbbbbbbb-1111, Fake GPU\n' ;;
+  *-L*) printf 'GPU 0: Fake GPU (UUID: GPU-aaaaaaaa-0000)\nGPU 1: Fake GPU (UUID: GPU-bbbbbbbb-1111)\n' ;;
+  *) printf 'Fake GPU, 1.0, 1024\nFake GPU, 1.0, 1024\n' ;;
+esac
+`), 0o755))
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var log bytes.Buffer
+	cfg := matrixConfig(root, &log)
+	cfg.Out = filepath.Join(t.TempDir(), "gpus")
+	t0 := time.Now()
+	sum, err := RunGPUs(context.Background(), cfg, nil, bin)
+	require.NoError(t, err, log.String())
+	t.Logf("2 fake GPUs: %d items in %s", sum.Planned, time.Since(t0).Round(time.Millisecond))
+	plan, err := work.ReadItems(Campaign{Dir: cfg.Out}.PlanFile())
+	require.NoError(t, err)
+	require.NotEmpty(t, plan)
+	recs := checkCollected(t, cfg.Out, plan)
+	perGPU := map[string]int{}
+	for _, r := range recs {
+		perGPU[r.GPUUUID]++
+		assert.Equal(t, "gpu"+map[string]string{"GPU-aaaaaaaa-0000": "0", "GPU-bbbbbbbb-1111": "1"}[r.GPUUUID], r.Worker)
+	}
+	assert.Len(t, perGPU, 2, "both workers took items: %v", perGPU)
+	require.Len(t, sum.Agreement, 1, log.String()) // one toolchain: one item on both GPUs
+	assert.Len(t, sum.Agreement[0].GPUs, 2)
+	assert.Contains(t, log.String(), "gpu agreement: 1 items measured on every GPU")
+	assert.Contains(t, log.String(), "[gpu1] run: ")
+	assert.Empty(t, sum.Missing)
+
+	// Nothing missing: a second run measures nothing and keeps the folder.
+	log.Reset()
+	sum2, err := RunGPUs(context.Background(), cfg, nil, bin)
+	require.NoError(t, err, log.String())
+	assert.Contains(t, log.String(), "0 of "+strconv.Itoa(len(plan))+" items")
+	checkCollected(t, cfg.Out, plan)
+	assert.Equal(t, sum.Measured, sum2.Measured)
+}
