@@ -295,6 +295,11 @@ func Generate(p *Project) error {
 	if err != nil {
 		return err
 	}
+	if len(files) == 0 && len(p.failed) > 0 {
+		// a broken template, not one kernel a backend cannot lower: keep generated/
+		reportRenderFailures(p)
+		return fmt.Errorf("generate: no program rendered (%d failed); generated/ left as it was", len(p.failed))
+	}
 	written, removed, err := render.Write(p.Cfg.Root, files)
 	if err != nil {
 		return err
