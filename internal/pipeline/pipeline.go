@@ -5,10 +5,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
@@ -26,6 +28,10 @@ type Project struct {
 	Caps       *toolchain.Table
 	Toolchains []*toolchain.Toolchain
 	Engine     *render.Engine
+
+	renderOnce sync.Once
+	rendered   map[string][]byte
+	failed     render.Failures // programs that do not render, by source path
 }
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
@@ -115,18 +121,28 @@ func (p *Project) checkFilters() error {
 	return nil
 }
 
-// notFor says why a variant does not apply to a kernel.
+// notFor says why a variant does not apply to a kernel: a pattern its backend
+// does not lower, or a program that does not render.
 func (p *Project) notFor(k *spec.Kernel, v *matrix.Variant) string {
+	if why := p.applies(k, v); why != "" {
+		return why
+	}
+	p.renderAll()
+	return p.failed[matrix.SourcePath(k, v)]
+}
+
+func (p *Project) applies(k *spec.Kernel, v *matrix.Variant) string {
 	return matrix.Applies(k, v, p.ByName, p.Engine.Missing)
 }
 
-// Jobs is every (kernel, variant) that applies, whatever the toolchains:
-// generated/ holds them all, so that it does not depend on the machine.
+// Jobs is every (kernel, variant) whose patterns the backend lowers, whatever
+// the toolchains: generated/ holds them all (but those that do not render),
+// so that it does not depend on the machine.
 func (p *Project) Jobs() []render.Job {
 	var jobs []render.Job
 	for _, k := range p.Kernels {
 		for _, v := range p.Variants {
-			if p.notFor(k, v) == "" {
+			if p.applies(k, v) == "" {
 				jobs = append(jobs, render.Job{Kernel: k, Variant: v})
 			}
 		}
@@ -134,9 +150,26 @@ func (p *Project) Jobs() []render.Job {
 	return jobs
 }
 
-// Render renders every job in memory.
+func (p *Project) renderAll() {
+	p.renderOnce.Do(func() { p.rendered, p.failed = p.Engine.All(p.Jobs(), p.ByName) })
+}
+
+// Render renders every job in memory. A program that does not render is
+// left out (its cells are off with the reason, see RenderFailures).
 func (p *Project) Render() (map[string][]byte, error) {
-	return p.Engine.All(p.Jobs(), p.ByName)
+	p.renderAll()
+	files := make(map[string][]byte, len(p.rendered))
+	for k, v := range p.rendered {
+		files[k] = v
+	}
+	return files, nil
+}
+
+// RenderFailures are the programs that did not render, by source path, with
+// the reason their cells are off.
+func (p *Project) RenderFailures() render.Failures {
+	p.renderAll()
+	return p.failed
 }
 
 // Cells is the selected part of the matrix.
@@ -169,11 +202,17 @@ func Generate(p *Project) error {
 	if err != nil {
 		return err
 	}
+	if len(files) == 0 && len(p.failed) > 0 {
+		// a broken template, not one kernel a backend cannot lower: keep generated/
+		reportRenderFailures(p)
+		return fmt.Errorf("generate: no program rendered (%d failed); generated/ left as it was", len(p.failed))
+	}
 	written, removed, err := render.Write(p.Cfg.Root, files)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(p.Cfg.Log, "generate: %d sources, %d written, %d removed\n", len(files), len(written), len(removed))
+	reportRenderFailures(p)
 	for _, w := range written {
 		fmt.Fprintf(p.Cfg.Log, "  wrote %s\n", w)
 	}
@@ -208,4 +247,12 @@ func (p *Project) Templates() map[string][]byte {
 		}
 	}
 	return out
+}
+
+// reportRenderFailures lists the programs that did not render: their cells
+// are off with that reason; everything else was generated.
+func reportRenderFailures(p *Project) {
+	for _, path := range slices.Sorted(maps.Keys(p.failed)) {
+		fmt.Fprintf(p.Cfg.Log, "  off %s: %s\n", path, p.failed[path])
+	}
 }

@@ -258,6 +258,9 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 		if r.Status == build.Failed {
 			fmt.Fprintf(p.Cfg.Log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)
 		}
+		if r.Status == build.Skipped && strings.HasPrefix(r.Reason, "cannot render") {
+			fmt.Fprintf(p.Cfg.Log, "  OFF %s: %s\n", r.Cell.ID, r.Reason)
+		}
 	}
 	return res, nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -20,8 +21,10 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
-// Hooks are the templates a backend defines, one per pattern, plus its prologue.
-var Hooks = []string{"prologue", "range_for", "range_reduce", "team", "team_thread_for", "thread_vector_reduce"}
+// Hooks are the templates a backend defines, one per pattern, plus its
+// prologue and team_scratch (a team with scratch views; see spec.Node.Hook).
+var Hooks = []string{"prologue", "range_for", "range_reduce", "team", "team_thread_for", "thread_vector_reduce",
+	"mdrange_for", "team_scratch", "team_barrier", "thread_vector_for", "atomic_add"}
 
 // Backend is a folder of partials under templates/backends.
 type Backend struct {
@@ -132,8 +135,8 @@ func loadBackend(file string, errs *diag.List) *Backend {
 	b.Base = d.String(f["base"], "base")
 	b.Unsupported = d.Strings(f["unsupported"], "unsupported")
 	for i, u := range b.Unsupported {
-		if _, ok := spec.Patterns[u]; !ok || u == "code" {
-			d.Add(f["unsupported"].Content[i], "unknown pattern %q", u)
+		if !slices.Contains(Hooks, u) || u == "prologue" {
+			d.Add(f["unsupported"].Content[i], "unknown pattern %q (known: %s)", u, strings.Join(Hooks[1:], ", "))
 		}
 	}
 	return b
@@ -220,26 +223,47 @@ type Job struct {
 	Variant *matrix.Variant
 }
 
-// All renders every job; it returns every error, not the first.
-func (e *Engine) All(jobs []Job, kernels map[string]*spec.Kernel) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	var errs []string
+// Failures are the programs that did not render, by source path, each with
+// its reason: the cell is off for that reason (doctor, the build report),
+// and every other program still renders.
+type Failures map[string]string
+
+// All renders every job. A job whose program does not render (a pattern the
+// backend cannot lower in this kernel, a template error for this kernel) is
+// left out of files and its reason put in failed; the others render.
+func (e *Engine) All(jobs []Job, kernels map[string]*spec.Kernel) (files map[string][]byte, failed Failures) {
+	files, failed = map[string][]byte{}, Failures{}
 	for _, j := range jobs {
 		path := matrix.SourcePath(j.Kernel, j.Variant)
 		if _, done := files[path]; done {
 			continue
 		}
+		if _, done := failed[path]; done {
+			continue
+		}
 		src, err := e.Render(j.Kernel, kernels, j.Variant)
 		if err != nil {
-			errs = append(errs, err.Error())
+			failed[path] = Reason(err)
 			continue
 		}
 		files[path] = src
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	return files, failed
+}
+
+// Reason is a render error as a cell's reason: the innermost message (the one
+// a view method gave, with the kernel's position) when the error went
+// through template execution, else the whole error.
+func Reason(err error) string {
+	msg := err.Error()
+	const marker = "error calling "
+	if i := strings.LastIndex(msg, marker); i >= 0 {
+		rest := msg[i+len(marker):]
+		if j := strings.Index(rest, ": "); j >= 0 {
+			return "cannot render: " + rest[j+2:]
+		}
 	}
-	return files, nil
+	return "cannot render: " + msg
 }
 
 // Write writes files under root (paths are relative to it) only where their

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,11 @@ type Program struct {
 	Main     Main
 	Sizes    string // default sizes, comma-separated
 	Optional []string
+	// TeamLayer is the Kokkos layer's header of team scratch, barriers,
+	// multi-dimensional ranges and atomics ("kk/cuda_team.hpp" beside
+	// "kk/cuda.hpp"), set only when a kernel of the program uses them.
+	TeamLayer string
+	Scratch   bool // a kernel of the program has team scratch (pm/scratch.hpp)
 }
 
 // Func is one C++ function: a kernel lowered by the backend, or a reference.
@@ -76,6 +82,14 @@ func newProgram(e *Engine, k *spec.Kernel, kernels map[string]*spec.Kernel, v *m
 	p.Refs = append(p.Refs, p.newFunc(k, v, true))
 	p.Funcs = append(p.Funcs, p.newFunc(k, v, false))
 	p.Main = newMain(k)
+	kinds := k.Kinds()
+	for _, u := range k.Uses {
+		kinds = append(kinds, kernels[u].Kinds()...)
+	}
+	p.Scratch = slices.Contains(kinds, "team_scratch")
+	if s.Layer != "" && usesTeamExtensions(kinds) {
+		p.TeamLayer = strings.TrimSuffix(s.Layer, ".hpp") + "_team.hpp"
+	}
 	return p
 }
 
@@ -206,18 +220,26 @@ func (f *Func) Lowered() (string, error) {
 	if f.Kernel.Pattern == nil {
 		return f.Body, nil
 	}
-	return f.node(f.Kernel.Pattern, 0).Render()
+	return f.node(f.Kernel.Pattern, 0, "").Render()
 }
 
 // Node is one pattern node as a hook sees it.
 type Node struct {
 	*spec.Node
-	Fn    *Func
-	Depth int // 0 at the top
-	f     *Func
+	Fn     *Func
+	Depth  int // 0 at the top
+	f      *Func
+	parent string // the enclosing pattern's kind ("" at the top)
+	prefix string // lines that open the body (a flattened loop's indices)
 }
 
-func (f *Func) node(n *spec.Node, depth int) *Node { return &Node{Node: n, Fn: f, Depth: depth, f: f} }
+func (f *Func) node(n *spec.Node, depth int, parent string) *Node {
+	v := &Node{Node: n, Fn: f, Depth: depth, f: f, parent: parent}
+	if flattened(n) {
+		v.Node, v.prefix = flatten(n, depth)
+	}
+	return v
+}
 
 // Render lowers the node: code is copied, patterns go to the backend's hook.
 func (n *Node) Render() (string, error) {
@@ -225,9 +247,9 @@ func (n *Node) Render() (string, error) {
 		return strings.TrimSpace(n.Code), nil
 	}
 	p := n.f.p
-	tmpl, ok := p.e.hookName(p.Backend, n.Kind)
+	tmpl, ok := p.e.hookName(p.Backend, n.Hook())
 	if !ok {
-		return "", fmt.Errorf("%s: backend %s does not lower %s", n.Pos, p.Backend, n.Kind)
+		return "", fmt.Errorf("%s: backend %s does not lower %s", n.Pos, p.Backend, n.Hook())
 	}
 	return p.e.exec(tmpl, n)
 }
@@ -235,8 +257,11 @@ func (n *Node) Render() (string, error) {
 // Body renders the node's children in order, one after the other.
 func (n *Node) Body() (string, error) {
 	var parts []string
+	if n.prefix != "" {
+		parts = append(parts, n.prefix)
+	}
 	for _, c := range n.Node.Body {
-		s, err := n.f.node(c, n.Depth+1).Render()
+		s, err := n.f.node(c, n.Depth+1, n.Kind).Render()
 		if err != nil {
 			return "", err
 		}

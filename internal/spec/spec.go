@@ -82,6 +82,10 @@ type Node struct {
 	Vector   string
 	Body     []*Node
 	Pos      diag.Pos
+	// Multi-dimensional loops (team.go): one index, begin and end per dimension.
+	Indices, Begins, Ends []string
+	Scratch               []Scratch // team: scratch views
+	Target, Value         string    // atomic_add: target += value
 }
 
 // Patterns lists the node kinds, and where each may appear.
@@ -100,7 +104,8 @@ func (a Arg) IsArray() bool { return strings.HasSuffix(a.Type, "[]") }
 // Elem is the element type of an array argument.
 func (a Arg) Elem() string { return strings.TrimSuffix(a.Type, "[]") }
 
-// Kinds returns the pattern kinds the tree uses, sorted.
+// Kinds returns the hooks the tree needs (pattern kinds, and team_scratch
+// for a team with scratch views), sorted.
 func (k *Kernel) Kinds() []string {
 	seen := map[string]bool{}
 	var walk func(n *Node)
@@ -108,7 +113,7 @@ func (k *Kernel) Kinds() []string {
 		if n == nil {
 			return
 		}
-		seen[n.Kind] = true
+		seen[n.Hook()] = true
 		for _, c := range n.Body {
 			walk(c)
 		}
@@ -211,6 +216,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	}
 	if k.Pattern != nil {
 		checkResult(d, k, f)
+		checkScratchLevels(d, k)
 	}
 	return k
 }
@@ -343,8 +349,8 @@ func parseTunables(d diag.Decoder, n *yaml.Node) []Tunable {
 		if !ident.MatchString(t.Name) {
 			d.Add(kv[0], "tunable name %q is not a C++ identifier", t.Name)
 		}
-		if t.Value < 1 {
-			d.Add(kv[1], "tunable %s must be positive", t.Name)
+		if t.Value < 0 {
+			d.Add(kv[1], "tunable %s must not be negative (0 is a value, e.g. a scratch level)", t.Name)
 		}
 		out = append(out, t)
 	}
@@ -354,28 +360,37 @@ func parseTunables(d diag.Decoder, n *yaml.Node) []Tunable {
 // parseNode reads one pattern: a mapping with a single key, the node kind.
 // where is the enclosing kind ("top" at the root).
 func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
+	if n.Kind == yaml.ScalarNode && n.Value == "team_barrier" {
+		// a pattern without fields may be written as its name alone
+		n = &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column,
+			Content: []*yaml.Node{n, {Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}}}
+	}
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
 		d.Add(n, "a pattern is a mapping with one key, its kind (known: %s)", strings.Join(kindNames(), ", "))
 		return nil
 	}
 	key, val := n.Content[0], n.Content[1]
 	node := &Node{Kind: key.Value, Pos: d.Pos(key)}
-	allowedIn, known := Patterns[node.Kind]
-	if !known {
+	in, placed := allowedIn(node.Kind, where)
+	if _, ok := Patterns[node.Kind]; !ok {
 		d.Add(key, "unknown pattern %q (known: %s)", node.Kind, strings.Join(kindNames(), ", "))
 		return nil
 	}
-	if allowedIn != "anywhere" && allowedIn != where {
-		d.Add(key, "%s cannot appear in %s (only in %s)", node.Kind, where, allowedIn)
+	if !placed {
+		d.Add(key, "%s cannot appear in %s (only in %s)", node.Kind, where, in)
 	}
 	if node.Kind == "code" {
 		node.Code = d.String(val, "code")
 		return node
 	}
-	f := d.Fields(val, node.Kind, "index", "begin", "end", "acc", "body", "league", "team_size", "vector")
-	node.Index = d.String(f["index"], "index")
-	node.Begin = d.String(f["begin"], "begin")
-	node.End = d.String(f["end"], "end")
+	if node.Kind == "team_barrier" && val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+		return node
+	}
+	f := d.Fields(val, node.Kind, nodeFields[node.Kind]...)
+	if parseExtra(d, val, f, node) {
+		return node
+	}
+	parseLoop(d, f, node)
 	node.Acc = d.String(f["acc"], "acc")
 	node.League = d.String(f["league"], "league")
 	node.TeamSize = d.String(f["team_size"], "team_size")
@@ -383,27 +398,11 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 	switch node.Kind {
 	case "team":
 		d.Require(val, f, node.Kind, "league", "team_size", "vector", "body")
-		for _, x := range []string{"index", "begin", "end", "acc"} {
-			if f[x] != nil {
-				d.Add(f["@"+x], "team takes no %s (its rank is league_rank)", x)
-			}
-		}
 	default:
 		d.Require(val, f, node.Kind, "index", "end", "body")
-		for _, x := range []string{"league", "team_size", "vector"} {
-			if f[x] != nil {
-				d.Add(f["@"+x], "%s takes no %s", node.Kind, x)
-			}
-		}
 		reduces := strings.HasSuffix(node.Kind, "_reduce")
 		if reduces && f["acc"] == nil {
 			d.Add(val, "%s needs field \"acc\": the accumulator its body adds to", node.Kind)
-		}
-		if !reduces && f["acc"] != nil {
-			d.Add(f["@acc"], "%s is not a reduction: acc is for *_reduce", node.Kind)
-		}
-		if node.Index != "" && !ident.MatchString(node.Index) {
-			d.Add(f["index"], "index %q is not a C++ identifier", node.Index)
 		}
 	}
 	if node.Begin == "" {

@@ -43,8 +43,9 @@ func tc(family, v, target, cuda string) *Toolchain {
 	return t
 }
 
-// The gates of the papers: level-0 scratch from 16 (the papers use it from
-// 18), ompx_bare from 18, shuffles from 19, multi-dimensional grids from 20.
+// The gates of the papers: the dynamic shared memory clause from 16, level-0
+// team scratch in it from 18 (000, Fig. 5), ompx_bare from 18, shuffles from
+// 19, multi-dimensional grids from 20.
 func TestGates(t *testing.T) {
 	tb := table(t)
 	cases := []struct {
@@ -52,9 +53,9 @@ func TestGates(t *testing.T) {
 		want []string
 	}{
 		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_dyn_cgroup_mem"}},
-		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem"}},
-		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync"}},
-		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync"}},
+		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_team_shared_scratch"}},
+		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
 		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
 		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
 		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
