@@ -14,7 +14,7 @@
 //   force[3*i + k], energy[i]             double
 #pragma once
 
-#include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include "problem.hpp"
@@ -22,120 +22,150 @@
 #include "tables.hpp"
 
 namespace snap {
+namespace serial {
+
+inline void add(cplx& a, double s, const cplx& b) {
+  a.re += s * b.re;
+  a.im += s * b.im;
+}
+
+// Utot_i = wself I + sum_j wj fc(r_ij) U(r_ij): one work item per
+// (atom, neighbour) and element of layer j, layers in order.
+inline void compute_ui(const System& s, cplx* ulisttot) {
+  const Tables& t = s.t;
+  const long n = s.natoms;
+  std::vector<cplx> a(layer_size(t.twojmax)), b(layer_size(t.twojmax));
+  for (int jju = 0; jju < t.idxu_max; ++jju)
+    for (long i = 0; i < n; ++i) ulisttot[jju * n + i] = cplx{t.utot_init[jju], 0.0};
+  for (long i = 0; i < n; ++i)
+    for (int nb = 0; nb < s.nnbor; ++nb) {
+      const long p = i * s.nnbor + nb;
+      if (s.jatom[p] < 0) continue;
+      const CK c = cayley_klein(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+      cplx *prev = a.data(), *cur = b.data();
+      for (int j = 0; j <= t.twojmax; ++j) {
+        for (int e = 0; e < layer_half_size(j); ++e) {
+          const UElem o = ui_element(t, c, j, e, prev, cur);
+          add(ulisttot[o.jju * n + i], c.sfac, o.v);
+          if (o.jjm >= 0) add(ulisttot[o.jjm * n + i], c.sfac, o.vm);
+        }
+        std::swap(prev, cur);
+      }
+    }
+}
+
+// Y_i = dE_i/dUtot_i: one work item per (atom, Z element).
+inline void compute_yi(const System& s, const cplx* ulisttot, cplx* ylist) {
+  const Tables& t = s.t;
+  const long n = s.natoms;
+  std::fill(ylist, ylist + t.idxuh_max * n, cplx{0, 0});
+  for (long i = 0; i < n; ++i)
+    for (int jjz = 0; jjz < t.idxz_max; ++jjz) {
+      const YElem y = yi_element(t, jjz, ulisttot + i, n, s.beta + 1);
+      add(ylist[y.jjuh * n + i], 1.0, y.v);
+    }
+}
+
+// d(wj fc U)/dr_ij in the half layout: one work item per (atom, neighbour)
+// and element of layer j, layers in order.
+inline void compute_duarray(const System& s, cplx* dulist) {
+  const Tables& t = s.t;
+  const long np = long(s.natoms) * s.nnbor;
+  const int ls = layer_size(t.twojmax);
+  std::vector<cplx> u0(ls), u1(ls), du0(3 * ls), du1(3 * ls);
+  for (long p = 0; p < np; ++p) {
+    if (s.jatom[p] < 0) {
+      for (int q = 0; q < 3 * t.idxuh_max; ++q) dulist[q * np + p] = cplx{0, 0};
+      continue;
+    }
+    const CKD c = cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+    cplx *up = u0.data(), *uc = u1.data(), *dup = du0.data(), *duc = du1.data();
+    for (int j = 0; j <= t.twojmax; ++j) {
+      for (int e = 0; e < layer_half_size(j); ++e) {
+        const DUElem o = du_element(t, c, j, e, up, dup, uc, duc, ls);
+        for (int k = 0; k < 3; ++k) dulist[(o.jjuh * 3L + k) * np + p] = o.du[k];
+      }
+      std::swap(up, uc);
+      std::swap(dup, duc);
+    }
+  }
+}
+
+// dE_i/dr_ij: one work item per (atom, neighbour).
+inline void compute_deidrj(const System& s, const cplx* dulist, const cplx* ylist, double* dedr) {
+  const long n = s.natoms, np = long(s.natoms) * s.nnbor;
+  for (long p = 0; p < np; ++p) {
+    double d[3] = {0, 0, 0};
+    if (s.jatom[p] >= 0) deidrj(s.t, dulist + p, np, ylist + p / s.nnbor, n, d);
+    for (int k = 0; k < 3; ++k) dedr[k * np + p] = d[k];
+  }
+}
+
+// f_i += dE_i/dr_ij, f_j -= dE_i/dr_ij.
+inline void accumulate_forces(const System& s, const double* dedr, double* force) {
+  const long np = long(s.natoms) * s.nnbor;
+  std::fill(force, force + 3L * s.natoms, 0.0);
+  for (long p = 0; p < np; ++p) {
+    const int j = s.jatom[p];
+    if (j < 0) continue;
+    const long i = p / s.nnbor;
+    for (int k = 0; k < 3; ++k) {
+      force[3 * i + k] += dedr[k * np + p];
+      force[3 * j + k] -= dedr[k * np + p];
+    }
+  }
+}
+
+// B_i and E_i = beta_0 + beta . B_i from Utot.
+inline void compute_bi_energy(const System& s, const cplx* ulisttot, double* blist, double* energy) {
+  const long n = s.natoms;
+  for (long i = 0; i < n; ++i) {
+    double e = s.beta[0];
+    for (int jjb = 0; jjb < s.t.idxb_max; ++jjb) {
+      const double b = bi_element(s.t, jjb, ulisttot + i, n);
+      blist[jjb * n + i] = b;
+      e += s.beta[1 + jjb] * b;
+    }
+    energy[i] = e;
+  }
+}
+
+}  // namespace serial
 
 struct State {
   std::vector<cplx> ulisttot, ylist, dulist;
   std::vector<double> dedr, blist, energy, force;
 };
 
+// A host system with its tables and arrays: the reference of one problem.
 class Reference {
  public:
   Reference(const Potential& pot, const Problem& pr) : pot_(pot), pr_(pr), ts_(pot.p.twojmax, pot.p.wself) {
-    t_ = ts_.view();
-    if (int(pot.beta.size()) != t_.idxb_max + 1) throw std::invalid_argument("snap: coefficient count");
+    if (int(pot.beta.size()) != ts_.idxb_max + 1) throw std::invalid_argument("snap: coefficient count");
+    sys_ = System{pot_.p, ts_.view(), pr_.natoms, pr_.nnbor, pr_.rij.data(), pr_.jatom.data(), pot_.beta.data()};
+    const Tables& t = sys_.t;
     const long n = pr.natoms, np = pr.npairs();
-    s_.ulisttot.assign(t_.idxu_max * n, cplx{0, 0});
-    s_.ylist.assign(t_.idxuh_max * n, cplx{0, 0});
-    s_.dulist.assign(3L * t_.idxuh_max * np, cplx{0, 0});
+    s_.ulisttot.assign(t.idxu_max * n, cplx{0, 0});
+    s_.ylist.assign(t.idxuh_max * n, cplx{0, 0});
+    s_.dulist.assign(3L * t.idxuh_max * np, cplx{0, 0});
     s_.dedr.assign(3 * np, 0.0);
-    s_.blist.assign(t_.idxb_max * n, 0.0);
+    s_.blist.assign(t.idxb_max * n, 0.0);
     s_.energy.assign(n, 0.0);
     s_.force.assign(3 * n, 0.0);
-    const int ls = layer_size(pot.p.twojmax);
-    u0_.resize(ls);
-    u1_.resize(ls);
-    du0_.resize(3 * ls);
-    du1_.resize(3 * ls);
   }
+  Reference(const Reference&) = delete;
+  Reference& operator=(const Reference&) = delete;
 
-  const Tables& tables() const { return t_; }
+  const System& system() const { return sys_; }
+  const Tables& tables() const { return sys_.t; }
   const TableSet& table_set() const { return ts_; }
   const State& state() const { return s_; }
 
-  // Utot_i = wself I + sum_j wj fc(r_ij) U(r_ij): one work item per
-  // (atom, neighbour) and element of layer j, layers in order.
-  void compute_ui() {
-    const long n = pr_.natoms;
-    for (int jju = 0; jju < t_.idxu_max; ++jju)
-      for (long i = 0; i < n; ++i) s_.ulisttot[jju * n + i] = cplx{t_.utot_init[jju], 0.0};
-    for (long i = 0; i < n; ++i)
-      for (int nb = 0; nb < pr_.nnbor; ++nb) {
-        const long p = i * pr_.nnbor + nb;
-        if (pr_.jatom[p] < 0) continue;
-        const CK c = cayley_klein(pot_.p, pr_.rij[3 * p], pr_.rij[3 * p + 1], pr_.rij[3 * p + 2]);
-        cplx* prev = u0_.data();
-        cplx* cur = u1_.data();
-        for (int j = 0; j <= t_.twojmax; ++j) {
-          for (int e = 0; e < layer_half_size(j); ++e) {
-            const UElem o = ui_element(t_, c, j, e, prev, cur);
-            add(s_.ulisttot[o.jju * n + i], c.sfac, o.v);
-            if (o.jjm >= 0) add(s_.ulisttot[o.jjm * n + i], c.sfac, o.vm);
-          }
-          std::swap(prev, cur);
-        }
-      }
-  }
-
-  // Y_i = dE_i/dUtot_i: one work item per (atom, Z element).
-  void compute_yi() {
-    const long n = pr_.natoms;
-    std::fill(s_.ylist.begin(), s_.ylist.end(), cplx{0, 0});
-    const double* beta = pot_.beta.data() + 1;
-    for (long i = 0; i < n; ++i)
-      for (int jjz = 0; jjz < t_.idxz_max; ++jjz) {
-        const YElem y = yi_element(t_, jjz, s_.ulisttot.data() + i, n, beta);
-        add(s_.ylist[y.jjuh * n + i], 1.0, y.v);
-      }
-  }
-
-  // d(wj fc U)/dr_ij for the half layout: one work item per (atom,
-  // neighbour) and element of layer j, layers in order.
-  void compute_duarray() {
-    const long np = pr_.npairs();
-    const int ls = layer_size(t_.twojmax);
-    for (long p = 0; p < np; ++p) {
-      if (pr_.jatom[p] < 0) {
-        for (int q = 0; q < 3 * t_.idxuh_max; ++q) s_.dulist[q * np + p] = cplx{0, 0};
-        continue;
-      }
-      const CKD c = cayley_klein_d(pot_.p, pr_.rij[3 * p], pr_.rij[3 * p + 1], pr_.rij[3 * p + 2]);
-      cplx *up = u0_.data(), *uc = u1_.data(), *dup = du0_.data(), *duc = du1_.data();
-      for (int j = 0; j <= t_.twojmax; ++j) {
-        for (int e = 0; e < layer_half_size(j); ++e) {
-          const DUElem o = du_element(t_, c, j, e, up, dup, uc, duc, ls);
-          for (int k = 0; k < 3; ++k) s_.dulist[(o.jjuh * 3L + k) * np + p] = o.du[k];
-        }
-        std::swap(up, uc);
-        std::swap(dup, duc);
-      }
-    }
-  }
-
-  // dE_i/dr_ij: one work item per (atom, neighbour).
-  void compute_deidrj() {
-    const long n = pr_.natoms, np = pr_.npairs();
-    for (long p = 0; p < np; ++p) {
-      double d[3] = {0, 0, 0};
-      if (pr_.jatom[p] >= 0) deidrj(t_, s_.dulist.data() + p, np, s_.ylist.data() + p / pr_.nnbor, n, d);
-      for (int k = 0; k < 3; ++k) s_.dedr[k * np + p] = d[k];
-    }
-  }
-
-  // f_i += dE_i/dr_ij, f_j -= dE_i/dr_ij.
-  void accumulate_forces() {
-    std::fill(s_.force.begin(), s_.force.end(), 0.0);
-    const long np = pr_.npairs();
-    for (long p = 0; p < np; ++p) {
-      const int j = pr_.jatom[p];
-      if (j < 0) continue;
-      const long i = p / pr_.nnbor;
-      for (int k = 0; k < 3; ++k) {
-        s_.force[3 * i + k] += s_.dedr[k * np + p];
-        s_.force[3 * j + k] -= s_.dedr[k * np + p];
-      }
-    }
-  }
-
+  void compute_ui() { serial::compute_ui(sys_, s_.ulisttot.data()); }
+  void compute_yi() { serial::compute_yi(sys_, s_.ulisttot.data(), s_.ylist.data()); }
+  void compute_duarray() { serial::compute_duarray(sys_, s_.dulist.data()); }
+  void compute_deidrj() { serial::compute_deidrj(sys_, s_.dulist.data(), s_.ylist.data(), s_.dedr.data()); }
+  void accumulate_forces() { serial::accumulate_forces(sys_, s_.dedr.data(), s_.force.data()); }
   // One TestSNAP step: forces from positions.
   void step() {
     compute_ui();
@@ -144,21 +174,10 @@ class Reference {
     compute_deidrj();
     accumulate_forces();
   }
-
-  // B_i and E_i = beta_0 + beta . B_i (needs compute_ui first).
+  // Bispectrum and per-atom energies (needs compute_ui first).
   void compute_bi_energy() {
-    const long n = pr_.natoms;
-    for (long i = 0; i < n; ++i) {
-      double e = pot_.beta[0];
-      for (int jjb = 0; jjb < t_.idxb_max; ++jjb) {
-        const double b = bi_element(t_, jjb, s_.ulisttot.data() + i, n);
-        s_.blist[jjb * n + i] = b;
-        e += pot_.beta[1 + jjb] * b;
-      }
-      s_.energy[i] = e;
-    }
+    serial::compute_bi_energy(sys_, s_.ulisttot.data(), s_.blist.data(), s_.energy.data());
   }
-
   double total_energy() const {
     double e = 0.0;
     for (double v : s_.energy) e += v;
@@ -166,50 +185,27 @@ class Reference {
   }
 
  private:
-  static void add(cplx& a, double s, const cplx& b) {
-    a.re += s * b.re;
-    a.im += s * b.im;
-  }
-
   Potential pot_;
   const Problem& pr_;
   TableSet ts_;
-  Tables t_;
+  System sys_;
   State s_;
-  std::vector<cplx> u0_, u1_, du0_, du1_;
 };
 
-// Bispectrum and energy of one isolated neighbourhood (rows of rij, each
-// inside rcut), for checks that move neighbours around.
-inline std::vector<double> neighbourhood_bispectrum(const Potential& pot, const TableSet& ts,
-                                                    const std::vector<double>& rij, double* energy) {
-  const Tables t = ts.view();
-  std::vector<cplx> utot(t.idxu_max), a(layer_size(t.twojmax)), b(layer_size(t.twojmax));
-  for (int jju = 0; jju < t.idxu_max; ++jju) utot[jju] = cplx{t.utot_init[jju], 0.0};
-  for (size_t q = 0; q + 2 < rij.size(); q += 3) {
-    const CK c = cayley_klein(pot.p, rij[q], rij[q + 1], rij[q + 2]);
-    cplx *prev = a.data(), *cur = b.data();
-    for (int j = 0; j <= t.twojmax; ++j) {
-      for (int e = 0; e < layer_half_size(j); ++e) {
-        const UElem o = ui_element(t, c, j, e, prev, cur);
-        utot[o.jju].re += c.sfac * o.v.re;
-        utot[o.jju].im += c.sfac * o.v.im;
-        if (o.jjm >= 0) {
-          utot[o.jjm].re += c.sfac * o.vm.re;
-          utot[o.jjm].im += c.sfac * o.vm.im;
-        }
-      }
-      std::swap(prev, cur);
-    }
-  }
-  std::vector<double> bl(t.idxb_max);
-  double e = pot.beta[0];
-  for (int jjb = 0; jjb < t.idxb_max; ++jjb) {
-    bl[jjb] = bi_element(t, jjb, utot.data(), 1);
-    e += pot.beta[1 + jjb] * bl[jjb];
-  }
-  if (energy) *energy = e;
-  return bl;
+// Bispectrum and energy of one isolated neighbourhood (rows of rij), for
+// checks that move neighbours around.
+inline std::vector<double> neighbourhood_bispectrum(const Potential& pot, const std::vector<double>& rij,
+                                                    double* energy) {
+  Problem pr;
+  pr.natoms = 1;
+  pr.nnbor = int(rij.size() / 3);
+  pr.rij = rij;
+  pr.jatom.assign(pr.nnbor, 0);
+  Reference ref(pot, pr);
+  ref.compute_ui();
+  ref.compute_bi_energy();
+  if (energy) *energy = ref.state().energy[0];
+  return ref.state().blist;
 }
 
 }  // namespace snap

@@ -97,6 +97,19 @@ struct Tables {
   const double* utot_init;
 };
 
+// What a kernel sees of one SNAP system (host or device pointers): the
+// potential, the tables, the neighbour list (problem.hpp's layout: pair
+// p = i*nnbor + n, rij[3p..3p+2] = x_j - x_i, jatom[p] = j or -1 for an empty
+// slot) and the coefficients beta[0] (constant), beta[1..idxb_max].
+struct System {
+  Params p;
+  Tables t;
+  int natoms, nnbor;
+  const double* rij;
+  const int* jatom;
+  const double* beta;
+};
+
 PM_HD inline double rootpq(const Tables& t, int p, int q) { return t.rootpq[p * (t.twojmax + 1) + q]; }
 
 // Elements of layer j that the recursion computes: rows 2*mb <= j.

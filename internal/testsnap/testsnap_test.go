@@ -1,0 +1,72 @@
+package testsnap
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	rs, err := Parse("PASS lammps w2j8 atoms=2 force_maxabs=1.5e-12\nFAIL paper_problem atoms=2000\n")
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	assert.True(t, rs[0].Pass)
+	assert.Equal(t, "lammps", rs[0].Check)
+	assert.Equal(t, "w2j8", rs[0].Label)
+	assert.Equal(t, 1.5e-12, rs[0].Values["force_maxabs"])
+	assert.False(t, rs[1].Pass)
+	assert.Equal(t, "", rs[1].Label)
+	assert.Equal(t, 2000.0, rs[1].Values["atoms"])
+	_, err = Parse("PASS fd x a=b\n")
+	assert.ErrorContains(t, err, "line 1")
+	_, err = Parse("hello\n")
+	assert.ErrorContains(t, err, "not PASS/FAIL")
+}
+
+// The SNAP reference agrees with LAMMPS on every committed configuration,
+// its forces are minus the finite-difference gradient of its energy, its
+// bispectrum is rotation invariant, and the paper's problem has 26
+// neighbours per atom.
+func TestSNAPReference(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	bin, err := Build(cxx, root, t.TempDir())
+	require.NoError(t, err)
+	names, err := ReferenceNames("testdata")
+	require.NoError(t, err)
+	out, runErr := exec.Command(bin, "check", "testdata").CombinedOutput()
+	t.Logf("snapcheck:\n%s", out)
+	rs, err := Parse(string(out))
+	require.NoError(t, err)
+	require.NoError(t, runErr)
+
+	seen := map[string]int{}
+	lammps := map[string]bool{}
+	for _, r := range rs {
+		assert.True(t, r.Pass, r.Line)
+		seen[r.Check]++
+		if r.Check == "lammps" {
+			lammps[r.Label] = true
+			assert.Less(t, r.Values["force_maxrel"], 1e-10, r.Line)
+			assert.Less(t, r.Values["bispectrum_maxrel"], 1e-11, r.Line)
+			assert.Less(t, r.Values["energy_maxabs"], 1e-9, r.Line)
+		}
+	}
+	assert.Equal(t, 3, seen["fd"])
+	assert.Equal(t, 3, seen["rotation"])
+	assert.Equal(t, 1, seen["paper_problem"])
+	if len(names) == 0 {
+		t.Skip("no LAMMPS references in testdata: run scripts/testsnap-reference.sh")
+	}
+	assert.GreaterOrEqual(t, len(names), 3, "LAMMPS configurations")
+	for _, n := range names {
+		assert.True(t, lammps[n], "no LAMMPS comparison for %s", n)
+	}
+}
