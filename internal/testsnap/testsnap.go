@@ -62,12 +62,14 @@ func Parse(out string) ([]Result, error) {
 	return rs, sc.Err()
 }
 
-// Build compiles harness/snap/snapcheck.cpp (root is the repository) with
-// cxx into dir and returns the program's path.
-func Build(cxx, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "snapcheck")
-	src := filepath.Join(root, "harness", "snap", "snapcheck.cpp")
-	cmd := exec.Command(cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-o", bin, src)
+// Build compiles harness/snap/<name>.cpp (root is the repository) with cxx
+// and the extra flags into dir and returns the program's path.
+func Build(cxx, root, dir, name string, flags ...string) (string, error) {
+	bin := filepath.Join(dir, name)
+	src := filepath.Join(root, "harness", "snap", name+".cpp")
+	args := append([]string{"-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I", filepath.Join(root, "harness")}, flags...)
+	args = append(args, "-o", bin, src)
+	cmd := exec.Command(cxx, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}

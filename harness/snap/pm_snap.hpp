@@ -1,0 +1,84 @@
+// A SNAP system as a harness buffer: the problem, potential and index tables
+// built on the host, copied to the device once, seen by kernels as a
+// snap::System of device pointers and by the reference as one of host
+// pointers (as pm::CsrArray does for CSR matrices). Include a pm device
+// header and pm/harness.hpp first.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "snap/problem.hpp"
+#include "snap/reference.hpp"
+#include "snap/snap.hpp"
+#include "snap/tables.hpp"
+
+namespace pm {
+
+class SnapSystem : public Buffer {
+ public:
+  SnapSystem(const char* name, snap::Potential pot, snap::Problem pr)
+      : Buffer(name), pot_(std::move(pot)), pr_(std::move(pr)), ts_(pot_.p.twojmax, pot_.p.wself) {
+    host_ = snap::System{pot_.p, ts_.view(), pr_.natoms, pr_.nnbor, pr_.rij.data(), pr_.jatom.data(), pot_.beta.data()};
+    dev_ = host_;
+    snap::Tables& t = dev_.t;
+    t.idxu_block = upload(ts_.idxu_block);
+    t.idxuh_block = upload(ts_.idxuh_block);
+    t.idxz = upload(ts_.idxz);
+    t.idxb = upload(ts_.idxb);
+    t.cglist = upload(ts_.cglist);
+    t.rootpq = upload(ts_.rootpq);
+    t.uh_weight = upload(ts_.uh_weight);
+    t.utot_init = upload(ts_.utot_init);
+    dev_.rij = upload(pr_.rij);
+    dev_.jatom = upload(pr_.jatom);
+    dev_.beta = upload(pot_.beta);
+  }
+  ~SnapSystem() override {
+    for (void* p : owned_) device::release(p);
+  }
+  SnapSystem(const SnapSystem&) = delete;
+  SnapSystem& operator=(const SnapSystem&) = delete;
+
+  const snap::System& ref() const { return host_; }
+  const snap::System& dev() const { return dev_; }
+  const snap::Problem& problem() const { return pr_; }
+  void restore() override {}  // read-only
+
+  // Extents of the arrays a step uses, in doubles (a cplx is two).
+  int64_t natoms() const { return pr_.natoms; }
+  int64_t npairs() const { return pr_.npairs(); }
+  int64_t ulisttot_doubles() const { return 2LL * ts_.idxu_max * pr_.natoms; }
+  int64_t ylist_doubles() const { return 2LL * ts_.idxuh_max * pr_.natoms; }
+  int64_t dulist_doubles() const { return 2LL * 3 * ts_.idxuh_max * pr_.npairs(); }
+  int64_t dedr_doubles() const { return 3LL * pr_.npairs(); }
+  int64_t force_doubles() const { return 3LL * pr_.natoms; }
+
+ private:
+  template <class T>
+  const T* upload(const std::vector<T>& v) {
+    const size_t bytes = v.size() * sizeof(T);
+    T* d = static_cast<T*>(device::alloc(bytes));
+    if (!d) die("device allocation failed for a SNAP table", nullptr);
+    device::to_device(d, v.data(), bytes);
+    owned_.push_back(d);
+    return d;
+  }
+
+  snap::Potential pot_;
+  snap::Problem pr_;
+  snap::TableSet ts_;
+  snap::System host_{}, dev_{};
+  std::vector<void*> owned_;
+};
+
+// The TestSNAP problems by size: cells^3 bcc W cells (10 = the paper's
+// 2000 atoms with 26 neighbours each, 1 = the CI cell of 2 atoms), the 2J8 W
+// potential at twojmax 8, a W-like one otherwise.
+inline snap::Problem snap_bcc_w(int64_t cells, const snap::Potential& pot) {
+  snap::Problem pr = snap::bcc_lattice(static_cast<int>(cells), snap::kLatticeW, 0.05, 2024);
+  snap::build_neighbours(pr, pot.p.rcut());
+  return pr;
+}
+
+}  // namespace pm
