@@ -64,7 +64,9 @@ for c in "${configs[@]}"; do
   else
     # The W potential's parameters at a smaller twojmax, with its first
     # coefficients: not a physical potential, a test of twojmax as a parameter.
-    ncoeff=$(( (twojmax / 2 + 1) * (twojmax / 2 + 2) * (twojmax / 2 + 3) / 6 ))
+    # Components j2 <= j1 <= j: sum_{k=1}^{m+1} k^2 for m = twojmax/2 (55 for 8).
+    m=$(( twojmax / 2 ))
+    ncoeff=$(( (m + 1) * (m + 2) * (2 * m + 3) / 6 ))
     [ $(( twojmax % 2 )) = 0 ] || { echo "odd twojmax unsupported here" >&2; exit 1; }
     sed -E "s/^twojmax .*/twojmax $twojmax/" "$pot/W_2940_2017_2.snapparam" > "$run/pot.snapparam"
     awk -v n=$((ncoeff + 1)) '
