@@ -101,6 +101,29 @@ inline void compute_deidrj(const System& s, const cplx* dulist, const cplx* ylis
   }
 }
 
+// duarray and deidrj fused, as TestSNAP's GPU version does: dU is contracted
+// with Y as it is made, per (atom, neighbour); no dulist.
+inline void compute_fused_deidrj(const System& s, const cplx* ylist, double* dedr) {
+  const Tables& t = s.t;
+  const long n = s.natoms, np = long(s.natoms) * s.nnbor;
+  const int ls = layer_size(t.twojmax);
+  std::vector<cplx> u0(ls), u1(ls), du0(3 * ls), du1(3 * ls);
+  for (long p = 0; p < np; ++p) {
+    double d[3] = {0, 0, 0};
+    if (s.jatom[p] >= 0) {
+      const CKD c = cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+      cplx *up = u0.data(), *uc = u1.data(), *dup = du0.data(), *duc = du1.data();
+      for (int j = 0; j <= t.twojmax; ++j) {
+        for (int e = 0; e < layer_half_size(j); ++e)
+          fused_dedr_term(t, du_element(t, c, j, e, up, dup, uc, duc, ls), ylist + p / s.nnbor, n, d);
+        std::swap(up, uc);
+        std::swap(dup, duc);
+      }
+    }
+    for (int k = 0; k < 3; ++k) dedr[k * np + p] = d[k];
+  }
+}
+
 // f_i += dE_i/dr_ij, f_j -= dE_i/dr_ij.
 inline void accumulate_forces(const System& s, const double* dedr, double* force) {
   const long np = long(s.natoms) * s.nnbor;

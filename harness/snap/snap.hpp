@@ -395,6 +395,14 @@ PM_HD inline void deidrj_term(const Tables& t, int jjuh, const cplx* du, long ds
   }
 }
 
+// TestSNAP's fused duarray + deidrj (no dulist in memory): the contribution
+// of one du_element result to dE_i/dr_ij, with Y at y[jjuh * ystride].
+PM_HD inline void fused_dedr_term(const Tables& t, const DUElem& o, const cplx* y, long ystride, double dedr[3]) {
+  const double w = t.uh_weight[o.jjuh];
+  const cplx yy = y[(long)o.jjuh * ystride];
+  for (int k = 0; k < 3; ++k) dedr[k] += w * (o.du[k].re * yy.re + o.du[k].im * yy.im);
+}
+
 // compute_deidrj work item (atom i, neighbour j): dE_i/dr_ij, r_ij = x_j - x_i.
 // The force on i gains +dedr, the force on j -dedr.
 PM_HD inline void deidrj(const Tables& t, const cplx* du, long dstride, const cplx* y, long ystride, double dedr[3]) {

@@ -198,6 +198,20 @@ void check_rotation(const std::string& label, const snap::Potential& pot, const 
              " energy_maxabs=" + fmt("%.3g", de) + " deformed_bispectrum_maxrel=" + fmt("%.3g", dd.rel()));
 }
 
+// The fused duarray+deidrj gives the same dE/dr as the two kernels.
+void check_fused() {
+  const snap::Potential pot = snap::w2940_2j8();
+  snap::Problem pr = snap::bcc_lattice(2, snap::kLatticeW, 0.2, 51);
+  snap::build_neighbours(pr, pot.p.rcut());
+  snap::Reference ref(pot, pr);
+  ref.step();
+  std::vector<double> fused(ref.state().dedr.size());
+  snap::serial::compute_fused_deidrj(ref.system(), ref.state().ylist.data(), fused.data());
+  Diff d;
+  for (size_t q = 0; q < fused.size(); ++q) d.add(fused[q], ref.state().dedr[q]);
+  report(d.rel() < 1e-13, "fused_deidrj atoms=" + std::to_string(pr.natoms) + " " + d.str("dedr"));
+}
+
 void check_paper_problem() {
   const snap::Potential pot = snap::w2940_2j8();
   const snap::Problem pr = snap::paper_problem(pot.p);
@@ -261,6 +275,7 @@ int run_checks(const std::string& dir) {
     check_rotation("w2j8_random", pot, rnd, 32);
     check_rotation("w2j7_random", snap::w_like(7), rnd, 33);
   }
+  check_fused();
   check_paper_problem();
   return failures ? 1 : 0;
 }

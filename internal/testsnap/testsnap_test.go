@@ -62,6 +62,7 @@ func TestSNAPReference(t *testing.T) {
 	}
 	assert.Equal(t, 3, seen["fd"])
 	assert.Equal(t, 3, seen["rotation"])
+	assert.Equal(t, 1, seen["fused_deidrj"])
 	assert.Equal(t, 1, seen["paper_problem"])
 	if len(names) == 0 {
 		t.Skip("no LAMMPS references in testdata: run scripts/testsnap-reference.sh")
