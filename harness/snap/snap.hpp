@@ -42,6 +42,8 @@
 
 namespace snap {
 
+constexpr double kPi = 3.14159265358979323846;
+
 // A complex number as two doubles (16 bytes, as Kokkos::complex<double>).
 struct cplx {
   double re, im;
@@ -123,7 +125,7 @@ PM_HD inline double sfac(const Params& p, double r) {
   if (r <= p.rmin0) return 1.0;
   const double rcut = p.rcut();
   if (r > rcut) return 0.0;
-  const double s = M_PI / (rcut - p.rmin0);
+  const double s = kPi / (rcut - p.rmin0);
   return 0.5 * (std::cos((r - p.rmin0) * s) + 1.0);
 }
 PM_HD inline double dsfac(const Params& p, double r) {
@@ -131,7 +133,7 @@ PM_HD inline double dsfac(const Params& p, double r) {
   if (r <= p.rmin0) return 0.0;
   const double rcut = p.rcut();
   if (r > rcut) return 0.0;
-  const double s = M_PI / (rcut - p.rmin0);
+  const double s = kPi / (rcut - p.rmin0);
   return -0.5 * std::sin((r - p.rmin0) * s) * s;
 }
 
@@ -143,7 +145,7 @@ struct CK {
 
 PM_HD inline CK cayley_klein(const Params& p, double x, double y, double z) {
   const double r = std::sqrt(x * x + y * y + z * z);
-  const double rscale0 = p.rfac0 * M_PI / (p.rcut() - p.rmin0);
+  const double rscale0 = p.rfac0 * kPi / (p.rcut() - p.rmin0);
   const double theta0 = (r - p.rmin0) * rscale0;
   const double z0 = r / std::tan(theta0);
   const double r0inv = 1.0 / std::sqrt(r * r + z0 * z0);
@@ -168,7 +170,7 @@ struct CKD {
 PM_HD inline CKD cayley_klein_d(const Params& p, double x, double y, double z) {
   const double rsq = x * x + y * y + z * z;
   const double r = std::sqrt(rsq);
-  const double rscale0 = p.rfac0 * M_PI / (p.rcut() - p.rmin0);
+  const double rscale0 = p.rfac0 * kPi / (p.rcut() - p.rmin0);
   const double theta0 = (r - p.rmin0) * rscale0;
   const double z0 = r / std::tan(theta0);
   // z0 = r cot(theta0): dz0/dr = cot(theta0) - r rscale0 / sin^2(theta0).
