@@ -117,7 +117,7 @@ void check_lammps(const std::string& dir, const std::string& name) {
     for (int q = 0; q < d.nb; ++q) db.add(s.blist[q * n + i], d.b[i * d.nb + q]);
   }
   detot.add(etot, etot_ref);
-  const bool ok = de.rel() < 1e-11 && df.rel() < 1e-10 && db.rel() < 1e-11 && detot.rel() < 1e-11;
+  const bool ok = de.rel() < 1e-12 && df.rel() < 1e-12 && db.rel() < 1e-12 && detot.rel() < 1e-12;
   report(ok, "lammps " + name + " atoms=" + std::to_string(n) + " nnbor=" + std::to_string(d.pr.nnbor) +
                  " twojmax=" + std::to_string(pot.p.twojmax) + " " + detot.str("etotal") + " " + de.str("energy") +
                  " " + df.str("force") + " " + db.str("bispectrum"));

@@ -55,9 +55,10 @@ func TestSNAPReference(t *testing.T) {
 		seen[r.Check]++
 		if r.Check == "lammps" {
 			lammps[r.Label] = true
-			assert.Less(t, r.Values["force_maxrel"], 1e-10, r.Line)
-			assert.Less(t, r.Values["bispectrum_maxrel"], 1e-11, r.Line)
-			assert.Less(t, r.Values["energy_maxabs"], 1e-9, r.Line)
+			assert.Less(t, r.Values["force_maxrel"], 1e-12, r.Line)
+			assert.Less(t, r.Values["bispectrum_maxrel"], 1e-12, r.Line)
+			assert.Less(t, r.Values["energy_maxrel"], 1e-12, r.Line)
+			assert.Less(t, r.Values["etotal_maxrel"], 1e-12, r.Line)
 		}
 	}
 	assert.Equal(t, 3, seen["fd"])
