@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "snap/problem.hpp"
@@ -45,6 +46,31 @@ class SnapSystem : public Buffer {
   const snap::Problem& problem() const { return pr_; }
   void restore() override {}  // read-only
 
+  // The reference value of a stage's output, as doubles (a cplx is two):
+  // "ulisttot" (compute_ui), "ylist" (compute_yi), "dulist"
+  // (compute_duarray), "dedr" (compute_deidrj), "force". An input of a
+  // kernel measured alone (snap_yi reads ulisttot) is filled from it.
+  std::vector<double> stage(const std::string& name) const {
+    const snap::System& h = host_;
+    std::vector<snap::cplx> u(ulisttot_doubles() / 2), y, du;
+    std::vector<double> dedr, f;
+    snap::serial::compute_ui(h, u.data());
+    if (name == "ulisttot") return as_doubles(u);
+    y.resize(ylist_doubles() / 2);
+    snap::serial::compute_yi(h, u.data(), y.data());
+    if (name == "ylist") return as_doubles(y);
+    du.resize(dulist_doubles() / 2);
+    snap::serial::compute_duarray(h, du.data());
+    if (name == "dulist") return as_doubles(du);
+    dedr.resize(dedr_doubles());
+    snap::serial::compute_deidrj(h, du.data(), y.data(), dedr.data());
+    if (name == "dedr") return dedr;
+    f.resize(force_doubles());
+    snap::serial::accumulate_forces(h, dedr.data(), f.data());
+    if (name == "force") return f;
+    die("unknown SNAP stage ", name.c_str());
+  }
+
   // Extents of the arrays a step uses, in doubles (a cplx is two).
   int64_t natoms() const { return pr_.natoms; }
   int64_t npairs() const { return pr_.npairs(); }
@@ -62,6 +88,15 @@ class SnapSystem : public Buffer {
     if (!d) die("device allocation failed for a SNAP table", nullptr);
     device::to_device(d, v.data(), bytes);
     owned_.push_back(d);
+    return d;
+  }
+
+  static std::vector<double> as_doubles(const std::vector<snap::cplx>& v) {
+    std::vector<double> d(2 * v.size());
+    for (size_t q = 0; q < v.size(); ++q) {
+      d[2 * q] = v[q].re;
+      d[2 * q + 1] = v[q].im;
+    }
     return d;
   }
 

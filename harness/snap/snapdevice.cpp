@@ -146,13 +146,8 @@ int main(int argc, char** argv) {
   pm::SnapSystem sys("S", pot, pm::snap_bcc_w(cells, pot));
   const snap::System h = sys.ref(), d = sys.dev();
 
-  std::vector<snap::cplx> ru(sys.ulisttot_doubles() / 2), ry(sys.ylist_doubles() / 2), rdu(sys.dulist_doubles() / 2);
-  std::vector<double> rdedr(sys.dedr_doubles()), rf(sys.force_doubles());
-  snap::serial::compute_ui(h, ru.data());
-  snap::serial::compute_yi(h, ru.data(), ry.data());
-  snap::serial::compute_duarray(h, rdu.data());
-  snap::serial::compute_deidrj(h, rdu.data(), ry.data(), rdedr.data());
-  snap::serial::accumulate_forces(h, rdedr.data(), rf.data());
+  const std::vector<double> ru = sys.stage("ulisttot"), ry = sys.stage("ylist"), rdu = sys.stage("dulist");
+  const std::vector<double> rdedr = sys.stage("dedr"), rf = sys.stage("force");
 
   auto alloc = [](int64_t doubles) {
     void* p = pm::device::alloc(doubles * sizeof(double));
@@ -182,9 +177,9 @@ int main(int argc, char** argv) {
     t[3] += tm.stop();
   }
   const double e[5] = {
-      rel(back(u, sys.ulisttot_doubles()), &ru[0].re, sys.ulisttot_doubles()),
-      rel(back(y, sys.ylist_doubles()), &ry[0].re, sys.ylist_doubles()),
-      rel(back(du, sys.dulist_doubles()), &rdu[0].re, sys.dulist_doubles()),
+      rel(back(u, sys.ulisttot_doubles()), ru.data(), sys.ulisttot_doubles()),
+      rel(back(y, sys.ylist_doubles()), ry.data(), sys.ylist_doubles()),
+      rel(back(du, sys.dulist_doubles()), rdu.data(), sys.dulist_doubles()),
       rel(back(dedr, sys.dedr_doubles()), rdedr.data(), sys.dedr_doubles()),
       rel(back(f, sys.force_doubles()), rf.data(), sys.force_doubles()),
   };
