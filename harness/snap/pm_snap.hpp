@@ -71,6 +71,47 @@ class SnapSystem : public Buffer {
     die("unknown SNAP stage ", name.c_str());
   }
 
+  // Work of one call of a stage, for a record's flops and bytes. Flops count
+  // the floating-point operations of the per-work-item functions, exactly
+  // over the tables (ui and duarray: per pair and element, 10 per recursion
+  // term for U and 54 more for dU, plus the weighted outputs; yi: per atom and
+  // Z element nb*(10 na + 4) + 5; deidrj: 15 per pair and half entry, plus 6
+  // for the forces). Bytes count each array a stage reads or writes once
+  // (atomics and table reads not counted), as a lower bound of the traffic.
+  double flops(const std::string& name) const {
+    const snap::Tables& t = host_.t;
+    const double pairs = double(npairs()), atoms = double(natoms());
+    double per = 0;
+    if (name == "ui" || name == "duarray") {
+      for (int j = 1; j <= t.twojmax; ++j)
+        for (int e = 0; e < snap::layer_half_size(j); ++e) {
+          const int mb = e / (j + 1), ma = e % (j + 1);
+          const int terms = (ma < j) + (ma > 0);
+          if (name == "ui")
+            per += 10.0 * terms + (2 * mb < j ? 8.0 : 4.0);
+          else
+            per += 64.0 * terms + 24.0;
+        }
+      return pairs * per;
+    }
+    if (name == "yi") {
+      for (int jjz = 0; jjz < t.idxz_max; ++jjz) per += t.idxz[jjz].nb * (10.0 * t.idxz[jjz].na + 4.0) + 5.0;
+      return atoms * per;
+    }
+    if (name == "deidrj") return pairs * (15.0 * t.idxuh_max + 6.0);
+    die("unknown SNAP stage ", name.c_str());
+  }
+  double bytes(const std::string& name) const {
+    const double c = 16.0, pairs = double(npairs()), atoms = double(natoms());
+    const snap::Tables& t = host_.t;
+    const double nb = 24.0 * pairs + 4.0 * pairs;  // rij, jatom
+    if (name == "ui") return nb + c * t.idxu_max * atoms;
+    if (name == "yi") return c * t.idxu_max * atoms + c * t.idxuh_max * atoms;
+    if (name == "duarray") return nb + c * 3.0 * t.idxuh_max * pairs;
+    if (name == "deidrj") return 4.0 * pairs + c * 3.0 * t.idxuh_max * pairs + c * t.idxuh_max * atoms + 24.0 * pairs + 24.0 * atoms;
+    die("unknown SNAP stage ", name.c_str());
+  }
+
   // Extents of the arrays a step uses, in doubles (a cplx is two).
   int64_t natoms() const { return pr_.natoms; }
   int64_t npairs() const { return pr_.npairs(); }

@@ -190,9 +190,12 @@ int main(int argc, char** argv) {
   for (double v : e) ok = ok && v < 1e-12;
   std::printf(
       "%s device %s atoms=%lld nnbor=%d steps=%d err_ui=%.3g err_yi=%.3g err_duarray=%.3g err_deidrj=%.3g "
-      "err_force=%.3g s_ui=%.4g s_yi=%.4g s_duarray=%.4g s_deidrj_forces=%.4g\n",
+      "err_force=%.3g s_ui=%.4g s_yi=%.4g s_duarray=%.4g s_deidrj_forces=%.4g gflop_ui=%.4g gflop_yi=%.4g "
+      "gflop_duarray=%.4g gflop_deidrj=%.4g mbyte_ui=%.4g mbyte_yi=%.4g mbyte_duarray=%.4g mbyte_deidrj=%.4g\n",
       ok ? "PASS" : "FAIL", label.c_str(), (long long)sys.natoms(), h.nnbor, steps, e[0], e[1], e[2], e[3], e[4],
-      t[0], t[1], t[2], t[3]);
+      t[0], t[1], t[2], t[3], 1e-9 * sys.flops("ui"), 1e-9 * sys.flops("yi"), 1e-9 * sys.flops("duarray"),
+      1e-9 * sys.flops("deidrj"), 1e-6 * sys.bytes("ui"), 1e-6 * sys.bytes("yi"), 1e-6 * sys.bytes("duarray"),
+      1e-6 * sys.bytes("deidrj"));
   for (void* p : {(void*)u, (void*)y, (void*)du, (void*)dedr, (void*)f}) pm::device::release(p);
   return ok ? 0 : 1;
 }
