@@ -1,6 +1,7 @@
 package testsnap
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -101,4 +102,20 @@ func TestSNAPDevicePath(t *testing.T) {
 		assert.True(t, ok, k)
 		assert.Less(t, v, 1e-12, k)
 	}
+}
+
+func TestReferenceNames(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.dump"), nil, 0o644))
+	_, err := ReferenceNames(dir)
+	assert.ErrorContains(t, err, "reference a")
+	for _, ext := range []string{".snapparam", ".snapcoeff"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a"+ext), nil, 0o644))
+	}
+	names, err := ReferenceNames(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, names)
+	names, err = ReferenceNames("testdata")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(names), 4, "committed LAMMPS references")
 }
