@@ -47,11 +47,17 @@ class SnapSystem : public Buffer {
   void restore() override {}  // read-only
 
   // The reference value of a stage's output, as doubles (a cplx is two):
-  // "ulisttot" (compute_ui), "ylist" (compute_yi), "dulist"
+  // "utot_init" (wself I), "ulisttot" (compute_ui), "ylist" (compute_yi), "dulist"
   // (compute_duarray), "dedr" (compute_deidrj), "force". An input of a
   // kernel measured alone (snap_yi reads ulisttot) is filled from it.
   std::vector<double> stage(const std::string& name) const {
     const snap::System& h = host_;
+    if (name == "utot_init") {  // wself I, what compute_ui starts from
+      std::vector<double> d(ulisttot_doubles(), 0.0);
+      for (int jju = 0; jju < h.t.idxu_max; ++jju)
+        for (int64_t i = 0; i < natoms(); ++i) d[2 * (jju * natoms() + i)] = ts_.utot_init[jju];
+      return d;
+    }
     std::vector<snap::cplx> u(ulisttot_doubles() / 2), y, du;
     std::vector<double> dedr, f;
     snap::serial::compute_ui(h, u.data());
