@@ -1,0 +1,212 @@
+// SNAP problems and potentials (host only): perturbed bcc tungsten lattices
+// with their periodic neighbour lists, the 2J8 W potential of the TestSNAP
+// proxy, and readers for LAMMPS's .snapparam / .snapcoeff files.
+//
+// Neighbour layout (what the kernels index): pair p = i*nnbor + n for atom i
+// and neighbour slot n < nnbor; rij[3p..3p+2] = x_j(image) - x_i; jatom[p] is
+// the atom j (of which this is a periodic image), -1 in an empty slot.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "snap.hpp"
+#include "tables.hpp"
+
+namespace snap {
+
+struct Problem {
+  int natoms = 0, nnbor = 0;
+  double box[3] = {0, 0, 0};  // orthorhombic periodic box, origin 0
+  std::vector<double> x;      // [3*natoms]
+  std::vector<double> rij;    // [3*natoms*nnbor]
+  std::vector<int> jatom;     // [natoms*nnbor]
+  long npairs() const { return long(natoms) * nnbor; }
+};
+
+// A potential: parameters and beta[0] (constant) .. beta[ncoeff-1].
+struct Potential {
+  Params p;
+  std::vector<double> beta;
+};
+
+// splitmix64: a deterministic stream of uniform doubles in [0, 1).
+struct SplitMix {
+  uint64_t s;
+  explicit SplitMix(uint64_t seed) : s(seed) {}
+  double next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return double(z >> 11) * (1.0 / 9007199254740992.0);
+  }
+};
+
+// bcc lattice, cells^3 conventional cells of side a (2 atoms each), every
+// coordinate displaced by a uniform amount in [-disp, disp).
+inline Problem bcc_lattice(int cells, double a, double disp, uint64_t seed) {
+  Problem pr;
+  pr.natoms = 2 * cells * cells * cells;
+  pr.box[0] = pr.box[1] = pr.box[2] = cells * a;
+  pr.x.reserve(3 * pr.natoms);
+  SplitMix rng(seed);
+  for (int ix = 0; ix < cells; ++ix)
+    for (int iy = 0; iy < cells; ++iy)
+      for (int iz = 0; iz < cells; ++iz)
+        for (int b = 0; b < 2; ++b) {
+          const double h = 0.5 * b;
+          const double c[3] = {(ix + h) * a, (iy + h) * a, (iz + h) * a};
+          for (int k = 0; k < 3; ++k) pr.x.push_back(c[k] + disp * (2.0 * rng.next() - 1.0));
+        }
+  return pr;
+}
+
+// Fills rij/jatom with every periodic image within rcut (0 < r < rcut), so
+// boxes shorter than 2*rcut are right too. nnbor = the largest count.
+inline void build_neighbours(Problem& pr, double rcut) {
+  // With positions wrapped into [0, box), |dx| < box: images up to
+  // ceil(rcut/box) boxes away can be within rcut.
+  int img[3];
+  for (int k = 0; k < 3; ++k) img[k] = int(std::ceil(rcut / pr.box[k]));
+  std::vector<double> xw(pr.x);
+  for (int i = 0; i < pr.natoms; ++i)
+    for (int k = 0; k < 3; ++k) {
+      double& v = xw[3 * i + k];
+      v -= std::floor(v / pr.box[k]) * pr.box[k];
+    }
+  std::vector<std::vector<double>> d(pr.natoms);
+  std::vector<std::vector<int>> o(pr.natoms);
+  const double rc2 = rcut * rcut;
+  for (int i = 0; i < pr.natoms; ++i)
+    for (int j = 0; j < pr.natoms; ++j)
+      for (int a = -img[0]; a <= img[0]; ++a)
+        for (int b = -img[1]; b <= img[1]; ++b)
+          for (int c = -img[2]; c <= img[2]; ++c) {
+            const double dx = xw[3 * j] + a * pr.box[0] - xw[3 * i];
+            const double dy = xw[3 * j + 1] + b * pr.box[1] - xw[3 * i + 1];
+            const double dz = xw[3 * j + 2] + c * pr.box[2] - xw[3 * i + 2];
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2 && r2 > 1e-20) {
+              d[i].insert(d[i].end(), {dx, dy, dz});
+              o[i].push_back(j);
+            }
+          }
+  pr.nnbor = 0;
+  for (int i = 0; i < pr.natoms; ++i) pr.nnbor = std::max(pr.nnbor, int(o[i].size()));
+  pr.rij.assign(3 * pr.npairs(), 0.0);
+  pr.jatom.assign(pr.npairs(), -1);
+  for (int i = 0; i < pr.natoms; ++i)
+    for (size_t n = 0; n < o[i].size(); ++n) {
+      const long p = long(i) * pr.nnbor + long(n);
+      for (int k = 0; k < 3; ++k) pr.rij[3 * p + k] = d[i][3 * n + k];
+      pr.jatom[p] = o[i][n];
+    }
+}
+
+// The 2J8 tungsten SNAP potential of TestSNAP's "2J8 W" problem: LAMMPS's
+// potentials/W_2940_2017_2.snapparam/.snapcoeff (M. A. Wood and A. P.
+// Thompson, "Quantum-accurate molecular dynamics potential for tungsten",
+// arXiv:1702.07042), 56 coefficients.
+inline Potential w2940_2j8() {
+  Potential w;
+  w.p = Params{8, 4.73442, 0.99363, 0.0, 0.5, 1.0, 1.0, 1};
+  w.beta = {0.781170857801,  -0.001794941735, -0.016628679036, -0.066625537037, -0.073716343967, -0.062913923923,
+            0.032552694672,  -0.134901744419, -0.075076334103, -0.148558616547, -0.140808831101, -0.166749145704,
+            -0.047487675984, -0.049892090603, -0.032483739965, -0.114766534860, -0.106759718242, -0.125894850485,
+            -0.103409735225, -0.095247335447, -0.061998736346, -0.053895610976, -0.010799734206, -0.011644828900,
+            -0.028316826924, 0.011176085541,  0.064619474684,  -0.023886279996, -0.004099224312, -0.056084222496,
+            -0.035551497650, -0.056678501024, -0.004905851656, -0.015701146162, -0.008462280779, 0.016429018676,
+            0.032432633993,  -0.010805361272, -0.014841893457, 0.019414134562,  -0.008112452759, -0.002700775447,
+            0.007032887063,  -0.009706065042, 0.008385967833,  0.028606085876,  -0.007003591067, 0.006467260152,
+            -0.006666986361, 0.029243285316,  0.002477673872,  -0.000199497504, 0.004068954075,  0.006036129972,
+            -0.013010633924, -0.008314173699};
+  return w;
+}
+
+// The W potential's parameters at another twojmax, with coefficients made up
+// deterministically (a test and benchmark potential, not a physical one). At
+// twojmax 8 this is w2940_2j8().
+inline Potential w_like(int twojmax) {
+  Potential w = w2940_2j8();
+  if (twojmax == 8) return w;
+  w.p.twojmax = twojmax;
+  const int n = bispectrum_count(twojmax) + 1;
+  const std::vector<double> base = w.beta;
+  w.beta.resize(n);
+  for (int k = 0; k < n; ++k) w.beta[k] = k < int(base.size()) ? base[k] : 0.01 * std::cos(1.7 * k);
+  return w;
+}
+
+// bcc W, a = 3.1803 A (LAMMPS examples/snap/in.snap.W.2940).
+constexpr double kLatticeW = 3.1803;
+
+// The paper's problem (000, TestSNAP's 2J8 W ECP problem): 10^3 cells =
+// 2000 atoms, displacements of at most 0.05 A per coordinate, which keep
+// every atom at exactly 26 neighbours (the third shell, a*sqrt(2) = 4.498 A,
+// stays inside rcut = 4.734 A and the fourth, 5.274 A, outside).
+inline Problem paper_problem(const Params& p, uint64_t seed = 2024) {
+  Problem pr = bcc_lattice(10, kLatticeW, 0.05, seed);
+  build_neighbours(pr, p.rcut());
+  return pr;
+}
+
+// The CI problem: one cell (2 atoms), each with its 26 periodic images as
+// neighbours, the same lattice and perturbation.
+inline Problem ci_problem(const Params& p, uint64_t seed = 2024) {
+  Problem pr = bcc_lattice(1, kLatticeW, 0.05, seed);
+  build_neighbours(pr, p.rcut());
+  return pr;
+}
+
+// Readers for LAMMPS's files ("key value" lines; "nelem ncoeff", "elem
+// radius weight", then the coefficients). One element only.
+inline Potential read_lammps_potential(const std::string& param_file, const std::string& coeff_file) {
+  Potential w = w2940_2j8();
+  w.beta.clear();
+  std::ifstream pf(param_file);
+  if (!pf) throw std::runtime_error("cannot read " + param_file);
+  std::string line;
+  while (std::getline(pf, line)) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream ss(line);
+    std::string key;
+    double v;
+    if (!(ss >> key >> v)) continue;
+    if (key == "rcutfac") w.p.rcutfac = v;
+    else if (key == "twojmax") w.p.twojmax = int(v);
+    else if (key == "rfac0") w.p.rfac0 = v;
+    else if (key == "rmin0") w.p.rmin0 = v;
+    else if (key == "switchflag") w.p.switchflag = int(v);
+    else if ((key == "bzeroflag" || key == "quadraticflag" || key == "chemflag" || key == "bnormflag") && v != 0)
+      throw std::runtime_error(param_file + ": " + key + " != 0 is not supported");
+  }
+  std::ifstream cf(coeff_file);
+  if (!cf) throw std::runtime_error("cannot read " + coeff_file);
+  std::vector<std::string> tok;
+  while (std::getline(cf, line)) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream ss(line);
+    std::string s;
+    while (ss >> s) tok.push_back(s);
+  }
+  if (tok.size() < 5) throw std::runtime_error(coeff_file + ": too short");
+  const int nelem = std::stoi(tok[0]), ncoeff = std::stoi(tok[1]);
+  if (nelem != 1) throw std::runtime_error(coeff_file + ": one element only");
+  w.p.radelem = std::stod(tok[3]);
+  w.p.wj = std::stod(tok[4]);
+  if (int(tok.size()) != 5 + ncoeff) throw std::runtime_error(coeff_file + ": coefficient count");
+  for (int k = 0; k < ncoeff; ++k) w.beta.push_back(std::stod(tok[5 + k]));
+  if (ncoeff != bispectrum_count(w.p.twojmax) + 1)
+    throw std::runtime_error(coeff_file + ": " + std::to_string(ncoeff) + " coefficients for twojmax " +
+                             std::to_string(w.p.twojmax));
+  return w;
+}
+
+}  // namespace snap
