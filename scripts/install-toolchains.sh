@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian toolchains portmatrix builds GPU cells with:
-# CUDA 11.8 (non-free), LLVM 19 and 16 OpenMP offload, GCC 12 NVPTX offload.
+# CUDA 11.8 (non-free), LLVM 22, 19 and 16 OpenMP offload, GCC 12 NVPTX offload.
+# LLVM 22's NVPTX device runtime is built by scripts/install-llvm22.sh into
+# .toolchains/llvm22 (cached).
 # LLVM 16's libomp conflicts with LLVM 19's as packages, so it is unpacked
 # into a private prefix (.toolchains/llvm16) that toolchains.yaml points at.
 # Usage: scripts/install-toolchains.sh [cpu|gpu]   (default gpu)
@@ -32,4 +34,5 @@ if [ ! -f "$prefix/usr/lib/llvm-16/lib/libomptarget.so.16" ]; then
   for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$prefix"; done
   rm -rf "$tmp"
 fi
+bash "$root/scripts/install-llvm22.sh" "$root/.toolchains/llvm22"
 echo "toolchains installed"
