@@ -3,7 +3,10 @@
 # builds the NVPTX device runtime that Debian does not ship
 # (libomptarget-nvptx.bc, libompdevice.a) into a private prefix,
 # <repo>/.toolchains/llvm22 by default, which toolchains.yaml (clang22-sm90)
-# points at. The build is cached: it is redone only when the installed
+# points at. libomp-22-dev (omp.h, ompx.h of LLVM 22) conflicts with
+# libomp-19-dev as a package, so it is unpacked into the prefix too
+# (include/), with lib/libomp.so pointing at the system's libomp.so.5,
+# which libomp-22-dev itself would use (it depends on libomp5-19). The build is cached: it is redone only when the installed
 # clang-22's upstream version differs from the one the runtime was built with.
 #
 # What it changes on the system: it installs the packages below with apt-get
@@ -23,7 +26,8 @@ export DEBIAN_FRONTEND=noninteractive
 say() { echo "install-llvm22: $*"; }
 t0=$(date +%s)
 
-pkgs=(clang-22 clang-tools-22 llvm-22 libomp-22-dev liboffload-22-dev cmake ninja-build xz-utils)
+# Not libomp-22-dev: installing it removes libomp-19-dev (clang19-sm90).
+pkgs=(clang-22 clang-tools-22 llvm-22 liboffload-22-dev cmake ninja-build xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -39,7 +43,7 @@ t1=$(date +%s)
 pkgver=$(dpkg-query -W -f='${Version}' clang-22)   # e.g. 1:22.1.8-1~deb12u1
 up=$(sed -E 's/^[0-9]+://; s/-[^-]*$//' <<<"$pkgver")  # 22.1.8
 dev=$prefix/lib/nvptx64-nvidia-cuda
-if [ -f "$dev/libomptarget-nvptx.bc" ] && [ -f "$dev/libompdevice.a" ] &&
+if [ -f "$dev/libomptarget-nvptx.bc" ] && [ -f "$dev/libompdevice.a" ] && [ -f "$prefix/include/ompx.h" ] &&
    [ "$(cat "$prefix/UPSTREAM" 2>/dev/null)" = "$up" ]; then
   say "NVPTX device runtime $up already in $dev (cached)"
   exit 0
@@ -98,10 +102,16 @@ ninja -C "$work/build" install >"$work/ninja.log" 2>&1 || { tail -30 "$work/ninj
 for f in libomptarget-nvptx.bc libompdevice.a; do
   [ -s "$work/install/lib/nvptx64-nvidia-cuda/$f" ] || { say "the build made no $f" >&2; exit 1; }
 done
-rm -rf "$prefix" && mkdir -p "$dev"
+
+# omp.h and ompx.h of LLVM 22, from the libomp-22-dev of the installed clang.
+(cd "$work" && apt-get download -qq "libomp-22-dev=$pkgver" >/dev/null)
+dpkg -x "$work"/libomp-22-dev_*.deb "$work/omp22"
+rm -rf "$prefix" && mkdir -p "$dev" "$prefix/include"
 cp "$work/install/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc" "$work/install/lib/nvptx64-nvidia-cuda/libompdevice.a" "$dev/"
+cp "$work"/omp22/usr/lib/llvm-22/lib/clang/22/include/*.h "$prefix/include/"
+ln -s /usr/lib/x86_64-linux-gnu/libomp.so.5 "$prefix/lib/libomp.so"
 echo "$up" >"$prefix/UPSTREAM"
-echo "clang-22 $pkgver; device runtime built from $tarball" >"$prefix/PROVENANCE"
+echo "clang-22 $pkgver; device runtime built from $tarball; include/ from libomp-22-dev $pkgver" >"$prefix/PROVENANCE"
 t4=$(date +%s)
 say "NVPTX device runtime $up in $dev"
 say "seconds: packages $((t1 - t0)), source $((t2 - t1)), extract $((t3 - t2)), build $((t4 - t3)), total $((t4 - t0))"
