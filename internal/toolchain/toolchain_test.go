@@ -55,6 +55,7 @@ func TestGates(t *testing.T) {
 		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem"}},
 		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync"}},
 		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync"}},
+		{tc("llvm", "22.1.8", "sm_90", "11.8"), []string{"cxx17", "omp6_dyn_groupprivate", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync"}},
 		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
 		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
 		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
