@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +78,8 @@ func compileProbe(t *testing.T, tc *Toolchain, p probe, out string) (bool, strin
 // target toolchain and checks that the capability table agrees with the
 // compiler: a gate is on exactly where its probe builds, and the forms no
 // table row admits are rejected by every compiler. Toolchains not installed
-// here are skipped; CI installs them all (scripts/install-toolchains.sh gpu).
+// here are skipped, except those PM_REQUIRE_TOOLCHAINS names (CI names
+// every one scripts/install-toolchains.sh gpu installs).
 func TestProbes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles programs")
@@ -94,6 +96,9 @@ func TestProbes(t *testing.T) {
 	for _, tc := range tcs {
 		t.Run(tc.ID, func(t *testing.T) {
 			if !tc.Found() {
+				if slices.Contains(strings.Split(os.Getenv("PM_REQUIRE_TOOLCHAINS"), ","), tc.ID) {
+					t.Fatalf("PM_REQUIRE_TOOLCHAINS names %s, which is not usable: %s", tc.ID, tc.Missing)
+				}
 				t.Skipf("not installed: %s", tc.Missing)
 			}
 			if !tc.Builds("omptarget") || !tc.GPU() {
