@@ -30,8 +30,11 @@ IFS=, read -ra ids <<<"$tcs"
 for id in "${ids[@]}"; do
   [ -d "build/$id" ] || { echo "gpu-bundle: build/$id does not exist: build $id first" >&2; exit 1; }
 done
+# build/probes: the capability probes, when kept there by
+# PM_PROBE_OUT=$PWD/build/probes go test -run TestProbes ./internal/toolchain/
+extra=(); [ -d build/probes ] && extra=(probes)
 tar -C build --exclude='*/lib' --exclude='*.log' --exclude='*.key' --exclude='*.failed' \
-  -cJf "$dir/build.tar.xz" manifest.json "${ids[@]}"
+  -cJf "$dir/build.tar.xz" manifest.json "${ids[@]}" "${extra[@]}"
 
 # Libraries: toolchains share some (libz3.so.4, libomp.so.5); identical files
 # become hard links in the archive, so each is packed once.

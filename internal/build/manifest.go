@@ -93,6 +93,11 @@ func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results 
 		m.Toolchains = map[string]ToolchainInfo{}
 	}
 	for _, t := range tcs {
+		// A machine without a toolchain (a GPU host building only its CUDA
+		// cells) keeps the provenance of the one that built the carried cells.
+		if old, ok := m.Toolchains[t.ID]; ok && !t.Found() && old.Missing == "" {
+			continue
+		}
 		m.Toolchains[t.ID] = Info(t)
 	}
 	byID := map[string]Entry{}

@@ -79,7 +79,8 @@ func compileProbe(t *testing.T, tc *Toolchain, p probe, out string) (bool, strin
 // compiler: a gate is on exactly where its probe builds, and the forms no
 // table row admits are rejected by every compiler. Toolchains not installed
 // here are skipped, except those PM_REQUIRE_TOOLCHAINS names (CI names
-// every one scripts/install-toolchains.sh gpu installs).
+// every one scripts/install-toolchains.sh gpu installs). PM_PROBE_OUT=<dir>
+// keeps the programs as <dir>/<toolchain>/<probe>, to run on a GPU host.
 func TestProbes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles programs")
@@ -111,7 +112,13 @@ func TestProbes(t *testing.T) {
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					name := strings.TrimSuffix(filepath.Base(p.file), ".cpp")
-					ok, log := compileProbe(t, tc, p, filepath.Join(t.TempDir(), name))
+					bin := filepath.Join(t.TempDir(), name)
+					if keep := os.Getenv("PM_PROBE_OUT"); keep != "" {
+						// Kept for a GPU host: each probe checks its result and exits 0 when right.
+						bin = filepath.Join(keep, tc.ID, name)
+						require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+					}
+					ok, log := compileProbe(t, tc, p, bin)
 					want := p.capability != "-" && tc.Caps[p.capability]
 					t.Logf("%s %s: builds=%v table=%v %s", tc.ID, name, ok, want, firstError(log))
 					assert.Equal(t, want, ok, "%s with %s %s: the table says %v, the compiler %s:\n%s",
