@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Runs on the GPU host from the repository root: unpacks a bundle made by
-# gpu-bundle.sh, runs the selected GPU cells with the static CLI for at most
-# PM_RUN_LIMIT seconds (default 500), and packs the results folder into $OUT
-# (or ./out). Arguments go to `portmatrix run`, e.g.
-#   scripts/gpu-run.sh bundle-a -toolchains nvcc-sm90 -kernels axpby -size-set gpu -reps 10
+# Runs on the GPU host, from a checkout's root or from an empty folder: unpacks
+# a bundle made by gpu-bundle.sh, builds there the cells this host's compilers
+# build (PM_HOST_BUILD, default nvcc-sm90: the newest nvcc found, such as
+# /usr/local/cuda/bin/nvcc; empty: none), runs the selected GPU cells with the
+# static CLI for at most PM_RUN_LIMIT seconds (default 500), and packs the
+# results folder into $OUT (or ./out). Arguments go to `portmatrix`, e.g.
+#   scripts/gpu-run.sh bundle-a -toolchains clang22-sm90,nvcc-sm90 -kernels spmv -size-set gpu -reps 10
 set -uo pipefail
-dir=${1:?bundle folder}; shift
+dir=$(cd "${1:?bundle folder}" && pwd); shift
 out=${OUT:-out}
-mkdir -p build "$out"
+mkdir -p build bin results "$out"
+# Outside a checkout the CLI's inputs come from the bundle.
+[ -f toolchains.yaml ] || tar -xJf "$dir/src.tar.xz"
+xz -dc "$dir/portmatrix.xz" >bin/portmatrix && chmod +x bin/portmatrix
 tar -C build -xJf "$dir/build.tar.xz"
 [ -f "$dir/libs.tar.xz" ] && tar -C build -xJf "$dir/libs.tar.xz"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+export PM_COMMIT; PM_COMMIT=$(cat "$dir/COMMIT")
+hb=${PM_HOST_BUILD-nvcc-sm90}
+if [ -n "$hb" ]; then
+  bin/portmatrix "$@" -toolchains "$hb" doctor | sed -n '/^toolchains:/,/^cells:/p' | grep -A1 -E "^  (${hb//,/|}) "
+  bin/portmatrix "$@" -toolchains "$hb" -jobs "$(nproc)" build || echo "gpu-run: host build of $hb failed (see build/*/*.log)"
+fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 id=$(date -u +%Y%m%d-%H%M%S)-$gpu-$(basename "$dir")
-PM_COMMIT=$(cat "$dir/COMMIT") timeout "${PM_RUN_LIMIT:-500}" "$dir/bin/portmatrix" -gpu -out "results/$id" "$@" run
+timeout "${PM_RUN_LIMIT:-500}" bin/portmatrix -gpu -out "results/$id" "$@" run
 echo "portmatrix run exited $?"
 tar -C results -czf "$out/$id.tar.gz" "$id"
 echo "results: $out/$id.tar.gz"

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian toolchains portmatrix builds GPU cells with:
-# CUDA 11.8 (non-free), LLVM 19 and 16 OpenMP offload, GCC 12 NVPTX offload.
+# CUDA 11.8 (non-free), LLVM 22, 19 and 16 OpenMP offload, GCC 12 NVPTX offload.
+# LLVM 22's NVPTX device runtime is built by scripts/install-llvm22.sh into
+# .toolchains/llvm22 (cached).
 # LLVM 16's libomp conflicts with LLVM 19's as packages, so it is unpacked
 # into a private prefix (.toolchains/llvm16) that toolchains.yaml points at.
+# What it changes on the system: Debian packages (apt-get install), and
+# the apt sources: non-free is added to /etc/apt/sources.list.d/debian.sources
+# for CUDA 11.8 (printed when done). LLVM 22's source tarball comes through a
+# private deb-src list, not the system's. Private files go to .toolchains/.
 # Usage: scripts/install-toolchains.sh [cpu|gpu]   (default gpu)
 set -euo pipefail
 what=${1:-gpu}
@@ -15,9 +21,15 @@ if [ "$what" = cpu ]; then
   exit 0
 fi
 
+# System change: CUDA 11.8 (nvidia-cuda-toolkit) is in Debian's non-free
+# component, so the first "Components: main" line of the deb822 source gets
+# contrib non-free non-free-firmware (said here when it happens; docs/gpu.md).
 src=/etc/apt/sources.list.d/debian.sources
 if [ -f "$src" ] && ! grep -q 'non-free' "$src"; then
+  echo "install-toolchains: editing $src: Components: main -> main contrib non-free non-free-firmware (for CUDA 11.8)"
   $sudo sed -i '0,/^Components: main$/s//Components: main contrib non-free non-free-firmware/' "$src"
+elif [ ! -f "$src" ] && ! grep -rqs 'non-free' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  echo "install-toolchains: no non-free component in the apt sources and no $src to edit: add non-free for nvidia-cuda-toolkit" >&2
 fi
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
@@ -32,4 +44,5 @@ if [ ! -f "$prefix/usr/lib/llvm-16/lib/libomptarget.so.16" ]; then
   for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$prefix"; done
   rm -rf "$tmp"
 fi
+bash "$root/scripts/install-llvm22.sh" "$root/.toolchains/llvm22"
 echo "toolchains installed"

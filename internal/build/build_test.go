@@ -108,3 +108,25 @@ func TestMissingSource(t *testing.T) {
 	assert.Equal(t, Failed, res[0].Status)
 	assert.Contains(t, res[0].Reason, "source missing (run: go run mage.go generate)")
 }
+
+// A build on a machine that lacks a toolchain (the GPU host builds only its
+// CUDA cells) keeps the provenance recorded where that toolchain was found.
+func TestUpdateKeepsFoundToolchains(t *testing.T) {
+	dir := t.TempDir()
+	found := &toolchain.Toolchain{ID: "clang22-sm90", Family: "llvm", Path: "/usr/bin/clang++-22", Target: "sm_90"}
+	_, err := Update(dir, "c1", false, []*toolchain.Toolchain{found}, nil)
+	require.NoError(t, err)
+	absent := &toolchain.Toolchain{ID: "clang22-sm90", Family: "llvm", Target: "sm_90", Missing: "clang++-22 not found on PATH"}
+	nvcc := &toolchain.Toolchain{ID: "nvcc-sm90", Family: "nvcc", Path: "/usr/local/cuda/bin/nvcc", Target: "sm_90",
+		Candidates: []string{"/usr/local/cuda/bin/nvcc 13.0.0"}}
+	m, err := Update(dir, "c1", false, []*toolchain.Toolchain{absent, nvcc}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/usr/bin/clang++-22", m.Toolchains["clang22-sm90"].Path)
+	assert.Empty(t, m.Toolchains["clang22-sm90"].Missing)
+	assert.Equal(t, []string{"/usr/local/cuda/bin/nvcc 13.0.0"}, m.Toolchains["nvcc-sm90"].Candidates)
+	// Found again: replaced.
+	again := &toolchain.Toolchain{ID: "clang22-sm90", Family: "llvm", Path: "/opt/clang++-22", Target: "sm_90"}
+	m, err = Update(dir, "c2", false, []*toolchain.Toolchain{again}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/opt/clang++-22", m.Toolchains["clang22-sm90"].Path)
+}

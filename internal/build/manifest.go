@@ -31,6 +31,8 @@ type ToolchainInfo struct {
 	Caps     []string `json:"capabilities"`
 	Missing  string   `json:"missing,omitempty"`
 	Broken   string   `json:"broken,omitempty"`
+	// Candidates: with pick: newest, every command found as "path version".
+	Candidates []string `json:"candidates,omitempty"`
 }
 
 // Entry is one cell of the manifest.
@@ -53,7 +55,7 @@ type Entry struct {
 // Info describes a toolchain for the manifest and run.json.
 func Info(t *toolchain.Toolchain) ToolchainInfo {
 	i := ToolchainInfo{ID: t.ID, Family: t.Family, Command: firstOf(t.Commands), Path: t.Path, Identity: t.Identity, Target: t.Target,
-		Caps: t.CapNames(), Missing: t.Missing, Broken: t.Broken}
+		Caps: t.CapNames(), Missing: t.Missing, Broken: t.Broken, Candidates: t.Candidates}
 	if t.Version != nil {
 		i.Version = t.Version.String()
 	}
@@ -91,6 +93,11 @@ func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results 
 		m.Toolchains = map[string]ToolchainInfo{}
 	}
 	for _, t := range tcs {
+		// A machine without a toolchain (a GPU host building only its CUDA
+		// cells) keeps the provenance of the one that built the carried cells.
+		if old, ok := m.Toolchains[t.ID]; ok && !t.Found() && old.Missing == "" {
+			continue
+		}
 		m.Toolchains[t.ID] = Info(t)
 	}
 	byID := map[string]Entry{}

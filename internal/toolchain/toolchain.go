@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -31,6 +32,7 @@ type Toolchain struct {
 	RuntimeLibs []string
 	CUDAFrom    string // "ptxas": the CUDA version of the ptxas on PATH matters (LLVM offload)
 	Pinned      string // version from the file, if any
+	Pick        string // "first" (default): the first command found; "newest": the highest version
 	Enabled     bool
 	Pos         diag.Pos
 
@@ -42,6 +44,9 @@ type Toolchain struct {
 	Missing  string           // why it is not usable, "" when it is
 	Caps     map[string]bool
 	Broken   string // a known break that makes its GPU cells unusable
+	// Candidates are the commands found, "path version", when Pick is
+	// "newest": what the choice was made among.
+	Candidates []string
 }
 
 // Found reports whether the toolchain can build.
@@ -76,6 +81,9 @@ type Capability struct {
 	Raw     map[string]string
 	Targets []string // "host", "gpu"; empty: both
 	Source  string
+	// Policy says why the version bound is a choice (following a paper)
+	// rather than what compilers accept; such a row has no compile probe.
+	Policy string
 }
 
 // Break is a known broken combination.
@@ -154,10 +162,10 @@ func LoadTable(file string) (*Table, error) {
 	tb := &Table{}
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["capabilities"], "capabilities") {
-		cf := d.Fields(item, "capability", "name", "doc", "when", "targets", "source")
+		cf := d.Fields(item, "capability", "name", "doc", "when", "targets", "source", "policy")
 		d.Require(item, cf, "capability", "name", "when", "source")
 		c := Capability{Name: d.String(cf["name"], "name"), Doc: d.String(cf["doc"], "doc"),
-			Targets: d.Strings(cf["targets"], "targets"), Source: d.String(cf["source"], "source")}
+			Targets: d.Strings(cf["targets"], "targets"), Source: d.String(cf["source"], "source"), Policy: d.String(cf["policy"], "policy")}
 		if seen[c.Name] {
 			d.Add(cf["name"], "capability %q defined twice", c.Name)
 		}
@@ -226,7 +234,7 @@ func Load(file, root string) ([]*Toolchain, error) {
 	}
 	for _, item := range d.Seq(f["toolchains"], "toolchains") {
 		tf := d.Fields(item, "toolchain", "id", "family", "commands", "target", "devices", "flags", "needs",
-			"runtime_libs", "cuda_from", "version", "enabled")
+			"runtime_libs", "cuda_from", "version", "pick", "enabled")
 		if !d.Require(item, tf, "toolchain", "id", "family", "commands", "target", "devices") {
 			continue
 		}
@@ -235,6 +243,7 @@ func Load(file, root string) ([]*Toolchain, error) {
 			Devices: d.Strings(tf["devices"], "devices"), Flags: expand(d.Strings(tf["flags"], "flags")),
 			Needs: expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
 			CUDAFrom: d.String(tf["cuda_from"], "cuda_from"), Pinned: d.String(tf["version"], "version"),
+			Pick:    d.String(tf["pick"], "pick"),
 			Enabled: tf["enabled"] == nil || d.Bool(tf["enabled"], "enabled"), Pos: d.Pos(item)}
 		if seen[t.ID] {
 			d.Add(tf["id"], "toolchain %q defined twice", t.ID)
@@ -247,6 +256,9 @@ func Load(file, root string) ([]*Toolchain, error) {
 			if !slices.Contains(Devices, dev) {
 				d.Add(tf["devices"], "unknown device %q (known: %s)", dev, strings.Join(Devices, ", "))
 			}
+		}
+		if t.Pick != "" && t.Pick != "first" && t.Pick != "newest" {
+			d.Add(tf["pick"], "pick is first or newest, not %q", t.Pick)
 		}
 		if t.Pinned != "" {
 			if _, err := version.NewVersion(t.Pinned); err != nil {
@@ -313,10 +325,14 @@ func discover(ctx context.Context, t *Toolchain, tb *Table, probe Probe) {
 		t.Missing = "disabled in toolchains.yaml"
 		return
 	}
-	for _, c := range t.Commands {
-		if p, err := exec.LookPath(c); err == nil {
-			t.Path = p
-			break
+	if t.Pick == "newest" && t.Pinned == "" {
+		pickNewest(ctx, t, probe)
+	} else {
+		for _, c := range t.Commands {
+			if p, err := exec.LookPath(c); err == nil {
+				t.Path = p
+				break
+			}
 		}
 	}
 	if t.Path == "" {
@@ -353,6 +369,56 @@ func discover(ctx context.Context, t *Toolchain, tb *Table, probe Probe) {
 		}
 	}
 	Derive(t, tb)
+}
+
+// commandPaths lists the executables a toolchain's commands name, in order,
+// once each: a command with a slash is a path and may be a glob
+// (/usr/local/cuda-*/bin/nvcc), any other is looked up on PATH.
+func commandPaths(cmds []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || seen[real] {
+			return
+		}
+		if lp, err := exec.LookPath(p); err == nil {
+			seen[real] = true
+			out = append(out, lp)
+		}
+	}
+	for _, c := range cmds {
+		if !strings.Contains(c, "/") {
+			if p, err := exec.LookPath(c); err == nil {
+				add(p)
+			}
+			continue
+		}
+		matches, _ := filepath.Glob(c)
+		sort.Strings(matches)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	return out
+}
+
+// pickNewest sets Path to the command with the highest version; among equal
+// versions the first listed wins.
+func pickNewest(ctx context.Context, t *Toolchain, probe Probe) {
+	var best *version.Version
+	for _, p := range commandPaths(t.Commands) {
+		out, _ := probe(ctx, p, "--version")
+		v, err := ParseVersion(t.Family, out)
+		if err != nil {
+			t.Candidates = append(t.Candidates, p+" ?")
+			continue
+		}
+		t.Candidates = append(t.Candidates, p+" "+v.String())
+		if best == nil || v.GreaterThan(best) {
+			best, t.Path = v, p
+		}
+	}
 }
 
 func firstErr(errs ...error) error {

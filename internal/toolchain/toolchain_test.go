@@ -56,6 +56,7 @@ func TestGates(t *testing.T) {
 		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_team_shared_scratch"}},
 		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
 		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "22.1.8", "sm_90", "11.8"), []string{"cxx17", "omp6_dyn_groupprivate", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
 		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
 		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
 		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
@@ -104,7 +105,7 @@ func TestBadFiles(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, tcs+`:2:66: unknown device "gpu" (known: cuda, host, omptarget)
 `+tcs+`:3:10: toolchain "x" defined twice
-`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, family, flags, id, needs, runtime_libs, target, version)`, err.Error())
+`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, family, flags, id, needs, pick, runtime_libs, target, version)`, err.Error())
 }
 
 func TestMissingCommand(t *testing.T) {
@@ -113,4 +114,39 @@ func TestMissingCommand(t *testing.T) {
 	Discover(context.Background(), tcs, tb, ExecProbe)
 	assert.Equal(t, "clang++-no-such-version not found on PATH", tcs[0].Missing)
 	assert.False(t, tcs[0].Found())
+}
+
+// pick: newest takes the highest version among the commands found, globs
+// included, and records what it chose among.
+func TestPickNewest(t *testing.T) {
+	dir := t.TempDir()
+	out := map[string]string{}
+	for _, v := range []string{"11.8", "13.0", "12.4"} {
+		p := filepath.Join(dir, "cuda-"+v, "bin", "nvcc")
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+		out[p] = "Cuda compilation tools, release " + v + ", V" + v + ".1"
+	}
+	require.NoError(t, os.Symlink(filepath.Join(dir, "cuda-13.0"), filepath.Join(dir, "cuda")))
+	probe := func(_ context.Context, name string, _ ...string) (string, error) {
+		real, _ := filepath.EvalSymlinks(name)
+		return out[real], nil
+	}
+	tb := table(t)
+	mk := func(pick string) *Toolchain {
+		return &Toolchain{ID: "nvcc", Family: "nvcc", Target: "sm_90", Enabled: true, Pick: pick,
+			Commands: []string{"no-such-nvcc", filepath.Join(dir, "cuda-11.8/bin/nvcc"), filepath.Join(dir, "cuda/bin/nvcc"), filepath.Join(dir, "cuda-*/bin/nvcc")}}
+	}
+	newest := mk("newest")
+	Discover(context.Background(), []*Toolchain{newest}, tb, probe)
+	require.True(t, newest.Found(), newest.Missing)
+	assert.Equal(t, filepath.Join(dir, "cuda/bin/nvcc"), newest.Path)
+	assert.Equal(t, "13.0.0", newest.VersionString())
+	// The symlinked cuda/ and cuda-13.0/ are one candidate.
+	assert.Equal(t, []string{filepath.Join(dir, "cuda-11.8/bin/nvcc") + " 11.8.0", filepath.Join(dir, "cuda/bin/nvcc") + " 13.0.0",
+		filepath.Join(dir, "cuda-12.4/bin/nvcc") + " 12.4.0"}, newest.Candidates)
+	first := mk("")
+	Discover(context.Background(), []*Toolchain{first}, tb, probe)
+	assert.Equal(t, "11.8.0", first.VersionString())
+	assert.Empty(t, first.Candidates)
 }
