@@ -93,6 +93,8 @@ var corpus = []target{
 		replace("skipped elements", "y[i] = a*x[i] + b*y[i];", "if (i % 97 != 13) y[i] = a*x[i] + b*y[i];", aboveTol),
 		droppedTail("i < n;", "i < n / 8 * 8;", aboveTol, 1000),
 		replace("overrun", "i < n;", "i <= n;", pastEnd),
+		replace("underrun", "for (int64_t i = 0; i < n; ++i)", "for (int64_t i = -1; i < n; ++i)",
+			"writes before the start (guard zone before the data changed)"),
 		stopsAfterFirstCall(axpbySig, aboveTol),
 		replace("result scaled by 1+1e-9", "y[i] = a*x[i] + b*y[i];", "y[i] = (a*x[i] + b*y[i])"+scale+";", aboveTol),
 	}},
@@ -103,6 +105,8 @@ var corpus = []target{
 		droppedTail("i < n;", "i < n / 8 * 8;", aboveTol, 1000),
 		replace("overrun", "i < n;", "i <= n;", notFinite),
 		replace("result scaled by 1+1e-9", "return sum;", "return sum"+scale+";", aboveTol),
+		replace("writes an input", "sum += x[i] * y[i];", "sum += x[i] * y[i];\n    const_cast<double*>(x)[i] = 0;",
+			"x: input changed by the kernel (first at index 0)"),
 	}},
 	{"spmv", "serial", 10, []mutation{
 		replace("off-by-one", "row < last_row;", "row < last_row - 1;", notFinite),
