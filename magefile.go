@@ -96,6 +96,8 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 //	    cluster file of the slurm scheduler (copy cluster.example.yaml) (-cluster)
 //	PM_WORK=items.json
 //	    run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them (-work)
+//	PM_FLUSH_L2=auto|on|off
+//	    flush the L2 between runs (auto: always on a GPU; on the host when the working set fits) (-flush-l2)
 //	PM_THRESHOLD=0.10
 //	    compare: a slow-down beyond this fraction is a regression (-threshold)
 func All(ctx context.Context) error { return stage(ctx, "all") }

@@ -34,7 +34,7 @@ void axpby_kernel(const int64_t n, const double a, const double* x, const double
 }
 
 void axpby(const int64_t n, const double a, const double* x, const double b, double* y) {
-  pm::Section section("axpby", 3.0 * 8 * n);
+  pm::Section section("axpby", 3.0 * 8 * n, 3.0 * 8 * n);
   return axpby_kernel(n, a, x, b, y);
 }
 
@@ -52,13 +52,18 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   y_data.fill_random(opt.seed, -1.0, 1.0);
   double* const y = y_data.dev();
   ref::axpby(n, a, x_data.ref(), b, y_data.ref());
-  run.work(3.0 * 8 * n, 3.0 * n);
-  run.measure([&] { dev::axpby(n, a, x, b, y); }, 1e-14);
+  run.work(3.0 * 8 * n, 3.0 * 8 * n, 3.0 * n);
+  const double tolerance = [&] {
+    using std::sqrt;
+    [[maybe_unused]] constexpr double eps = pm::kEps;
+    return static_cast<double>(4 * eps);
+  }();
+  run.measure([&] { dev::axpby(n, a, x, b, y); }, tolerance);
 }
 
 int main(int argc, char** argv) {
-  const pm::Options opt = pm::parse(argc, argv, {100000, 1000000, 10000000});
+  const pm::Options opt = pm::parse(argc, argv, {100000, 1000000, 3162277, 10000000});
   for (const int64_t size : opt.sizes) run_size(opt, size);
-  pm::copy_bandwidth(opt);
+  pm::stream(opt);
   return 0;
 }

@@ -35,7 +35,7 @@ double dot_kernel(const int64_t n, const double* x, const double* y) {
 }
 
 double dot(const int64_t n, const double* x, const double* y) {
-  pm::Section section("dot", 2.0 * 8 * n);
+  pm::Section section("dot", 2.0 * 8 * n, 2.0 * 8 * n);
   return dot_kernel(n, x, y);
 }
 
@@ -53,13 +53,18 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double expected = ref::dot(n, x_data.ref(), y_data.ref());
   double got = 0;
   run.result(&got, expected);
-  run.work(2.0 * 8 * n, 2.0 * n);
-  run.measure([&] { got = dev::dot(n, x, y); }, 1e-12);
+  run.work(2.0 * 8 * n, 2.0 * 8 * n, 2.0 * n);
+  const double tolerance = [&] {
+    using std::sqrt;
+    [[maybe_unused]] constexpr double eps = pm::kEps;
+    return static_cast<double>(10 * sqrt(n) * eps);
+  }();
+  run.measure([&] { got = dev::dot(n, x, y); }, tolerance);
 }
 
 int main(int argc, char** argv) {
-  const pm::Options opt = pm::parse(argc, argv, {100000, 1000000, 10000000});
+  const pm::Options opt = pm::parse(argc, argv, {100000, 1000000, 3162277, 10000000});
   for (const int64_t size : opt.sizes) run_size(opt, size);
-  pm::copy_bandwidth(opt);
+  pm::stream(opt);
   return 0;
 }

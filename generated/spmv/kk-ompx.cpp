@@ -53,7 +53,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
 }
 
 void spmv(const pm::Csr& A, const double* x, double* y) {
-  pm::Section section("spmv", A.nrows * 8.0 + A.nnz * (8.0 + 8.0 + 8.0) + A.nrows * 8.0);
+  pm::Section section("spmv", A.nrows * 8.0 + A.nnz * (8.0 + 8.0 + 8.0) + A.nrows * 8.0, (A.nrows + 1) * 8.0 + A.nnz * (8.0 + 8.0) + A.nrows * 8.0 + A.nrows * 8.0);
   return spmv_kernel(A, x, y);
 }
 
@@ -61,7 +61,7 @@ void spmv(const pm::Csr& A, const double* x, double* y) {
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "spmv", size);
-  pm::CsrArray A_data("A", pm::minife27(size));
+  pm::CsrArray A_data(run, "A", pm::minife27(size));
   const pm::Csr A = A_data.dev();
   pm::Array<double> x_data(run, "x", A.nrows, pm::kIn);
   x_data.fill_random(opt.seed, -1.0, 1.0);
@@ -69,13 +69,18 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> y_data(run, "y", A.nrows, pm::kOut);
   double* const y = y_data.dev();
   ref::spmv(A_data.ref(), x_data.ref(), y_data.ref());
-  run.work(A.nrows * 8.0 + A.nnz * (8.0 + 8.0 + 8.0) + A.nrows * 8.0, 2.0 * A.nnz);
-  run.measure([&] { dev::spmv(A, x, y); }, 1e-13);
+  run.work(A.nrows * 8.0 + A.nnz * (8.0 + 8.0 + 8.0) + A.nrows * 8.0, (A.nrows + 1) * 8.0 + A.nnz * (8.0 + 8.0) + A.nrows * 8.0 + A.nrows * 8.0, 2.0 * A.nnz);
+  const double tolerance = [&] {
+    using std::sqrt;
+    [[maybe_unused]] constexpr double eps = pm::kEps;
+    return static_cast<double>(2 * 27 * eps);
+  }();
+  run.measure([&] { dev::spmv(A, x, y); }, tolerance);
 }
 
 int main(int argc, char** argv) {
   const pm::Options opt = pm::parse(argc, argv, {30, 60, 100});
   for (const int64_t size : opt.sizes) run_size(opt, size);
-  pm::copy_bandwidth(opt);
+  pm::stream(opt);
   return 0;
 }

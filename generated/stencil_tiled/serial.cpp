@@ -65,7 +65,7 @@ void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* t
 }
 
 void stencil_tiled(const int64_t n, const double* u, double* v, double* total) {
-  pm::Section section("stencil_tiled", 2.0 * 8.0 * n * n);
+  pm::Section section("stencil_tiled", 2.0 * 8.0 * n * n, 2.0 * 8.0 * n * n);
   return stencil_tiled_kernel(n, u, v, total);
 }
 
@@ -83,13 +83,18 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   total_data.fill_zero();
   double* const total = total_data.dev();
   ref::stencil_tiled(n, u_data.ref(), v_data.ref(), total_data.ref());
-  run.work(2.0 * 8.0 * n * n, 8.0 * n * n);
-  run.measure([&] { dev::stencil_tiled(n, u, v, total); }, 1e-11);
+  run.work(2.0 * 8.0 * n * n, 2.0 * 8.0 * n * n, 8.0 * n * n);
+  const double tolerance = [&] {
+    using std::sqrt;
+    [[maybe_unused]] constexpr double eps = pm::kEps;
+    return static_cast<double>(1e-11);
+  }();
+  run.measure([&] { dev::stencil_tiled(n, u, v, total); }, tolerance);
 }
 
 int main(int argc, char** argv) {
   const pm::Options opt = pm::parse(argc, argv, {500, 1000});
   for (const int64_t size : opt.sizes) run_size(opt, size);
-  pm::copy_bandwidth(opt);
+  pm::stream(opt);
   return 0;
 }

@@ -1,24 +1,40 @@
 // portmatrix harness: the host as the device (serial, OpenMP host, and OpenMP
 // target code built without offload). Wall time after a (no-op) sync.
 #pragma once
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+
+#include "host_cache.hpp"
 
 namespace pm {
 namespace device {
 inline const char* name() { return "host"; }
+inline bool is_gpu() { return false; }
+inline bool host_accessible() { return true; }
 inline void* alloc(size_t bytes) {
   void* p = nullptr;
   if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return nullptr;
   return p;
 }
 inline void release(void* p) { std::free(p); }
+inline void* host_alloc(size_t bytes) { return alloc(bytes); }
+inline void host_release(void* p) { release(p); }
 inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
 inline void sync() {}
+inline size_t flush_bytes() { return host_cache::flush_bytes(); }
+inline void flush() { host_cache::flush(); }
+inline void stream_copy(double* c, const double* a, int64_t n) { host_cache::stream_copy(c, a, n); }
+inline void stream_triad(double* b, const double* a, const double* c, double s, int64_t n) {
+  host_cache::stream_triad(b, a, c, s, n);
+}
+inline double stream_dot(const double* a, const double* b, int64_t n) { return host_cache::stream_dot(a, b, n); }
 struct Timer {
   std::chrono::steady_clock::time_point t0;
   void start() { t0 = std::chrono::steady_clock::now(); }

@@ -1,10 +1,14 @@
 // portmatrix harness: an OpenMP target device. Falls back to the initial
-// (host) device when the program was built without offload or finds no GPU.
+// (host) device when the program was built without offload or finds no GPU;
+// the fallback then follows the host's rules (cache flush, STREAM loops).
 // Timing: omp_get_wtime after a taskwait, around synchronous target regions.
 #pragma once
 #include <omp.h>
+
 #include <cstdint>
 #include <cstdlib>
+
+#include "host_cache.hpp"
 
 namespace pm {
 namespace device {
@@ -12,15 +16,19 @@ inline int id() {
   static const int dev = omp_get_num_devices() > 0 ? omp_get_default_device() : omp_get_initial_device();
   return dev;
 }
+inline bool is_gpu() { return id() != omp_get_initial_device(); }
+inline bool host_accessible() { return !is_gpu(); }
 // The OpenMP API cannot name a device: the runner passes the GPU's name
 // (nvidia-smi) as PM_DEVICE_NAME, so records of all toolchains group by device.
 inline const char* name() {
-  if (id() == omp_get_initial_device()) return "host (OpenMP initial device)";
+  if (!is_gpu()) return "host (OpenMP initial device)";
   const char* env = std::getenv("PM_DEVICE_NAME");
   return env && *env ? env : "OpenMP target device";
 }
 inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
 inline void release(void* p) { omp_target_free(p, id()); }
+inline void* host_alloc(size_t bytes) { return std::malloc(bytes); }
+inline void host_release(void* p) { std::free(p); }
 inline void to_device(void* dst, const void* src, size_t bytes) {
   omp_target_memcpy(dst, src, bytes, 0, 0, id(), omp_get_initial_device());
 }
@@ -45,10 +53,58 @@ inline void poison(void* p, size_t bytes) {
 inline void sync() {
 #pragma omp taskwait
 }
+
+// The OpenMP API cannot ask a device for its L2 size: 256 MiB covers at least
+// twice the L2 of every NVIDIA data-centre GPU to date (A100 40 MB, H100 and
+// H200 50 MB) and the whole 256 MB Infinity Cache of an MI300X.
+constexpr size_t kDeviceFlushBytes = size_t(256) << 20;
+inline size_t flush_bytes() { return is_gpu() ? kDeviceFlushBytes : host_cache::flush_bytes(); }
+inline void flush() {
+  if (!is_gpu()) {
+    host_cache::flush();
+    return;
+  }
+  static uint64_t* const buffer = static_cast<uint64_t*>(alloc(kDeviceFlushBytes));
+  static uint64_t round = 0;
+  const uint64_t value = ++round;
+  uint64_t* const buf = buffer;
+  const int64_t words = static_cast<int64_t>(kDeviceFlushBytes / sizeof(uint64_t));
+  const int dev = id();
+#pragma omp target teams distribute parallel for is_device_ptr(buf) device(dev)
+  for (int64_t i = 0; i < words; ++i) buf[i] = value;
+}
+
+inline void stream_copy(double* c, const double* a, int64_t n) {
+  if (!is_gpu()) return host_cache::stream_copy(c, a, n);
+  const int dev = id();
+#pragma omp target teams distribute parallel for is_device_ptr(a, c) device(dev)
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i];
+}
+inline void stream_triad(double* b, const double* a, const double* c, double s, int64_t n) {
+  if (!is_gpu()) return host_cache::stream_triad(b, a, c, s, n);
+  const int dev = id();
+#pragma omp target teams distribute parallel for is_device_ptr(a, b, c) device(dev)
+  for (int64_t i = 0; i < n; ++i) b[i] = a[i] + s * c[i];
+}
+inline double stream_dot(const double* a, const double* b, int64_t n) {
+  if (!is_gpu()) return host_cache::stream_dot(a, b, n);
+  const int dev = id();
+  double sum = 0;
+#pragma omp target teams distribute parallel for reduction(+ : sum) is_device_ptr(a, b) device(dev)
+  for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
 struct Timer {
   double t0 = 0;
-  void start() { sync(); t0 = omp_get_wtime(); }
-  double stop() { sync(); return omp_get_wtime() - t0; }
+  void start() {
+    sync();
+    t0 = omp_get_wtime();
+  }
+  double stop() {
+    sync();
+    return omp_get_wtime() - t0;
+  }
 };
 }  // namespace device
 }  // namespace pm

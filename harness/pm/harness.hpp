@@ -4,14 +4,23 @@
 // device_cuda.hpp); it defines pm::device. Then per size:
 //   1. arrays are initialised on the host with deterministic, non-trivial data,
 //      the float64 reference runs on host copies, inputs go to the device once;
+//      every device array has a guard zone before and after its data, filled
+//      with a sentinel (a signalling NaN; a huge index as int64);
 //   2. before every run, inputs are restored on the device and outputs poisoned
-//      (all-ones bytes, a NaN), so a variant that writes nothing fails;
-//   3. a first run is verified, then warm-up runs, then timed repetitions
-//      (device-synchronised), and the last repetition is verified again;
-//   4. one JSON line goes to stdout: times, bytes, flops, verification.
+//      (all-ones bytes, a NaN), so a variant that writes nothing fails; then,
+//      when on, the L2 (last-level cache) is flushed;
+//   3. a first run, warm-ups and timed repetitions (device-synchronised) follow;
+//      after EVERY run, outside the timed region, each output is copied to the
+//      host and compared with the reference (NaN and Inf always fail), every
+//      guard zone is checked, and on the first and last runs the read-only
+//      inputs are compared with their initial data;
+//   4. one JSON line goes to stdout: times, both byte counts, flops, the
+//      verdict over all runs and the first failure.
 // A failed verification is data (exit 0); only harness errors exit non-zero.
 #pragma once
 #include <algorithm>
+#include <cfloat>
+#include <cstdarg>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -21,18 +30,25 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "csr.hpp"
 
 namespace pm {
 
+// Machine epsilon (2^-52); tolerance expressions are written in units of it.
+constexpr double kEps = DBL_EPSILON;
+
+enum class Flush { kAuto, kOn, kOff };
+
 struct Options {
   std::vector<int64_t> sizes;
   int reps = 10;
   int warmup = 2;
   uint64_t seed = 20231;
-  int64_t copy_bytes = 0;  // >0: also measure the device's own copy bandwidth
+  int64_t stream_bytes = 0;  // >0: also measure the device's STREAM copy, triad and dot
+  Flush flush = Flush::kAuto;
   std::string cell;
   std::string toolchain;
 };
@@ -50,7 +66,8 @@ inline int64_t parse_int(const char* s, const char* flag) {
 }
 
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
-// --copy-bytes, --cell and --toolchain. Without --size the defaults apply.
+// --stream-bytes, --flush-l2 auto|on|off, --cell and --toolchain. Without
+// --size the defaults apply.
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -74,8 +91,18 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
       o.warmup = static_cast<int>(parse_int(value(), "--warmup"));
     } else if (a == "--seed") {
       o.seed = static_cast<uint64_t>(parse_int(value(), "--seed"));
-    } else if (a == "--copy-bytes") {
-      o.copy_bytes = parse_int(value(), "--copy-bytes");
+    } else if (a == "--stream-bytes") {
+      o.stream_bytes = parse_int(value(), "--stream-bytes");
+    } else if (a == "--flush-l2") {
+      const std::string v = value();
+      if (v == "auto")
+        o.flush = Flush::kAuto;
+      else if (v == "on" || v == "1")
+        o.flush = Flush::kOn;
+      else if (v == "off" || v == "0")
+        o.flush = Flush::kOff;
+      else
+        die("--flush-l2 takes auto, on or off, not ", v.c_str());
     } else if (a == "--cell") {
       o.cell = value();
     } else if (a == "--toolchain") {
@@ -112,27 +139,174 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+inline std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+inline std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
 enum Intent { kIn, kOut, kInOut, kScratch };
 
-// max |got-ref| / max |ref| over the array; NaN when got holds a NaN.
-inline double rel_error(const double* got, const double* ref, int64_t n) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = std::fabs(got[i] - ref[i]);
-    if (!(d == d)) return std::numeric_limits<double>::quiet_NaN();
-    num = std::max(num, d);
-    den = std::max(den, std::fabs(ref[i]));
-  }
-  return den > 0 ? num / den : num;
+// ---------------------------------------------------------------------------
+// Guarded device memory: kGuardBytes before and after the data, filled with a
+// sentinel whose 64-bit words read as a signalling NaN (a double) or a huge
+// index (an int64), so that reading a guard also spoils the result.
+constexpr size_t kGuardBytes = 4096;
+constexpr uint64_t kSentinel = 0x7FF4DEADBEEF5A5Aull;
+
+inline const std::vector<uint64_t>& sentinel_block() {
+  static const std::vector<uint64_t> s(kGuardBytes / sizeof(uint64_t), kSentinel);
+  return s;
 }
+
+class Guarded {
+ public:
+  Guarded() = default;
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  ~Guarded() {
+    if (base_) device::release(base_);
+  }
+  void allocate(size_t bytes, const char* name) {
+    bytes_ = bytes;
+    base_ = static_cast<char*>(device::alloc(bytes + 2 * kGuardBytes));
+    if (!base_) die("device allocation failed for ", name);
+    device::to_device(base_, sentinel_block().data(), kGuardBytes);
+    device::to_device(base_ + kGuardBytes + bytes, sentinel_block().data(), kGuardBytes);
+  }
+  void* data() const { return base_ + kGuardBytes; }
+  size_t bytes() const { return bytes_; }
+  // damage returns "" when both guard zones hold the sentinel, else which changed.
+  std::string damage() const {
+    const bool before = changed(base_), after = changed(base_ + kGuardBytes + bytes_);
+    if (before && after) return "writes before the start and past the end (both guard zones changed)";
+    if (before) return "writes before the start (guard zone before the data changed)";
+    if (after) return "writes past the end (guard zone after the data changed)";
+    return "";
+  }
+
+ private:
+  static bool changed(const char* dev) {
+    uint64_t got[kGuardBytes / sizeof(uint64_t)];
+    device::to_host(got, dev, kGuardBytes);
+    return std::memcmp(got, sentinel_block().data(), kGuardBytes) != 0;
+  }
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// A host view of device data: the device memory itself where the host can
+// read it, else a copy in a staging buffer (pinned where the device has it),
+// kept for the next read and grown when a larger one comes.
+class HostView {
+ public:
+  HostView() = default;
+  HostView(const HostView&) = delete;
+  HostView& operator=(const HostView&) = delete;
+  ~HostView() {
+    if (stage_) device::host_release(stage_);
+  }
+  const void* read(const void* dev, size_t bytes) {
+    if (device::host_accessible()) return dev;
+    if (bytes > capacity_ || !stage_) {
+      if (stage_) device::host_release(stage_);
+      capacity_ = bytes ? bytes : 64;
+      stage_ = device::host_alloc(capacity_);
+      if (!stage_) die("host staging allocation failed", nullptr);
+    }
+    device::to_host(stage_, dev, bytes);
+    return stage_;
+  }
+
+ private:
+  void* stage_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// Comparison of one array with the reference: normwise relative error
+// max|got-ref| / max|ref|, and the non-finite values of got. Large arrays are
+// compared by several host threads (a 1e8-double output after every run).
+struct Compare {
+  double err = 0;          // NaN when got holds a NaN or Inf
+  int64_t nonfinite = 0;   // how many
+  int64_t first_bad = -1;  // first non-finite index
+  int64_t worst = -1;      // index of the largest |got-ref|
+  double num = 0, den = 0;
+};
+template <class T>
+Compare compare_range(const T* got, const T* ref, int64_t lo, int64_t hi) {
+  Compare c;
+  for (int64_t i = lo; i < hi; ++i) {
+    const double g = static_cast<double>(got[i]), r = static_cast<double>(ref[i]);
+    if (!(std::fabs(g) <= DBL_MAX)) {
+      if (c.nonfinite++ == 0) c.first_bad = i;
+      continue;
+    }
+    const double d = std::fabs(g - r);
+    if (d > c.num) {
+      c.num = d;
+      c.worst = i;
+    }
+    c.den = std::max(c.den, std::fabs(r));
+  }
+  return c;
+}
+template <class T>
+Compare compare(const T* got, const T* ref, int64_t n) {
+  constexpr int64_t kChunk = int64_t(1) << 22;
+  Compare c;
+  if (n <= kChunk) {
+    c = compare_range(got, ref, 0, n);
+  } else {
+    int64_t parts = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
+    parts = std::min(parts, (n + kChunk - 1) / kChunk);
+    std::vector<Compare> part(parts);
+    std::vector<std::thread> threads;
+    for (int64_t t = 0; t < parts; ++t)
+      threads.emplace_back([&, t] { part[t] = compare_range(got, ref, n * t / parts, n * (t + 1) / parts); });
+    for (std::thread& th : threads) th.join();
+    for (const Compare& p : part) {  // in index order: the first non-finite stays first
+      if (p.nonfinite && c.nonfinite == 0) c.first_bad = p.first_bad;
+      c.nonfinite += p.nonfinite;
+      if (p.num > c.num) {
+        c.num = p.num;
+        c.worst = p.worst;
+      }
+      c.den = std::max(c.den, p.den);
+    }
+  }
+  c.err = c.nonfinite ? std::numeric_limits<double>::quiet_NaN() : (c.den > 0 ? c.num / c.den : c.num);
+  return c;
+}
+
+// A Check collects what one run did wrong.
+struct Check {
+  double tolerance = 0;
+  bool full = false;  // also compare read-only data with its initial copy
+  double err = 0;     // largest relative error of the run's outputs; NaN: not finite
+  std::string failure;
+  void fail(const std::string& what) {
+    if (failure.empty()) failure = what;
+  }
+  void error(double e) {
+    if (!(e == e) || !(err == err))
+      err = std::numeric_limits<double>::quiet_NaN();
+    else
+      err = std::max(err, e);
+  }
+};
 
 class Buffer {
  public:
   explicit Buffer(std::string name) : name_(std::move(name)) {}
   virtual ~Buffer() = default;
-  virtual void restore() = 0;                 // inputs back, outputs poisoned
-  virtual bool checked() const { return false; }
-  virtual double error() { return 0; }        // against the reference
+  virtual void restore() = 0;         // inputs back, outputs poisoned
+  virtual void check(Check& c) = 0;   // after a run
+  virtual size_t bytes() const = 0;   // data bytes on the device (the working set)
   const std::string& name() const { return name_; }
 
  private:
@@ -146,7 +320,6 @@ class Array : public Buffer {
  public:
   Array(Run& run, const char* name, int64_t n, Intent intent);
   ~Array() override {
-    device::release(dev_);
     if (pristine_) device::release(pristine_);
   }
   Array(const Array&) = delete;
@@ -162,77 +335,114 @@ class Array : public Buffer {
     upload();
   }
   T* ref() { return ref_.data(); }  // host copy the reference reads and writes
-  T* dev() { return dev_; }
+  T* dev() { return static_cast<T*>(mem_.data()); }
   int64_t size() const { return n_; }
+  size_t bytes() const override { return mem_.bytes(); }
 
   void restore() override {
-    const size_t bytes = n_ * sizeof(T);
-    if (intent_ == kOut)
-      device::poison(dev_, bytes);
+    if (intent_ == kOut || !pristine_)
+      device::poison(dev(), mem_.bytes());
     else
-      device::copy(dev_, pristine_, bytes);
+      device::copy(dev(), pristine_, mem_.bytes());
   }
-  bool checked() const override { return intent_ == kOut || intent_ == kInOut; }
-  double error() override {
-    std::vector<T> got(n_);
-    device::to_host(got.data(), dev_, n_ * sizeof(T));
-    std::vector<double> g(got.begin(), got.end()), r(ref_.begin(), ref_.end());
-    return rel_error(g.data(), r.data(), n_);
+  void check(Check& c) override {
+    const std::string guard = mem_.damage();
+    if (!guard.empty()) c.fail(name() + ": " + guard);
+    const bool output = intent_ == kOut || intent_ == kInOut;
+    if (output) {
+      const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
+      const Compare k = compare(got, ref_.data(), n_);
+      c.error(k.err);
+      if (k.nonfinite)
+        c.fail(format("%s holds %" PRId64 " NaN/Inf values of %" PRId64 " (first at index %" PRId64 "): not written?",
+                      name().c_str(), k.nonfinite, n_, k.first_bad));
+      else if (!(k.err <= c.tolerance))
+        c.fail(format("%s: error %.3g above tolerance %.3g (largest difference at index %" PRId64 ")",
+                      name().c_str(), k.err, c.tolerance, k.worst));
+    } else if (intent_ == kIn && c.full) {
+      const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
+      if (std::memcmp(got, host_.data(), mem_.bytes()) != 0) {
+        int64_t i = 0;
+        while (i < n_ && std::memcmp(&got[i], &host_[i], sizeof(T)) == 0) ++i;
+        c.fail(format("%s: input changed by the kernel (first at index %" PRId64 ")", name().c_str(), i));
+      }
+    }
   }
 
  private:
   void upload() {
     ref_ = host_;
-    const size_t bytes = n_ * sizeof(T);
-    device::to_device(dev_, host_.data(), bytes);
-    if (!pristine_) pristine_ = static_cast<T*>(device::alloc(bytes));
-    device::copy(pristine_, dev_, bytes);
+    device::to_device(dev(), host_.data(), mem_.bytes());
+    if (!pristine_) pristine_ = static_cast<T*>(device::alloc(mem_.bytes()));
+    if (!pristine_) die("device allocation failed for the initial copy of ", name().c_str());
+    device::copy(pristine_, dev(), mem_.bytes());
   }
 
   int64_t n_;
   Intent intent_;
   std::vector<T> host_, ref_;
-  T* dev_ = nullptr;
+  Guarded mem_;
+  HostView view_;
   T* pristine_ = nullptr;  // device copy of the initial data, for restore()
 };
 
-// A CSR matrix on the device; the reference reads the host copy.
+// A CSR matrix on the device, guarded; the reference reads the host copy.
 class CsrArray : public Buffer {
  public:
-  CsrArray(const char* name, CsrHost m) : Buffer(name), host_(std::move(m)) {
-    row_ptr_ = upload(host_.row_ptr);
-    col_idx_ = upload(host_.col_idx);
-    values_ = upload(host_.values);
-  }
-  ~CsrArray() override {
-    device::release(row_ptr_);
-    device::release(col_idx_);
-    device::release(values_);
-  }
+  CsrArray(Run& run, const char* name, CsrHost m);
   Csr ref() const { return host_.view(); }
   Csr dev() const {
-    return Csr{host_.nrows, static_cast<int64_t>(host_.values.size()), row_ptr_, col_idx_, values_};
+    return Csr{host_.nrows, static_cast<int64_t>(host_.values.size()), static_cast<const int64_t*>(row_ptr_.data()),
+               static_cast<const int64_t*>(col_idx_.data()), static_cast<const double*>(values_.data())};
   }
   void restore() override {}  // read-only
+  size_t bytes() const override { return row_ptr_.bytes() + col_idx_.bytes() + values_.bytes(); }
+  void check(Check& c) override {
+    part(c, "row_ptr", row_ptr_, host_.row_ptr.data());
+    part(c, "col_idx", col_idx_, host_.col_idx.data());
+    part(c, "values", values_, host_.values.data());
+  }
 
  private:
   template <class T>
-  static T* upload(const std::vector<T>& v) {
-    T* p = static_cast<T*>(device::alloc(v.size() * sizeof(T)));
-    device::to_device(p, v.data(), v.size() * sizeof(T));
-    return p;
+  static void upload(Guarded& g, const std::vector<T>& v, const char* what) {
+    g.allocate(v.size() * sizeof(T), what);
+    device::to_device(g.data(), v.data(), v.size() * sizeof(T));
+  }
+  void part(Check& c, const char* what, Guarded& g, const void* initial) {
+    const std::string guard = g.damage();
+    if (!guard.empty()) c.fail(name() + "." + what + ": " + guard);
+    if (c.full && std::memcmp(view_.read(g.data(), g.bytes()), initial, g.bytes()) != 0)
+      c.fail(name() + "." + what + ": input changed by the kernel");
   }
   CsrHost host_;
-  int64_t* row_ptr_ = nullptr;
-  int64_t* col_idx_ = nullptr;
-  double* values_ = nullptr;
+  Guarded row_ptr_, col_idx_, values_;
+  HostView view_;
 };
+
+// ---------------------------------------------------------------------------
+// L2 flush: writing a buffer of device::flush_bytes() (at least twice the
+// last-level cache) between the restore of the data and the timed call, so
+// that a rep finds none of its arrays in the cache. auto: on for a GPU (the
+// restore itself leaves the last L2-size of the arrays resident at any size;
+// the flush costs tens of microseconds), on for the host when the working set
+// fits in the flush size (the flush costs milliseconds there).
+inline bool flush_wanted(Flush f, double working_set) {
+  switch (f) {
+    case Flush::kOn:
+      return true;
+    case Flush::kOff:
+      return false;
+    default:
+      return device::is_gpu() || working_set <= static_cast<double>(device::flush_bytes());
+  }
+}
 
 // Sections time the kernels a composite (CG-Solve) calls, in one extra
 // untimed-for-the-record run: each call is synchronised and timed.
 struct SectionStat {
   int64_t calls = 0;
-  double seconds = 0, bytes = 0;
+  double seconds = 0, bytes = 0, bytes_min = 0;
 };
 inline std::map<std::string, SectionStat>& sections() {
   static std::map<std::string, SectionStat> s;
@@ -242,23 +452,29 @@ inline bool& sections_on() {
   static bool on = false;
   return on;
 }
+// One timer for all sections, made on first use in the sections run: a
+// Section outside it creates nothing (no CUDA events in timed regions).
+inline device::Timer& section_timer() {
+  static device::Timer t;
+  return t;
+}
 class Section {
  public:
-  Section(const char* name, double bytes) : name_(name), bytes_(bytes) {
-    if (sections_on()) timer_.start();
+  Section(const char* name, double bytes, double bytes_min) : name_(name), bytes_(bytes), bytes_min_(bytes_min) {
+    if (sections_on()) section_timer().start();
   }
   ~Section() {
     if (!sections_on()) return;
     SectionStat& s = sections()[name_];
-    s.seconds += timer_.stop();
+    s.seconds += section_timer().stop();
     s.calls++;
     s.bytes += bytes_;
+    s.bytes_min += bytes_min_;
   }
 
  private:
   const char* name_;
-  double bytes_;
-  device::Timer timer_;
+  double bytes_, bytes_min_;
 };
 
 inline void json_string(const std::string& s) {
@@ -274,51 +490,58 @@ inline void json_string(const std::string& s) {
   std::putchar('"');
 }
 
+inline void json_number(double v, const char* fmt) {
+  if (std::isfinite(v))
+    std::printf(fmt, v);
+  else
+    std::printf("null");
+}
+
 class Run {
  public:
   Run(const Options& opt, const char* kernel, int64_t size) : opt_(opt), kernel_(kernel), size_(size) {}
   void add(Buffer* b) { buffers_.push_back(b); }
-  void work(double bytes, double flops) {
+  void work(double bytes, double bytes_min, double flops) {
     bytes_ = bytes;
+    bytes_min_ = bytes_min;
     flops_ = flops;
   }
   // result registers a scalar the kernel returns, with its reference value.
   void result(double* got, double ref) {
+    if (!std::isfinite(ref)) die("the reference result is not finite: a harness or description bug", nullptr);
     result_ = got;
     result_ref_ = ref;
   }
   void composite() { composite_ = true; }
 
-  // measure runs the protocol over call and prints the record.
+  // measure runs the protocol over call and prints the record. Every run is
+  // checked after it ends; only the call itself is timed.
   template <class F>
   void measure(F call, double tolerance) {
+    if (!(tolerance > 0) || !std::isfinite(tolerance)) die("the tolerance must be positive and finite", nullptr);
     tolerance_ = tolerance;
-    prepare();
-    call();
-    device::sync();
-    double err = error();
-    for (int i = 0; i < opt_.warmup; ++i) {
+    for (Buffer* b : buffers_) working_set_ += static_cast<double>(b->bytes());
+    flush_ = flush_wanted(opt_.flush, working_set_);
+    const int total = 1 + opt_.warmup + opt_.reps + (composite_ ? 1 : 0);
+    device::Timer timer;  // made before the loop: nothing is created in a timed region
+    for (int r = 0; r < total; ++r) {
+      const bool timed = r > opt_.warmup && r <= opt_.warmup + opt_.reps;
+      const bool sectioned = composite_ && r == total - 1;
       prepare();
-      call();
-      device::sync();
-    }
-    device::Timer timer;
-    for (int i = 0; i < opt_.reps; ++i) {
-      prepare();
-      timer.start();
-      call();
-      times_.push_back(timer.stop());
-    }
-    err = std::max(err, error());
-    if (!(err == err)) err = std::numeric_limits<double>::infinity();
-    max_err_ = err;
-    if (composite_) {
-      prepare();
-      sections().clear();
-      sections_on() = true;
-      call();
-      device::sync();
+      if (sectioned) {
+        sections().clear();
+        sections_on() = true;
+      }
+      if (timed) {
+        timer.start();
+        call();
+        times_.push_back(timer.stop());
+      } else {
+        call();
+        device::sync();
+      }
       sections_on() = false;
+      check(r, total);
     }
     emit();
   }
@@ -328,26 +551,45 @@ class Run {
     for (Buffer* b : buffers_) b->restore();
     if (result_) *result_ = std::numeric_limits<double>::quiet_NaN();
     device::sync();
+    if (flush_) device::flush();
   }
-  double error() {
-    double err = 0;
-    for (Buffer* b : buffers_) {
-      if (!b->checked()) continue;
-      const double e = b->error();
-      if (!(e == e)) return e;
-      err = std::max(err, e);
-    }
+  std::string phase(int r) const {
+    if (r == 0) return "first run";
+    if (r <= opt_.warmup) return format("warm-up %d", r);
+    if (r <= opt_.warmup + opt_.reps) return format("timed rep %d", r - opt_.warmup);
+    return "sections run";
+  }
+  void check(int r, int total) {
+    Check c;
+    c.tolerance = tolerance_;
+    c.full = r == 0 || r == total - 1;
+    for (Buffer* b : buffers_) b->check(c);
     if (result_) {
-      const double d = std::fabs(*result_ - result_ref_);
-      if (!(d == d)) return d;
-      err = std::max(err, result_ref_ != 0 ? d / std::fabs(result_ref_) : d);
+      const double got = *result_;
+      if (!std::isfinite(got)) {
+        c.error(std::numeric_limits<double>::quiet_NaN());
+        c.fail("the result is NaN/Inf: not computed?");
+      } else {
+        const double d = std::fabs(got - result_ref_);
+        const double e = result_ref_ != 0 ? d / std::fabs(result_ref_) : d;
+        c.error(e);
+        if (!(e <= tolerance_)) c.fail(format("the result: error %.3g above tolerance %.3g", e, tolerance_));
+      }
     }
-    return err;
+    runs_++;
+    if (c.err == c.err) {
+      max_err_ = std::max(max_err_, c.err);
+    } else {
+      nonfinite_ = true;
+    }
+    if (!c.failure.empty()) {
+      if (failed_++ == 0) first_failure_ = format("run %d of %d (%s): ", r + 1, total, phase(r).c_str()) + c.failure;
+    }
   }
   void emit() {
     const double med = median(times_);
     const double mn = *std::min_element(times_.begin(), times_.end());
-    const bool ok = max_err_ <= tolerance_;
+    const bool ok = failed_ == 0;
     std::printf("{\"kind\":\"kernel\",\"cell\":");
     json_string(opt_.cell);
     std::printf(",\"toolchain\":");
@@ -359,13 +601,15 @@ class Run {
     std::printf(",\"size\":%" PRId64 ",\"reps\":%d,\"warmup\":%d,\"seed\":%" PRIu64 ",\"times_s\":[", size_, opt_.reps,
                 opt_.warmup, opt_.seed);
     for (size_t i = 0; i < times_.size(); ++i) std::printf("%s%.9g", i ? "," : "", times_[i]);
-    std::printf("],\"median_s\":%.9g,\"min_s\":%.9g,\"bytes\":%.17g,\"flops\":%.17g", med, mn, bytes_, flops_);
-    std::printf(",\"gbps\":%.6g,\"gflops\":%.6g", bytes_ / med * 1e-9, flops_ / med * 1e-9);
-    std::printf(",\"verified\":%s,\"max_rel_err\":", ok ? "true" : "false");
-    if (std::isinf(max_err_))
-      std::printf("null");
-    else
-      std::printf("%.6g", max_err_);
+    std::printf("],\"median_s\":%.9g,\"min_s\":%.9g", med, mn);
+    std::printf(",\"bytes\":%.17g,\"bytes_min\":%.17g,\"flops\":%.17g", bytes_, bytes_min_, flops_);
+    std::printf(",\"gbps\":%.6g,\"gbps_min\":%.6g,\"gflops\":%.6g", bytes_ / med * 1e-9, bytes_min_ / med * 1e-9,
+                flops_ / med * 1e-9);
+    std::printf(",\"working_set_bytes\":%.17g,\"flush_l2\":%s,\"flush_bytes\":%.17g", working_set_,
+                flush_ ? "true" : "false", static_cast<double>(device::flush_bytes()));
+    std::printf(",\"verified\":%s,\"runs_checked\":%d,\"runs_failed\":%d,\"max_rel_err\":", ok ? "true" : "false",
+                runs_, failed_);
+    json_number(nonfinite_ ? NAN : max_err_, "%.6g");
     std::printf(",\"tolerance\":%.6g", tolerance_);
     if (composite_) {
       std::printf(",\"sections\":{");
@@ -374,14 +618,13 @@ class Run {
         std::printf("%s", first ? "" : ",");
         first = false;
         json_string(kv.first);
-        std::printf(":{\"calls\":%" PRId64 ",\"seconds\":%.9g,\"bytes\":%.17g}", kv.second.calls, kv.second.seconds,
-                    kv.second.bytes);
+        std::printf(":{\"calls\":%" PRId64 ",\"seconds\":%.9g,\"bytes\":%.17g,\"bytes_min\":%.17g}", kv.second.calls,
+                    kv.second.seconds, kv.second.bytes, kv.second.bytes_min);
       }
       std::printf("}");
     }
     std::printf(",\"error\":");
-    json_string(ok ? "" : (std::isinf(max_err_) ? "verification failed: output holds NaN (not written?)"
-                                                : "verification failed: error above tolerance"));
+    json_string(ok ? "" : format("verification failed in %d of %d runs; first: ", failed_, runs_) + first_failure_);
     std::printf("}\n");
     std::fflush(stdout);
   }
@@ -391,7 +634,10 @@ class Run {
   int64_t size_;
   std::vector<Buffer*> buffers_;
   std::vector<double> times_;
-  double bytes_ = 0, flops_ = 0, tolerance_ = 0, max_err_ = 0;
+  double bytes_ = 0, bytes_min_ = 0, flops_ = 0, tolerance_ = 0, max_err_ = 0, working_set_ = 0;
+  bool nonfinite_ = false, flush_ = false;
+  int runs_ = 0, failed_ = 0;
+  std::string first_failure_;
   double* result_ = nullptr;
   double result_ref_ = 0;
   bool composite_ = false;
@@ -399,30 +645,118 @@ class Run {
 
 template <class T>
 Array<T>::Array(Run& run, const char* name, int64_t n, Intent intent)
-    : Buffer(name), n_(n), intent_(intent), host_(n), ref_(n) {
-  dev_ = static_cast<T*>(device::alloc(n * sizeof(T)));
-  if (!dev_) die("device allocation failed for ", name);
+    : Buffer(name), n_(n), intent_(intent), host_(intent == kOut ? 0 : n), ref_(n) {
+  mem_.allocate(static_cast<size_t>(n) * sizeof(T), name);
   run.add(this);
 }
 
-// copy_bandwidth measures the device's own copy (device to device) and prints
-// a "copy" record; bytes counts read plus write.
-inline void copy_bandwidth(const Options& opt) {
-  if (opt.copy_bytes <= 0) return;
-  const size_t half = static_cast<size_t>(opt.copy_bytes) / 2;
-  void* a = device::alloc(half);
-  void* b = device::alloc(half);
-  device::poison(a, half);
+inline CsrArray::CsrArray(Run& run, const char* name, CsrHost m) : Buffer(name), host_(std::move(m)) {
+  upload(row_ptr_, host_.row_ptr, "row_ptr");
+  upload(col_idx_, host_.col_idx, "col_idx");
+  upload(values_, host_.values, "values");
+  run.add(this);
+}
+
+// ---------------------------------------------------------------------------
+// STREAM: the device's own copy (c = a), triad (b = a + s*c) and dot (sum
+// a*b) kernels, as BabelStream defines them, over arrays of stream_bytes/2
+// bytes each, timed like the kernels (same flush rule), checked once at the end.
+// Bytes: copy 2, triad 3, dot 2 arrays. One "stream" record per op; the
+// runtime's own device-to-device copy follows as a "copy" record.
+inline void stream_record(const Options& opt, const char* op, double bytes, const std::vector<double>& t,
+                          bool flushed, const std::string& error) {
+  const double med = median(t);
+  std::printf("{\"kind\":\"stream\",\"op\":\"%s\",\"cell\":", op);
+  json_string(opt.cell);
+  std::printf(",\"toolchain\":");
+  json_string(opt.toolchain);
+  std::printf(",\"device\":");
+  json_string(device::name());
+  std::printf(",\"bytes\":%.17g,\"times_s\":[", bytes);
+  for (size_t i = 0; i < t.size(); ++i) std::printf("%s%.9g", i ? "," : "", t[i]);
+  std::printf("],\"median_s\":%.9g,\"min_s\":%.9g,\"gbps\":%.6g,\"flush_l2\":%s,\"verified\":%s,\"error\":", med,
+              *std::min_element(t.begin(), t.end()), bytes / med * 1e-9, flushed ? "true" : "false",
+              error.empty() ? "true" : "false");
+  json_string(error);
+  std::printf("}\n");
+  std::fflush(stdout);
+}
+
+inline void stream(const Options& opt) {
+  if (opt.stream_bytes <= 0) return;
+  const int64_t n = opt.stream_bytes / 2 / static_cast<int64_t>(sizeof(double));
+  if (n < 1) die("--stream-bytes is too small", nullptr);
+  const size_t bytes = static_cast<size_t>(n) * sizeof(double);
+  // a is only read, so every rep computes the same values: c = a, b = a + s*c.
+  const double kA = 0.1, kScalar = 0.4;
+  double* a = static_cast<double*>(device::alloc(bytes));
+  double* b = static_cast<double*>(device::alloc(bytes));
+  double* c = static_cast<double*>(device::alloc(bytes));
+  if (!a || !b || !c) die("device allocation failed for the stream arrays", nullptr);
+  {
+    std::vector<double> h(n, kA);
+    device::to_device(a, h.data(), bytes);
+  }
+  device::poison(b, bytes);
+  device::poison(c, bytes);
+  const bool flushed = flush_wanted(opt.flush, 3.0 * bytes);
+  // One untimed call of each first: what an op sets up once (buffers,
+  // module loading) stays out of the timings even without warm-ups.
+  device::stream_copy(c, a, n);
+  device::stream_triad(b, a, c, kScalar, n);
+  double dot = device::stream_dot(a, b, n);
+  device::sync();
   device::Timer timer;
+  std::vector<double> tc, tt, td;
+  for (int i = 0; i < opt.warmup + opt.reps; ++i) {
+    const bool keep = i >= opt.warmup;
+    if (flushed) device::flush();
+    timer.start();
+    device::stream_copy(c, a, n);
+    const double s1 = timer.stop();
+    if (flushed) device::flush();
+    timer.start();
+    device::stream_triad(b, a, c, kScalar, n);
+    const double s2 = timer.stop();
+    if (flushed) device::flush();
+    timer.start();
+    dot = device::stream_dot(a, b, n);
+    const double s3 = timer.stop();
+    if (keep) {
+      tc.push_back(s1);
+      tt.push_back(s2);
+      td.push_back(s3);
+    }
+  }
+  std::string ec, et, ed;
+  {
+    std::vector<double> h(n);
+    const double want_b = kA + kScalar * kA;
+    device::to_host(h.data(), c, bytes);
+    for (int64_t i = 0; i < n && ec.empty(); ++i)
+      if (h[i] != kA) ec = format("c[%" PRId64 "] = %.17g, want %.17g", i, h[i], kA);
+    device::to_host(h.data(), b, bytes);
+    for (int64_t i = 0; i < n && et.empty(); ++i)  // an FMA may round once instead of twice
+      if (!(std::fabs(h[i] - want_b) <= 2 * kEps * want_b))
+        et = format("b[%" PRId64 "] = %.17g, want %.17g", i, h[i], want_b);
+    const double want = static_cast<double>(n) * kA * want_b;  // n equal terms: |error| <= n*eps relative
+    if (!(std::fabs(dot - want) <= (n + 2.0) * kEps * want)) ed = format("dot = %.17g, want %.17g", dot, want);
+  }
+  stream_record(opt, "copy", 2.0 * bytes, tc, flushed, ec);
+  stream_record(opt, "triad", 3.0 * bytes, tt, flushed, et);
+  stream_record(opt, "dot", 2.0 * bytes, td, flushed, ed);
+
+  // The runtime's device-to-device copy (cudaMemcpy, omp_target_memcpy, memcpy).
   std::vector<double> t;
   for (int i = 0; i < opt.warmup + opt.reps; ++i) {
     timer.start();
-    device::copy(b, a, half);
+    device::copy(c, a, bytes);
     const double s = timer.stop();
     if (i >= opt.warmup) t.push_back(s);
   }
   device::release(a);
   device::release(b);
+  device::release(c);
   const double med = median(t);
   std::printf("{\"kind\":\"copy\",\"cell\":");
   json_string(opt.cell);
@@ -430,7 +764,7 @@ inline void copy_bandwidth(const Options& opt) {
   json_string(opt.toolchain);
   std::printf(",\"device\":");
   json_string(device::name());
-  std::printf(",\"bytes\":%.17g,\"median_s\":%.9g,\"gbps\":%.6g}\n", 2.0 * half, med, 2.0 * half / med * 1e-9);
+  std::printf(",\"bytes\":%.17g,\"median_s\":%.9g,\"gbps\":%.6g}\n", 2.0 * bytes, med, 2.0 * bytes / med * 1e-9);
   std::fflush(stdout);
 }
 

@@ -158,10 +158,11 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	require.NoError(t, err)
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)
-	require.Len(t, recs, 2) // the measurement and the copy bandwidth
+	require.Len(t, recs, 5) // the measurement, STREAM copy, triad and dot, the runtime's copy
 	assert.Equal(t, "kernel", recs[0].Kind)
 	assert.False(t, recs[0].Verified)
-	assert.Equal(t, "verification failed: output holds NaN (not written?)", recs[0].Error)
+	assert.Equal(t, "verification failed in 3 of 3 runs; first: run 1 of 3 (first run): "+
+		"z holds 100 NaN/Inf values of 100 (first at index 0): not written?", recs[0].Error)
 }
 
 // A template edit regenerates only the files it affects; a file no job makes

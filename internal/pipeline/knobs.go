@@ -3,6 +3,7 @@ package pipeline
 import (
 	"flag"
 	"fmt"
+	"github.com/portmatrix/portmatrix/internal/run"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ type Config struct {
 	Timeout        int    // seconds per program run
 	GPU            string // "1": run GPU cells, "0": do not, "": when a GPU is found
 	CopyBytes      int64
+	FlushL2        string  // the harness's --flush-l2: auto, on or off
 	Threshold      float64 // compare: relative slow-down flagged as a regression
 	Commit         string  // recorded instead of git's answer
 	Scheduler      string  // run elsewhere: slurm or gpus (internal/cluster)
@@ -152,6 +154,13 @@ var Knobs = []Knob{
 	{"PM_SCHEDULER", "scheduler", "slurm|gpus", "run stage: slurm (one job array) or gpus (a worker per GPU of this node); docs/cluster.md", str(func(c *Config) *string { return &c.Scheduler })},
 	{"PM_CLUSTER", "cluster", "cluster.yaml", "cluster file of the slurm scheduler (copy cluster.example.yaml)", str(func(c *Config) *string { return &c.Cluster })},
 	{"PM_WORK", "work", "items.json", "run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them", str(func(c *Config) *string { return &c.Work })},
+	{"PM_FLUSH_L2", "flush-l2", "auto|on|off", "flush the L2 between runs (auto: always on a GPU; on the host when the working set fits)", func(c *Config, v string) error {
+		if err := run.CheckFlush(v); err != nil {
+			return err
+		}
+		c.FlushL2 = v
+		return nil
+	}},
 	{"PM_THRESHOLD", "threshold", "0.10", "compare: a slow-down beyond this fraction is a regression", func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f >= 1 {

@@ -361,7 +361,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 		return 1 << 30
 	}
 	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup,
-		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, DeviceName: mach.GPUName(),
+		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
 		Log: cfg.Log, Stamp: stamp}, w)
 	closeErr := w.Close()
 	if err := results.WriteRun(dir, prov()); err != nil && runErr == nil {

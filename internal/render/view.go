@@ -47,6 +47,7 @@ type Func struct {
 	Prologue   string // CSR unpacking and tunables
 	DevicePtrs string // pointers for is_device_ptr
 	Bytes      string
+	BytesMin   string
 	Body       string // reference body or driver; "" for lowered kernels
 	Composite  bool
 	args       []spec.Arg
@@ -59,8 +60,9 @@ type Main struct {
 	Call      string   // the measured call
 	Result    bool     // the kernel returns a value
 	Bytes     string
+	BytesMin  string
 	Flops     string
-	Tolerance string
+	Tolerance string // a C++ expression; main sees eps (machine epsilon) and sqrt
 	Composite bool
 }
 
@@ -94,7 +96,7 @@ func newProgram(e *Engine, k *spec.Kernel, kernels map[string]*spec.Kernel, v *m
 }
 
 func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
-	f := &Func{p: p, Kernel: k, Name: k.Name, Returns: "void", Bytes: k.Bytes, args: k.Args, Composite: k.Pattern == nil}
+	f := &Func{p: p, Kernel: k, Name: k.Name, Returns: "void", Bytes: k.Bytes, BytesMin: k.BytesMin, args: k.Args, Composite: k.Pattern == nil}
 	if k.Result != "" {
 		f.Returns = k.Result
 	}
@@ -154,14 +156,14 @@ func cType(t string) string {
 }
 
 func newMain(k *spec.Kernel) Main {
-	m := Main{Bytes: k.Bytes, Flops: k.Flops, Tolerance: strconv.FormatFloat(k.Tolerance, 'g', -1, 64),
+	m := Main{Bytes: k.Bytes, BytesMin: k.BytesMin, Flops: k.Flops, Tolerance: k.Tolerance,
 		Result: k.Result != "", Composite: k.Pattern == nil}
 	var refArgs, devArgs []string
 	for _, a := range k.Args {
 		switch {
 		case a.Type == "csr":
 			m.Decls = append(m.Decls,
-				fmt.Sprintf("pm::CsrArray %s_data(%q, pm::minife27(%s));", a.Name, a.Name, a.Init.Grid),
+				fmt.Sprintf("pm::CsrArray %s_data(run, %q, pm::minife27(%s));", a.Name, a.Name, a.Init.Grid),
 				fmt.Sprintf("const pm::Csr %s = %s_data.dev();", a.Name, a.Name))
 			refArgs = append(refArgs, a.Name+"_data.ref()")
 		case a.IsArray():

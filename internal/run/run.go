@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,11 +26,17 @@ import (
 
 // Options configure a run.
 type Options struct {
-	BuildDir  string
-	Reps      int
-	Warmup    int
-	Timeout   time.Duration // per process
+	BuildDir string
+	Reps     int
+	Warmup   int
+	Timeout  time.Duration // per process
+	// CopyBytes sizes the STREAM measurement (copy, triad, dot and the
+	// runtime's copy: --stream-bytes, two arrays' worth) of the first program
+	// of each toolchain; 0 skips it.
 	CopyBytes func(target string) int64
+	// FlushL2 is the harness's --flush-l2: "auto" (or ""), "on" or "off"
+	// (the PM_FLUSH_L2 knob). See FlushModes.
+	FlushL2 string
 	// DeviceName names the GPU for harnesses that cannot ask for it (OpenMP).
 	DeviceName string
 	Log        io.Writer
@@ -45,6 +52,19 @@ type Stamp struct {
 	ToolchainVersions      map[string]string // by toolchain ID
 }
 
+// FlushModes are the values of Options.FlushL2: auto flushes the L2 between
+// reps on a GPU always and on the host where the working set fits in the
+// cache.
+var FlushModes = []string{"auto", "on", "off"}
+
+// CheckFlush validates a FlushL2 value ("" is auto).
+func CheckFlush(s string) error {
+	if s == "" || slices.Contains(FlushModes, s) {
+		return nil
+	}
+	return fmt.Errorf("PM_FLUSH_L2=%q: want one of %s", s, strings.Join(FlushModes, ", "))
+}
+
 // Job is one cell to run at some sizes.
 type Job struct {
 	Entry build.Entry
@@ -53,6 +73,9 @@ type Job struct {
 
 // Cells runs jobs in order (one at a time: timings must not share the device).
 func Cells(ctx context.Context, jobs []Job, opt Options, w *results.Writer) error {
+	if err := CheckFlush(opt.FlushL2); err != nil {
+		return err
+	}
 	total := 0
 	for _, j := range jobs {
 		total += len(j.Sizes)
@@ -100,7 +123,10 @@ func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options,
 	args := []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
 		"--warmup", strconv.Itoa(opt.Warmup), "--cell", e.ID, "--toolchain", e.Toolchain}
 	if copyBytes > 0 {
-		args = append(args, "--copy-bytes", strconv.FormatInt(copyBytes, 10))
+		args = append(args, "--stream-bytes", strconv.FormatInt(copyBytes, 10))
+	}
+	if opt.FlushL2 != "" {
+		args = append(args, "--flush-l2", opt.FlushL2)
 	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()

@@ -66,3 +66,31 @@ func TestFailuresBecomeRecords(t *testing.T) {
 		assert.Equal(t, "19.1", r.ToolchainVersion)
 	}
 }
+
+// The runner passes the STREAM size (first program of a toolchain only) and
+// the flush mode to the harness.
+func TestHarnessFlags(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tc", "args")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '{\"kind\":\"kernel\",\"size\":1,\"verified\":true,\"error\":\"'\"$*\"'\"}'\n"), 0o755))
+	var jobs []Job
+	for _, k := range []string{"a", "b"} {
+		jobs = append(jobs, Job{Entry: build.Entry{ID: k + ".args.tc", Kernel: k, Variant: "args", Toolchain: "tc",
+			Target: "host", Binary: filepath.Join("tc", "args")}, Sizes: []int64{7}})
+	}
+	w, err := results.Create(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	opt := Options{BuildDir: dir, Reps: 3, Warmup: 1, Timeout: 5 * time.Second, FlushL2: "off",
+		CopyBytes: func(string) int64 { return 1 << 20 }}
+	require.NoError(t, Cells(context.Background(), jobs, opt, w))
+	require.NoError(t, w.Close())
+	recs, err := results.ReadJSONL(w.Dir)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell a.args.tc --toolchain tc --stream-bytes 1048576 --flush-l2 off", recs[0].Error)
+	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell b.args.tc --toolchain tc --flush-l2 off", recs[1].Error)
+
+	opt.FlushL2 = "sometimes"
+	assert.EqualError(t, Cells(context.Background(), jobs, opt, w), `PM_FLUSH_L2="sometimes": want one of auto, on, off`)
+}

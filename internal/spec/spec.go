@@ -29,10 +29,15 @@ type Kernel struct {
 	Pattern   *Node  // the parallel pattern tree, or nil for a composite
 	Driver    string // host code of a composite, calling the kernels it uses
 	Reference string // float64 host reference, the body of a function with the kernel's signature
-	Bytes     string // C++ expression over the arguments
+	Bytes     string // C++ expression over the arguments: the papers' byte convention
+	BytesMin  string // the kernel's minimum memory traffic (defaults to Bytes)
 	Flops     string
-	Tolerance float64
-	Pos       diag.Pos
+	// Tolerance is a C++ expression over the arguments and eps (machine
+	// epsilon): the largest relative error accepted, a bound on the rounding
+	// the kernel's arithmetic accumulates; evaluated per size.
+	Tolerance    string
+	ToleranceWhy string // required when the tolerance is loose (>= LooseTolerance)
+	Pos          diag.Pos
 }
 
 // Size is the kernel's size parameter and its size sets.
@@ -164,7 +169,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	}
 	d := diag.Decoder{File: file, Errs: errs}
 	f := d.Fields(root, "kernel description", "kernel", "doc", "size", "uses", "args", "result", "tunables",
-		"pattern", "driver", "reference", "bytes", "flops", "tolerance")
+		"pattern", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why")
 	k := &Kernel{File: file, Pos: d.Pos(root)}
 	if !d.Require(root, f, "kernel description", "kernel", "size", "args", "bytes", "flops", "tolerance") {
 		return k
@@ -187,11 +192,13 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	k.Tunables = parseTunables(d, f["tunables"])
 	k.Reference = d.String(f["reference"], "reference")
 	k.Bytes = d.String(f["bytes"], "bytes")
-	k.Flops = d.String(f["flops"], "flops")
-	k.Tolerance = d.Float(f["tolerance"], "tolerance")
-	if f["tolerance"] != nil && k.Tolerance <= 0 {
-		d.Add(f["tolerance"], "tolerance must be positive")
+	k.BytesMin = d.String(f["bytes_min"], "bytes_min")
+	if k.BytesMin == "" {
+		k.BytesMin = k.Bytes
 	}
+	k.Flops = d.String(f["flops"], "flops")
+	k.Tolerance = d.String(f["tolerance"], "tolerance")
+	k.ToleranceWhy = d.String(f["tolerance_why"], "tolerance_why")
 	k.Driver = d.String(f["driver"], "driver")
 	switch {
 	case f["pattern"] != nil && f["driver"] != nil:
@@ -218,6 +225,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 		checkResult(d, k, f)
 		checkScratchLevels(d, k)
 	}
+	checkWork(d, k, f)
 	return k
 }
 

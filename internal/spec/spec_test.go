@@ -35,7 +35,7 @@ bytes: n
 flops: n
 tolerance: 1e-9
 colour: red
-`, `unknownfield.yaml:9:1: unknown field "colour" in kernel description (known: args, bytes, doc, driver, flops, kernel, pattern, reference, result, size, tolerance, tunables, uses)`},
+`, `unknownfield.yaml:9:1: unknown field "colour" in kernel description (known: args, bytes, bytes_min, doc, driver, flops, kernel, pattern, reference, result, size, tolerance, tolerance_why, tunables, uses)`},
 		{"badpattern", `kernel: badpattern
 size: {name: n, ci: [1], default: [1], gpu: [0]}
 args:
@@ -52,7 +52,7 @@ tolerance: -1
 			`badpattern.yaml:4:21: unknown argument type "float[]" (known: csr, double, double[], int64, int64[])`,
 			`badpattern.yaml:5:63: array "y" is an output: it is poisoned, not initialised`,
 			`badpattern.yaml:7:3: team_thread_for cannot appear in top (only in team)`,
-			`badpattern.yaml:11:12: tolerance must be positive`,
+			`badpattern.yaml:11:12: tolerance is -1 at n=1 (size set ci): it must be positive and finite`,
 		}, "\n")},
 		{"reduce", `kernel: reduce
 size: {name: n, ci: [1], default: [1], gpu: [1]}
@@ -61,7 +61,7 @@ pattern: {range_reduce: {index: i, end: n, body: ";"}}
 reference: ";"
 bytes: n
 flops: n
-tolerance: 1
+tolerance: 1e-9
 `, strings.Join([]string{
 			`reduce.yaml:4:1: range_reduce returns its sum: add result: double`,
 			`reduce.yaml:4:25: range_reduce needs field "acc": the accumulator its body adds to`,
@@ -72,11 +72,52 @@ args: [{name: n, type: int64}]
 driver: "f();"
 bytes: n
 flops: n
-tolerance: 1
+tolerance: 1e-9
 `, strings.Join([]string{
 			`wrongname.yaml:1:9: kernel "other" must be described in other.yaml`,
 			`wrongname.yaml:3:8: scalar "n" needs field "value"`,
 			`wrongname.yaml:4:1: a driver needs uses: the kernels it calls`,
+		}, "\n")},
+		{"loose", `kernel: loose
+size: {name: n, ci: [10], default: [10], gpu: [10, 1000000]}
+args:
+  - {name: n, type: int64, value: size}
+  - {name: y, type: "double[]", extent: n, intent: out}
+pattern: {range_for: {index: i, end: n, body: "y[i] = 1;"}}
+reference: ";"
+bytes: 8.0 * n
+bytes_min: 8.0 * n - 80
+flops: n
+tolerance: n * n * eps
+`, strings.Join([]string{
+			`loose.yaml:9:12: bytes_min is 0 at n=10 (size set ci): it must be positive and finite`,
+			`loose.yaml:11:12: tolerance 0.000222 at n=1000000 (size set gpu) is loose (>= 1e-06): derive a bound from the kernel's arithmetic or give tolerance_why`,
+		}, "\n")},
+		{"infinite", `kernel: infinite
+size: {name: n, ci: [1], default: [1], gpu: [1]}
+args: [{name: n, type: int64, value: size}, {name: y, type: "double[]", extent: n, intent: out}]
+pattern: {range_for: {index: i, end: n, body: "y[i] = 1;"}}
+reference: ";"
+bytes: n
+flops: n
+tolerance: 1.0 / (n - 1)
+tolerance_why: ""
+`, strings.Join([]string{
+			`infinite.yaml:8:12: tolerance is +Inf at n=1 (size set ci): it must be positive and finite`,
+			`infinite.yaml:9:16: tolerance_why must say why`,
+		}, "\n")},
+		{"unevaluable", `kernel: unevaluable
+size: {name: n, ci: [1], default: [1], gpu: [1]}
+args: [{name: n, type: int64, value: size}, {name: y, type: "double[]", extent: n, intent: out}]
+pattern: {range_for: {index: i, end: n, body: "y[i] = 1;"}}
+reference: ";"
+bytes: n
+bytes_min: y
+flops: n
+tolerance: std::max(n, m) * eps
+`, strings.Join([]string{
+			`unevaluable.yaml:7:12: bytes_min: unknown name "y" (known: eps, n, size)`,
+			`unevaluable.yaml:9:12: tolerance: cannot parse "std::max(n, m) * eps" as an arithmetic expression`,
 		}, "\n")},
 	}
 	for _, c := range cases {
@@ -98,7 +139,7 @@ args: [{name: n, type: int64, value: size}]
 driver: "return;"
 bytes: n
 flops: n
-tolerance: 1
+tolerance: 1e-9
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "comp.yaml"), []byte(src), 0o644))
 	_, err := LoadDir(dir)

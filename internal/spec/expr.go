@@ -1,0 +1,193 @@
+package spec
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Value is a number as C++ computes it: an int64 or a double. Integer
+// arithmetic stays integral (division truncates), as in the generated code.
+type Value struct {
+	F   float64
+	I   int64
+	Int bool
+}
+
+// Float is the value as a double.
+func (v Value) Float() float64 {
+	if v.Int {
+		return float64(v.I)
+	}
+	return v.F
+}
+
+func intVal(i int64) Value     { return Value{I: i, Int: true} }
+func floatVal(f float64) Value { return Value{F: f} }
+
+// Env names the values an expression may use: scalars, and fields of
+// structured arguments as "A.nrows".
+type Env map[string]Value
+
+// Eps is machine epsilon (2^-52), the unit tolerance expressions use; the
+// harness defines it as pm::kEps.
+const Eps = 0x1p-52
+
+// Eval computes a C++ arithmetic expression the way the generated program
+// does: numbers, names of env, fields (A.nrows), + - * / % and parentheses,
+// unary minus, and sqrt(x). Anything else is an error naming it.
+func Eval(expr string, env Env) (Value, error) {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return Value{}, fmt.Errorf("cannot parse %q as an arithmetic expression", expr)
+	}
+	return eval(e, env)
+}
+
+func eval(e ast.Expr, env Env) (Value, error) {
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return eval(e.X, env)
+	case *ast.BasicLit:
+		switch e.Kind {
+		case token.INT:
+			i, err := strconv.ParseInt(e.Value, 0, 64)
+			return intVal(i), err
+		case token.FLOAT:
+			f, err := strconv.ParseFloat(e.Value, 64)
+			return floatVal(f), err
+		}
+		return Value{}, fmt.Errorf("%s is not a number", e.Value)
+	case *ast.Ident:
+		v, ok := env[e.Name]
+		if !ok {
+			return Value{}, fmt.Errorf("unknown name %q (known: %s)", e.Name, strings.Join(env.names(), ", "))
+		}
+		return v, nil
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok {
+			name := x.Name + "." + e.Sel.Name
+			if v, ok := env[name]; ok {
+				return v, nil
+			}
+			return Value{}, fmt.Errorf("unknown name %q (known: %s)", name, strings.Join(env.names(), ", "))
+		}
+	case *ast.UnaryExpr:
+		if e.Op == token.SUB || e.Op == token.ADD {
+			v, err := eval(e.X, env)
+			if err != nil || e.Op == token.ADD {
+				return v, err
+			}
+			if v.Int {
+				return intVal(-v.I), nil
+			}
+			return floatVal(-v.F), nil
+		}
+	case *ast.CallExpr:
+		if f, ok := e.Fun.(*ast.Ident); ok && f.Name == "sqrt" && len(e.Args) == 1 {
+			v, err := eval(e.Args[0], env)
+			return floatVal(math.Sqrt(v.Float())), err
+		}
+	case *ast.BinaryExpr:
+		a, err := eval(e.X, env)
+		if err != nil {
+			return a, err
+		}
+		b, err := eval(e.Y, env)
+		if err != nil {
+			return b, err
+		}
+		return binary(e.Op, a, b)
+	}
+	return Value{}, fmt.Errorf("unsupported expression %s (use numbers, names, + - * / %%, parentheses and sqrt)", types(e))
+}
+
+func binary(op token.Token, a, b Value) (Value, error) {
+	if a.Int && b.Int {
+		switch op {
+		case token.ADD:
+			return intVal(a.I + b.I), nil
+		case token.SUB:
+			return intVal(a.I - b.I), nil
+		case token.MUL:
+			return intVal(a.I * b.I), nil
+		case token.QUO, token.REM:
+			if b.I == 0 {
+				return Value{}, fmt.Errorf("integer division by zero")
+			}
+			if op == token.QUO {
+				return intVal(a.I / b.I), nil
+			}
+			return intVal(a.I % b.I), nil
+		}
+	}
+	x, y := a.Float(), b.Float()
+	switch op {
+	case token.ADD:
+		return floatVal(x + y), nil
+	case token.SUB:
+		return floatVal(x - y), nil
+	case token.MUL:
+		return floatVal(x * y), nil
+	case token.QUO:
+		return floatVal(x / y), nil
+	}
+	return Value{}, fmt.Errorf("unsupported operator %s", op)
+}
+
+func types(e ast.Expr) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", e), "*ast.")
+}
+
+func (env Env) names() []string {
+	var out []string
+	for k := range env {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Env is the values a kernel's expressions see at one size: "size", eps,
+// every scalar argument (its value evaluated in order), and for a CSR
+// argument A built by minife27 its A.nrows and A.nnz. A scalar whose value
+// cannot be evaluated here is left out.
+func (k *Kernel) Env(size int64) Env {
+	env := Env{"size": intVal(size), "eps": floatVal(Eps)}
+	for _, a := range k.Args {
+		switch {
+		case a.Type == "csr":
+			if a.Init.Kind != "minife27" {
+				continue
+			}
+			g, err := Eval(a.Init.Grid, env)
+			if err != nil || !g.Int {
+				continue // not evaluable here: an expression using it says so
+			}
+			// (N+1)^3 nodes; per axis a node has itself and up to two
+			// neighbours, 3N+1 pairs along N+1 nodes, so (3N+1)^3 non-zeros.
+			n1, m := g.I+1, 3*g.I+1
+			env[a.Name+".nrows"] = intVal(n1 * n1 * n1)
+			env[a.Name+".nnz"] = intVal(m * m * m)
+		case a.IsArray():
+		default:
+			v, err := Eval(a.Value, env)
+			if err != nil {
+				continue
+			}
+			if a.Type == "int64" && !v.Int {
+				v = intVal(int64(v.F))
+			}
+			if a.Type == "double" && v.Int {
+				v = floatVal(float64(v.I))
+			}
+			env[a.Name] = v
+		}
+	}
+	return env
+}
