@@ -67,32 +67,6 @@ func ReadBuildCSV(dir string) ([]BuildRow, error) {
 	return out, t.errs.Err()
 }
 
-// ReadResultsCSV reads results.csv of dir as kernel records; nil when absent.
-func ReadResultsCSV(dir string) ([]Record, error) {
-	t, err := readCSV(filepath.Join(dir, CSVFile))
-	if t == nil || err != nil {
-		return nil, err
-	}
-	out := make([]Record, 0, len(t.rows))
-	for n, row := range t.rows {
-		r := Record{
-			Kind: KindKernel, Cell: t.str(row, "cell"), Kernel: t.str(row, "kernel"),
-			Variant: t.str(row, "variant"), Strategy: t.str(row, "strategy"),
-			Toolchain: t.str(row, "toolchain"), Size: int64(t.num(row, n, "size")),
-			Reps: int(t.num(row, n, "reps")), MedianS: t.num(row, n, "median_s"),
-			MinS: t.num(row, n, "min_s"), GBps: t.num(row, n, "gbps"),
-			GFlops: t.num(row, n, "gflops"), Verified: t.boolean(row, n, "verified"),
-			Error: t.str(row, "error"), Source: fmt.Sprintf("%s:%d", CSVFile, n+2),
-		}
-		if t.str(row, "max_rel_err") != "" {
-			v := t.num(row, n, "max_rel_err")
-			r.MaxRelErr = &v
-		}
-		out = append(out, r)
-	}
-	return out, t.errs.Err()
-}
-
 // csvTable is a CSV file with a header row, read by column name.
 type csvTable struct {
 	path string

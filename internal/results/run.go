@@ -25,6 +25,17 @@ type Run struct {
 	Cells       Cells             `json:"cells"`
 	Vocabulary  *Vocabulary       `json:"vocabulary,omitempty"`
 	MergedFrom  []string          `json:"merged_from,omitempty"`
+	Batches     []Batch           `json:"batches,omitempty"`
+}
+
+// Batch is one folder a merged folder was made from: its own provenance.
+// Dirty on any batch makes the merged folder dirty.
+type Batch struct {
+	ID          string `json:"id"`
+	Commit      string `json:"commit"`
+	Dirty       bool   `json:"dirty"`
+	BuildCommit string `json:"build_commit,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
 }
 
 // Host is the machine that ran (internal/host probes it).
