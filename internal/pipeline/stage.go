@@ -307,7 +307,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 			continue
 		}
 		row := results.BuildRow{Cell: e.ID, Kernel: e.Kernel, Variant: e.Variant, Toolchain: e.Toolchain,
-			Status: e.Status, Reason: e.Reason, Seconds: e.Seconds}
+			Status: e.Status, Reason: e.Reason, Seconds: e.Seconds, DeviceHash: e.DeviceHash}
 		if e.Log != "" {
 			row.Log = results.BuildLog(e.ID)
 			err := results.CopyFile(filepath.Join(cfg.BuildDir, e.Log), filepath.Join(dir, filepath.FromSlash(row.Log)))

@@ -22,10 +22,11 @@ type BuildRow struct {
 	Status, Reason                   string
 	Seconds                          float64
 	Log                              string // relative to the results folder
+	DeviceHash                       string // build.DeviceHash; empty in older folders
 }
 
 // BuildHeader is the column list of build.csv.
-var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log"}
+var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log", "device_hash"}
 
 // WriteBuildCSV writes build.csv, rows sorted by cell.
 func WriteBuildCSV(dir string, rows []BuildRow) error {
@@ -39,7 +40,7 @@ func WriteBuildCSV(dir string, rows []BuildRow) error {
 	w.Write(BuildHeader)
 	for _, r := range rows {
 		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Toolchain, r.Status, r.Reason,
-			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log})
+			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log, r.DeviceHash})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -62,6 +63,7 @@ func ReadBuildCSV(dir string) ([]BuildRow, error) {
 			Variant: t.str(row, "variant"), Toolchain: t.str(row, "toolchain"),
 			Status: t.str(row, "status"), Reason: t.str(row, "reason"),
 			Seconds: t.num(row, n, "seconds"), Log: t.str(row, "log"),
+			DeviceHash: t.str(row, "device_hash"),
 		})
 	}
 	return out, t.errs.Err()
