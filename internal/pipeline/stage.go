@@ -436,7 +436,8 @@ func Report(cfg Config, dir string) error {
 		}
 		dir = latest
 	}
-	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log}
+	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log,
+		ResultsLog: filepath.Join(cfg.Root, "docs", "gpu-results.md")}
 	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil {
 		v, err := results.LoadVocabulary(cfg.Root)
 		if err != nil {
