@@ -31,8 +31,8 @@ type keyValue struct{ Key, Value string }
 
 type claimRow struct {
 	ID, Paper, Quote, Statement, Expected, Measured, Verdict, Class string
-	RatioCount                                               string // "1 ratio", "4 ratios"
-	Ratios                                                   []ratioRow
+	RatioCount                                                      string // "1 ratio", "4 ratios"
+	Ratios                                                          []ratioRow
 }
 
 type ratioRow struct {
