@@ -94,3 +94,26 @@ func TestUpdateResultsLog(t *testing.T) {
 	assert.NoError(t, err)
 	assert.False(t, found)
 }
+
+// A figure draws cells of one device code as one series.
+func TestFiguresGroupIdenticalCode(t *testing.T) {
+	res := memResults()
+	res.Builds = []BuildRow{
+		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
+		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
+	}
+	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw, label: OMP}, {variant: kk-omp-b, label: KK-OMP}]}\n"), testVocab(t))
+	require.NoError(t, err)
+	f := buildFigure(figs[0], newDataset(res))
+	var labels []string
+	for _, p := range f.Panels {
+		for _, s := range p.Series {
+			labels = append(labels, p.Title+": "+s.Label)
+			if s.Label == "OMP = KK-OMP" {
+				assert.Len(t, s.Points, 2, s.Label)
+				assert.Len(t, s.Points[0].M.Trials, 2, "pooled trials")
+			}
+		}
+	}
+	assert.Equal(t, []string{"clang19-sm90 (llvm): OMP = KK-OMP", "clang19-host (llvm): OMP"}, labels)
+}
