@@ -97,3 +97,27 @@ func TestParseClaimsMessages(t *testing.T) {
 		})
 	}
 }
+
+// Every claim quotes its paper word for word. The papers' texts are not in
+// the repository: PM_SEEDS_DIR names the folder holding 000_*.txt, 002_*.txt...
+func TestClaimQuotesAreThePapersWords(t *testing.T) {
+	dir := os.Getenv("PM_SEEDS_DIR")
+	if dir == "" {
+		t.Skip("PM_SEEDS_DIR (the papers' texts) is not set")
+	}
+	claims, err := LoadClaims(specDir+"/claims.yaml", testVocab(t))
+	require.NoError(t, err)
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, c := range claims {
+		paper := strings.TrimPrefix(strings.Fields(c.Paper)[0], "beyond ")
+		if strings.HasPrefix(c.Paper, "beyond ") {
+			paper = strings.Fields(c.Paper)[1]
+		}
+		files, err := filepath.Glob(filepath.Join(dir, paper+"_*.txt"))
+		require.NoError(t, err)
+		require.Len(t, files, 1, "%s: paper %s", c.ID, paper)
+		text, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		assert.Contains(t, squash(string(text)), squash(c.Quote), "%s quotes paper %s", c.ID, paper)
+	}
+}
