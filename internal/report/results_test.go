@@ -96,3 +96,22 @@ func TestCellStatuses(t *testing.T) {
 	assert.Equal(t, StatusVerified, byCell["spmv.kk-cuda-3lvl.nvcc-sm90"].Status)
 	assert.Equal(t, "ok", byCell["spmv.kk-cuda-3lvl.nvcc-sm90"].Class())
 }
+
+// Trials: the last record of each (size, trial) counts, and one failing
+// trial fails the size.
+func TestCellStatusesWithTrials(t *testing.T) {
+	rec := func(trial int, ok bool, err string) Record {
+		return Record{Kind: "kernel", Cell: "dot.omp-raw.clang19-sm90", Kernel: "dot", Variant: "omp-raw", Toolchain: "clang19-sm90",
+			Size: 100, Trial: trial, Verified: ok, Error: err, MaxRelErr: ptr(0.5), Tolerance: 1e-12}
+	}
+	res := &Results{Kernel: []Record{rec(0, true, ""), rec(1, true, ""), rec(2, false, "crash"), rec(2, true, "")}}
+	c := CellStatuses(res)[0]
+	assert.Equal(t, StatusVerified, c.Status, "trial 2's newer success replaces its crash")
+	assert.Equal(t, 1, c.Verified)
+
+	res.Kernel = append(res.Kernel, rec(1, false, ""))
+	c = CellStatuses(res)[0]
+	assert.Equal(t, StatusVerifyFailed, c.Status)
+	assert.Equal(t, "size 100 trial 1: max rel err 0.5 > tolerance 1e-12", c.Reason)
+	assert.Equal(t, 0, c.Verified)
+}
