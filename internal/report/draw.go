@@ -161,13 +161,44 @@ func yValue(y string, p point) float64 {
 	return p.GBps
 }
 
+// yInterval is the 95% interval of a point's y value, as distances below
+// and above it.
+func yInterval(y string, p point) (below, above float64) {
+	v := yValue(y, p)
+	if p.M == nil {
+		return 0, 0
+	}
+	if y == "median_s" {
+		return v - p.M.Lo, p.M.Hi - v
+	}
+	return v - p.Lo, p.Hi - v
+}
+
+// errorXYs is a series' points with their intervals, for plotter.YErrorBars.
+type errorXYs struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
 func addLines(pl *plot.Plot, f figure, p panel) error {
 	var sizes []int64
 	for _, s := range p.Series {
 		xys := make(plotter.XYs, len(s.Points))
+		errs := make(plotter.YErrors, len(s.Points))
 		for i, pt := range s.Points {
 			xys[i] = plotter.XY{X: float64(pt.Size), Y: yValue(f.Spec.Y, pt)}
+			errs[i].Low, errs[i].High = yInterval(f.Spec.Y, pt)
 			sizes = append(sizes, pt.Size)
+		}
+		if len(xys) > 0 {
+			bars, err := plotter.NewYErrorBars(errorXYs{xys, errs})
+			if err != nil {
+				return err
+			}
+			bars.Color = styleColor(s.Style)
+			bars.Width = vg.Points(1)
+			bars.CapWidth = vg.Points(4)
+			pl.Add(bars)
 		}
 		line, pts, err := plotter.NewLinePoints(xys)
 		if err != nil {
