@@ -52,6 +52,7 @@ type dataset struct {
 	copyGBps   map[string]float64 // toolchain id -> roofline of its device (best stream op, or copy)
 	roofOp     map[string]string  // toolchain id -> what the roofline is ("stream triad", "copy")
 	hash       map[string]string  // cell -> device code hash (build.csv)
+	stream     bool               // rooflines from stream records (not copy records)
 	unusable   int                // measurements with a failed, unverified or erroring trial
 }
 
@@ -73,6 +74,7 @@ func newDataset(res *Results) *dataset {
 	}
 	ds.addRecords(res.Kernel)
 	if len(res.Stream) > 0 {
+		ds.stream = true
 		ds.addStreams(res.Stream)
 	} else {
 		ds.addCopies(res.Copy)

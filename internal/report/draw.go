@@ -36,8 +36,20 @@ var palette = []color.Color{
 
 var copyColor = rgb(0x40, 0x40, 0x40)
 
-// copyLabel names the copy bandwidth line in legends.
-const copyLabel = "copy BW"
+// copyLabel names the roofline in legends: the copy bandwidth of older
+// folders; roofLabel the best stream op of the run.
+const (
+	copyLabel = "copy BW"
+	roofLabel = "roofline"
+)
+
+// lineLabel is the legend name of the figure's dashed line.
+func (f figure) lineLabel() string {
+	if f.Stream {
+		return roofLabel
+	}
+	return copyLabel
+}
 
 func rgb(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
 
@@ -139,7 +151,7 @@ func panelPlot(f figure, p panel) (*plot.Plot, error) {
 		return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
 	}
 	if p.CopyGBps > 0 {
-		if err := addCopyLine(pl, p.CopyGBps); err != nil {
+		if err := addCopyLine(pl, p.CopyGBps, f.lineLabel()); err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
 		}
 	}
@@ -249,9 +261,9 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 	return nil
 }
 
-// addCopyLine draws the device copy bandwidth as a dashed horizontal line
-// across the data range, labelled "copy BW".
-func addCopyLine(pl *plot.Plot, gbps float64) error {
+// addCopyLine draws the device roofline as a dashed horizontal line across
+// the data range, labelled "copy BW" or "roofline" and its value.
+func addCopyLine(pl *plot.Plot, gbps float64, label string) error {
 	line := plotter.NewFunction(func(float64) float64 { return gbps })
 	line.Samples = 2
 	line.Color = copyColor
@@ -264,7 +276,7 @@ func addCopyLine(pl *plot.Plot, gbps float64) error {
 	}
 	lbl, err := plotter.NewLabels(plotter.XYLabels{
 		XYs:    plotter.XYs{{X: xmin, Y: gbps}},
-		Labels: []string{fmt.Sprintf("copy BW %.4g GB/s", gbps)},
+		Labels: []string{fmt.Sprintf("%s %.4g GB/s", label, gbps)},
 	})
 	if err != nil {
 		return err
@@ -302,7 +314,7 @@ func newLegend(f figure) (plot.Legend, error) {
 		ln := plotter.NewFunction(func(float64) float64 { return 0 })
 		ln.Color = copyColor
 		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		leg.Add(copyLabel, ln)
+		leg.Add(f.lineLabel(), ln)
 	}
 	return leg, nil
 }
@@ -310,7 +322,7 @@ func newLegend(f figure) (plot.Legend, error) {
 // legendWidth is the width of the legend column: the longest label, its
 // thumbnail and margins.
 func legendWidth(leg plot.Legend, f figure) vg.Length {
-	w := leg.TextStyle.Width(copyLabel)
+	w := leg.TextStyle.Width(f.lineLabel())
 	for _, p := range f.Panels {
 		for _, s := range p.Series {
 			w = max(w, leg.TextStyle.Width(s.Label))

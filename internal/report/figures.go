@@ -15,6 +15,7 @@ type figure struct {
 	Panels []panel
 	Sizes  []int64 // bars: the sizes shown, in order
 	Note   string  // why the figure is skipped; empty when drawn
+	Stream bool    // the roofline comes from stream records (else copy records)
 }
 
 // panel is one plot of a figure: one toolchain, or all of them.
@@ -34,7 +35,7 @@ type series struct {
 
 // buildFigure selects the data of spec from ds and arranges it in panels.
 func buildFigure(spec FigureSpec, ds *dataset) figure {
-	f := figure{Spec: spec}
+	f := figure{Spec: spec, Stream: ds.stream}
 	keys := figureKeys(spec, ds)
 	if len(keys) == 0 {
 		f.Note = fmt.Sprintf("no verified %s results of %s on %s toolchains",

@@ -56,6 +56,11 @@ func TestRooflineIsTheBestStreamOp(t *testing.T) {
 	assert.Equal(t, 4120.0, ds.copyGBps["nvcc-sm90"], "median of the triads beats copy and dot's median 3000")
 	assert.Equal(t, 4120.0, ds.copyGBps["clang19-sm90"], "same device, same roofline")
 	assert.Equal(t, "stream triad", ds.roofOp["clang19-sm90"])
+	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, target: device, variants: [{variant: omp-raw}]}\n"), testVocab(t))
+	require.NoError(t, err)
+	svg, _, err := renderFigure(buildFigure(figs[0], ds))
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "roofline 4120 GB/s")
 
 	res.Stream = nil
 	ds = newDataset(res)
