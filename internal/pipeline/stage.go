@@ -507,7 +507,7 @@ func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, d
 		commit, dirty = m.Commit, m.Dirty
 	}
 	pr := results.Run{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
-		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, Host: mach.Machine, GPUs: mach.GPUs,
+		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, BuildDirty: m.Dirty, Host: mach.Machine, GPUs: mach.GPUs,
 		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, Vocabulary: info.Vocabulary}
 	if pr.Templates == nil {
 		pr.Templates = map[string]string{}

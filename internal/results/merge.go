@@ -23,7 +23,7 @@ func Merge(out string, dirs []string) error {
 	}
 	var merged Run
 	var jsonl []byte
-	anyDirty := false
+	anyDirty, anyBuildDirty := false, false
 	rows := map[string]BuildRow{}
 	tcs := map[string]Toolchain{}
 	gpuSeen := map[string]bool{}
@@ -37,7 +37,7 @@ func Merge(out string, dirs []string) error {
 		case err != nil:
 			return err
 		}
-		batch := Batch{ID: pr.ID, Commit: pr.Commit, Dirty: pr.Dirty, BuildCommit: pr.BuildCommit,
+		batch := Batch{ID: pr.ID, Commit: pr.Commit, Dirty: pr.Dirty, BuildCommit: pr.BuildCommit, BuildDirty: pr.BuildDirty,
 			Interrupted: os.IsNotExist(err) || pr.Finished == ""}
 		if batch.ID == "" {
 			batch.ID = filepath.Base(dir)
@@ -67,6 +67,7 @@ func Merge(out string, dirs []string) error {
 			merged.Commit, merged.BuildCommit = pr.Commit, pr.BuildCommit
 		}
 		anyDirty = anyDirty || pr.Dirty
+		anyBuildDirty = anyBuildDirty || pr.BuildDirty
 		merged.Batches = append(merged.Batches, batch)
 		for _, g := range pr.GPUs {
 			if !gpuSeen[g.Name+g.Driver+g.UUID] {
@@ -101,7 +102,7 @@ func Merge(out string, dirs []string) error {
 		}
 	}
 	merged.ID = filepath.Base(out)
-	merged.Dirty = anyDirty
+	merged.Dirty, merged.BuildDirty = anyDirty, anyBuildDirty
 	merged.Toolchains = nil
 	for _, id := range sortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])

@@ -33,7 +33,7 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 		`{"kind":"copy","toolchain":"tc","gbps":99999}`)
 	writeBatch(t, b, "",
 		`{"kind":"kernel","cell":"k.v.tc","size":1,"verified":true,"gbps":1,"commit":"bbb","dirty":true}`)
-	writeBatch(t, c, `{"id":"c","started":"2026-01-01T02:00:00Z","finished":"2026-01-01T03:00:00Z","commit":"ccc","dirty":true,"gpus":[{"name":"G","driver":"1","memory_mib":80,"uuid":"GPU-1"}]}`,
+	writeBatch(t, c, `{"id":"c","started":"2026-01-01T02:00:00Z","finished":"2026-01-01T03:00:00Z","commit":"ccc","dirty":true,"build_dirty":true,"gpus":[{"name":"G","driver":"1","memory_mib":80,"uuid":"GPU-1"}]}`,
 		`{"kind":"copy","toolchain":"tc","gbps":3000,"target":"sm_90"}`,
 		`{"kind":"kernel","cell":"k.v.tc","size":2,"trial":1,"verified":true,"gbps":2.1,"target":"sm_90"}`)
 	out := filepath.Join(root, "merged")
@@ -67,7 +67,8 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 	run, err := ReadRun(out)
 	require.NoError(t, err)
 	assert.True(t, run.Dirty, "batch c ran from a dirty tree")
-	assert.Equal(t, []Batch{{ID: "a", Commit: "aaa"}, {ID: "b", Interrupted: true}, {ID: "c", Commit: "ccc", Dirty: true}}, run.Batches)
+	assert.Equal(t, []Batch{{ID: "a", Commit: "aaa"}, {ID: "b", Interrupted: true}, {ID: "c", Commit: "ccc", Dirty: true, BuildDirty: true}}, run.Batches)
+	assert.True(t, run.BuildDirty, "batch c's binaries came from a dirty tree")
 	for _, f := range []string{"results.csv", "build.csv", "logs/run/a.log", "logs/run/c.log"} {
 		assert.FileExists(t, filepath.Join(out, f))
 	}

@@ -15,6 +15,7 @@ type Run struct {
 	Commit      string            `json:"commit"`
 	Dirty       bool              `json:"dirty"`
 	BuildCommit string            `json:"build_commit"`
+	BuildDirty  bool              `json:"build_dirty,omitempty"` // the binaries were built from an uncommitted tree
 	Host        Host              `json:"host"`
 	GPUs        []GPU             `json:"gpus"`
 	Toolchains  []Toolchain       `json:"toolchains"`
@@ -35,6 +36,7 @@ type Batch struct {
 	Commit      string `json:"commit"`
 	Dirty       bool   `json:"dirty"`
 	BuildCommit string `json:"build_commit,omitempty"`
+	BuildDirty  bool   `json:"build_dirty,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
 }
 
