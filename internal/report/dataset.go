@@ -136,6 +136,9 @@ func (ds *dataset) addRecords(recs []Record) {
 			continue
 		}
 		r := trials[0]
+		if h := trials[len(trials)-1].DeviceHash; h != "" {
+			ds.hash[r.Cell] = h // the record's own hash beats build.csv's (a merged folder's rows are the last batch's)
+		}
 		k := seriesKey{r.Kernel, r.Variant, r.Toolchain}
 		if latest[k] == nil {
 			latest[k] = map[int64]point{}

@@ -122,3 +122,20 @@ func TestFiguresGroupIdenticalCode(t *testing.T) {
 	}
 	assert.Equal(t, []string{"clang19-sm90 (llvm): OMP = KK-OMP", "clang19-host (llvm): OMP"}, labels)
 }
+
+// A record's own device hash wins over build.csv's: a merged folder's build
+// rows are its last batch's.
+func TestRecordDeviceHashBeatsBuildRow(t *testing.T) {
+	res := memResults()
+	res.Builds = []BuildRow{
+		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
+		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
+	}
+	for i, r := range res.Kernel {
+		if r.Cell == "spmv.kk-omp-b.clang19-sm90" {
+			res.Kernel[i].DeviceHash = "older"
+		}
+	}
+	ds := newDataset(res)
+	assert.False(t, ds.identical(seriesKey{"spmv", "omp-raw", "clang19-sm90"}, seriesKey{"spmv", "kk-omp-b", "clang19-sm90"}))
+}
