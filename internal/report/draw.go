@@ -236,10 +236,15 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 	width := min(vg.Points(18), group/vg.Length(max(n, 1)))
 	for i, s := range p.Series {
 		vals := make(plotter.Values, len(f.Sizes))
+		var iv barIntervals
 		for j, size := range f.Sizes {
 			for _, pt := range s.Points {
 				if pt.Size == size {
 					vals[j] = yValue(f.Spec.Y, pt)
+					below, above := yInterval(f.Spec.Y, pt)
+					iv.x = append(iv.x, float64(j))
+					iv.lo = append(iv.lo, vals[j]-below)
+					iv.hi = append(iv.hi, vals[j]+above)
 				}
 			}
 		}
@@ -250,7 +255,8 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 		bars.Color = styleColor(s.Style)
 		bars.LineStyle.Width = 0
 		bars.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
-		pl.Add(bars)
+		iv.offset = bars.Offset
+		pl.Add(bars, iv)
 	}
 	names := make([]string, len(f.Sizes))
 	for i, s := range f.Sizes {
@@ -380,4 +386,41 @@ func formatSize(s int64) string {
 		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(s)))
 	}
 	return strconv.FormatInt(s, 10)
+}
+
+// barIntervals draws the 95% interval of each bar as a dark whisker at the
+// bar's centre (nominal x plus the bar's offset).
+type barIntervals struct {
+	x, lo, hi []float64
+	offset    vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (b barIntervals) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	ls := draw.LineStyle{Color: copyColor, Width: vg.Points(1)}
+	capW := vg.Points(3)
+	for i := range b.x {
+		if b.hi[i] <= b.lo[i] {
+			continue
+		}
+		x := trX(b.x[i]) + b.offset
+		lo, hi := trY(b.lo[i]), trY(b.hi[i])
+		c.StrokeLine2(ls, x, lo, x, hi)
+		c.StrokeLine2(ls, x-capW, lo, x+capW, lo)
+		c.StrokeLine2(ls, x-capW, hi, x+capW, hi)
+	}
+}
+
+// DataRange implements plot.DataRanger: the whiskers' tops count.
+func (b barIntervals) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), 0, 0
+	for i := range b.x {
+		xmin, xmax = math.Min(xmin, b.x[i]), math.Max(xmax, b.x[i])
+		ymax = math.Max(ymax, b.hi[i])
+	}
+	if len(b.x) == 0 {
+		xmin, xmax = 0, 0
+	}
+	return
 }
