@@ -39,6 +39,9 @@ type Result struct {
 	Seconds float64
 	Log     string // path of the build log
 	Binary  string
+	// DeviceHash identifies the cell's device code (DeviceHash); empty when
+	// the source is missing.
+	DeviceHash string
 }
 
 // OK reports whether the cell has a binary.
@@ -177,6 +180,9 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 	if err != nil {
 		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)
 		return r
+	}
+	if src, err := os.ReadFile(filepath.Join(opt.Root, c.Source())); err == nil {
+		r.DeviceHash = DeviceHash(src, deviceFlags(cmd))
 	}
 	stamp, failStamp := r.Binary+".key", r.Binary+".failed"
 	if old, err := os.ReadFile(stamp); err == nil && string(old) == key {

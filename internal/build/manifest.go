@@ -50,6 +50,9 @@ type Entry struct {
 	Log       string             `json:"log,omitempty"` // relative to the build folder
 	Sizes     map[string][]int64 `json:"sizes"`
 	Fallbacks []string           `json:"fallbacks,omitempty"`
+	// DeviceHash identifies the device code (build.DeviceHash): cells of one
+	// kernel and toolchain with the same hash run the same code.
+	DeviceHash string `json:"device_hash,omitempty"`
 }
 
 // Info describes a toolchain for the manifest and run.json.
@@ -126,7 +129,7 @@ func entry(dir string, r Result) Entry {
 	c := r.Cell
 	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
-		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks}
+		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash}
 	if r.OK() {
 		e.Binary, _ = filepath.Rel(dir, r.Binary)
 	}

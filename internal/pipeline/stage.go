@@ -310,7 +310,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 			continue
 		}
 		row := results.BuildRow{Cell: e.ID, Kernel: e.Kernel, Variant: e.Variant, Toolchain: e.Toolchain,
-			Status: e.Status, Reason: e.Reason, Seconds: e.Seconds}
+			Status: e.Status, Reason: e.Reason, Seconds: e.Seconds, DeviceHash: e.DeviceHash}
 		if e.Log != "" {
 			row.Log = results.BuildLog(e.ID)
 			err := results.CopyFile(filepath.Join(cfg.BuildDir, e.Log), filepath.Join(dir, filepath.FromSlash(row.Log)))
@@ -439,7 +439,8 @@ func Report(cfg Config, dir string) error {
 		}
 		dir = latest
 	}
-	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log}
+	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log,
+		ResultsLog: filepath.Join(cfg.Root, "docs", "gpu-results.md")}
 	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil {
 		v, err := results.LoadVocabulary(cfg.Root)
 		if err != nil {
@@ -509,7 +510,7 @@ func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, d
 		commit, dirty = m.Commit, m.Dirty
 	}
 	pr := results.Run{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
-		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, Host: mach.Machine, GPUs: mach.GPUs,
+		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, BuildDirty: m.Dirty, Host: mach.Machine, GPUs: mach.GPUs,
 		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, Vocabulary: info.Vocabulary}
 	if pr.Templates == nil {
 		pr.Templates = map[string]string{}

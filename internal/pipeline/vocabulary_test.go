@@ -38,6 +38,7 @@ const twinFigures = `figures:
 const twinClaims = `claims:
   - id: twin-faster
     paper: none
+    quote: none
     statement: the twin is faster than serial
     type: order
     target: any

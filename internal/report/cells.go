@@ -82,20 +82,41 @@ func (c *CellStatus) judge(recs []Record) {
 		c.Status = StatusSkipped
 		return
 	}
-	sizes := map[int64]Record{}
+	// The last record of each (size, trial) counts; a size is verified when
+	// every trial of it is.
+	type sizeTrial struct {
+		size  int64
+		trial int
+	}
+	last := map[sizeTrial]Record{}
 	for _, r := range recs {
-		sizes[r.Size] = r // the last record of a size counts
+		last[sizeTrial{r.Size, r.Trial}] = r
+	}
+	sizes := map[int64][]Record{}
+	for k, r := range last {
+		sizes[k.size] = append(sizes[k.size], r)
 	}
 	var errs, unverified []string
 	for _, size := range sortedSizes(sizes) {
-		r := sizes[size]
+		trials := sizes[size]
+		sort.Slice(trials, func(i, j int) bool { return trials[i].Trial < trials[j].Trial })
 		c.Sizes++
-		switch {
-		case r.Error != "":
-			errs = append(errs, fmt.Sprintf("size %d: %s", size, r.Error))
-		case !r.Verified:
-			unverified = append(unverified, fmt.Sprintf("size %d: max rel err %.2g > tolerance %.2g", size, r.RelErr(), r.Tolerance))
-		default:
+		ok := true
+		for _, r := range trials {
+			at := fmt.Sprintf("size %d", size)
+			if len(trials) > 1 {
+				at += fmt.Sprintf(" trial %d", r.Trial)
+			}
+			switch {
+			case r.Error != "":
+				errs = append(errs, fmt.Sprintf("%s: %s", at, r.Error))
+				ok = false
+			case !r.Verified:
+				unverified = append(unverified, fmt.Sprintf("%s: max rel err %.2g > tolerance %.2g", at, r.RelErr(), r.Tolerance))
+				ok = false
+			}
+		}
+		if ok {
 			c.Verified++
 		}
 	}
@@ -111,7 +132,7 @@ func (c *CellStatus) judge(recs []Record) {
 	}
 }
 
-func sortedSizes(m map[int64]Record) []int64 {
+func sortedSizes[V any](m map[int64]V) []int64 {
 	out := make([]int64, 0, len(m))
 	for s := range m {
 		out = append(out, s)

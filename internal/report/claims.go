@@ -7,37 +7,48 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
 // Outcome is the verdict on a claim.
 type Outcome string
 
-// The three verdicts.
+// The verdicts.
 const (
-	Reproduced    Outcome = "reproduced"
-	NotReproduced Outcome = "not reproduced"
+	Reproduced    Outcome = "reproduced"     // the interval lies in the band
+	NotReproduced Outcome = "not reproduced" // the interval lies outside the band
+	Inconclusive  Outcome = "inconclusive"   // the interval straddles a bound
 	NotMeasurable Outcome = "not measurable"
 )
 
 // Ratio is one compared pair: numerator GB/s over denominator GB/s of a
-// kernel at a size. Numerator and Denominator read "variant@toolchain".
+// kernel at a size, with the 95% bootstrap interval of the ratio of the two
+// medians. Numerator and Denominator read "variant@toolchain".
 type Ratio struct {
 	Kernel      string
 	Size        int64
 	Numerator   string
 	Denominator string
 	Value       float64
+	Lo, Hi      float64
+	boot        []float64 // replicates: numerator's over denominator's, replicate by replicate
 }
+
+// Interval is the ratio's interval as text.
+func (r Ratio) Interval() string { return fmt.Sprintf("[%.3f, %.3f]", r.Lo, r.Hi) }
 
 // ClaimResult is a claim evaluated against one run.
 type ClaimResult struct {
-	Claim   ClaimSpec
-	Outcome Outcome
-	Value   float64 // the aggregate of the ratios (median for "all")
-	Min     float64
-	Max     float64
-	Ratios  []Ratio
-	Reason  string // why not measurable
+	Claim     ClaimSpec
+	Outcome   Outcome
+	Value     float64 // the aggregate of the ratios (median of the values for "all")
+	Lo, Hi    float64 // its interval; for "all" the lowest and highest interval bound
+	Min       float64
+	Max       float64
+	Ratios    []Ratio
+	Identical []string // pairs left out: the same device code (never ranked)
+	Reason    string   // why not measurable
 }
 
 // EvaluateClaims checks every claim against the usable records of res.
@@ -65,11 +76,14 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 		r.Reason = ds.missing(c.Kernels, c.Target, c.Denominator)
 		return r
 	}
-	r.Ratios = ds.ratios(c, num, den)
+	r.Ratios, r.Identical = ds.ratios(c, num, den)
 	if len(r.Ratios) == 0 {
 		r.Reason = "numerator and denominator have no size in common"
 		if c.SameToolchain {
 			r.Reason = "numerator and denominator have no toolchain and size in common"
+		}
+		if len(r.Identical) > 0 {
+			r.Reason = "numerator and denominator run the same device code"
 		}
 		return r
 	}
@@ -78,12 +92,44 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 		vals[i] = x.Value
 	}
 	r.Min, r.Max = minOf(vals), maxOf(vals)
-	r.Value = aggregate(c.Aggregate, vals)
-	r.Outcome = NotReproduced
-	if c.holds(r) {
-		r.Outcome = Reproduced
+	lo, hi := c.band()
+	if c.Aggregate == "all" {
+		r.Value = median(vals)
+		r.Lo, r.Hi = math.Inf(1), math.Inf(-1)
+		inside, outside := 0, 0
+		for _, x := range r.Ratios {
+			r.Lo, r.Hi = math.Min(r.Lo, x.Lo), math.Max(r.Hi, x.Hi)
+			switch stats.Against(x.Lo, x.Hi, lo, hi) {
+			case stats.Inside:
+				inside++
+			case stats.Outside:
+				outside++
+			}
+		}
+		switch {
+		case inside == len(r.Ratios):
+			r.Outcome = Reproduced
+		case outside > 0:
+			r.Outcome = NotReproduced
+		default:
+			r.Outcome = Inconclusive
+		}
+		return r
 	}
+	r.Value = aggregate(c.Aggregate, vals)
+	r.Lo, r.Hi = stats.Interval(aggregateBoot(c.Aggregate, r.Ratios))
+	r.Outcome = map[stats.Verdict]Outcome{stats.Inside: Reproduced, stats.Outside: NotReproduced,
+		stats.Straddle: Inconclusive}[stats.Against(r.Lo, r.Hi, lo, hi)]
 	return r
+}
+
+// band is the interval the claim accepts: range, or above 1 + margin for
+// an order claim.
+func (c ClaimSpec) band() (lo, hi float64) {
+	if c.Type == "order" {
+		return 1 + c.Margin, math.Inf(1)
+	}
+	return c.Range[0], c.Range[1]
 }
 
 func aggregate(how string, v []float64) float64 {
@@ -99,20 +145,20 @@ func aggregate(how string, v []float64) float64 {
 	}
 }
 
-// holds reports whether the measured ratios satisfy the claim.
-func (c ClaimSpec) holds(r ClaimResult) bool {
-	if c.Type == "order" {
-		v := r.Value
-		if c.Aggregate == "all" {
-			v = r.Min
+// aggregateBoot applies the aggregate replicate by replicate: the ratios of
+// replicate b come from the same resample of every measurement, so a
+// measurement shared by several ratios moves them together.
+func aggregateBoot(how string, rs []Ratio) []float64 {
+	n := len(rs[0].boot)
+	out := make([]float64, n)
+	v := make([]float64, len(rs))
+	for b := range out {
+		for i, r := range rs {
+			v[i] = r.boot[b]
 		}
-		return v > 1+c.Margin
+		out[b] = aggregate(how, v)
 	}
-	lo, hi := c.Range[0], c.Range[1]
-	if c.Aggregate == "all" {
-		return r.Min >= lo && r.Max <= hi
-	}
-	return r.Value >= lo && r.Value <= hi
+	return out
 }
 
 // selectSeries returns the series of kernels matching sel on the target's
@@ -164,34 +210,44 @@ func (s Selector) where() string {
 }
 
 // ratios pairs every numerator series with every denominator series of the
-// same kernel (and toolchain, if asked) at the claim's sizes.
-func (ds *dataset) ratios(c ClaimSpec, num, den []seriesKey) []Ratio {
+// same kernel (and toolchain, if asked) at the claim's sizes. Pairs of
+// identical device code are not ranked: they are returned by name instead.
+func (ds *dataset) ratios(c ClaimSpec, num, den []seriesKey) ([]Ratio, []string) {
 	var out []Ratio
+	var same []string
 	for _, n := range num {
 		for _, d := range den {
 			if n == d || n.Kernel != d.Kernel || (c.SameToolchain && n.Toolchain != d.Toolchain) {
 				continue
 			}
+			if ds.identical(n, d) {
+				same = append(same, n.Variant+"@"+n.Toolchain+" = "+d.Variant+"@"+d.Toolchain)
+				continue
+			}
 			out = append(out, pairRatios(n, d, ds.series[n], ds.series[d], c.Sizes)...)
 		}
 	}
-	return out
+	return out, same
 }
 
 func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
-	byDen := map[int64]float64{}
+	byDen := map[int64]point{}
 	for _, p := range dp {
-		byDen[p.Size] = p.GBps
+		byDen[p.Size] = p
 	}
 	var out []Ratio
 	for _, p := range np {
-		if g, ok := byDen[p.Size]; ok && g > 0 {
-			out = append(out, Ratio{
-				Kernel: n.Kernel, Size: p.Size, Value: p.GBps / g,
-				Numerator:   n.Variant + "@" + n.Toolchain,
-				Denominator: d.Variant + "@" + d.Toolchain,
-			})
+		q, ok := byDen[p.Size]
+		if !ok || q.GBps <= 0 {
+			continue
 		}
+		boot := stats.Ratio(p.gbpsBoot(), q.gbpsBoot())
+		lo, hi := stats.Interval(boot)
+		out = append(out, Ratio{
+			Kernel: n.Kernel, Size: p.Size, Value: p.GBps / q.GBps, Lo: lo, Hi: hi, boot: boot,
+			Numerator:   n.Variant + "@" + n.Toolchain,
+			Denominator: d.Variant + "@" + d.Toolchain,
+		})
 	}
 	if sizes == "largest" && len(out) > 0 {
 		return out[len(out)-1:]
@@ -200,16 +256,31 @@ func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
 }
 
 // Verdict is the result as one phrase: "reproduced", "not reproduced
-// (measured ratio 0.42)" or "not measurable (reason)".
+// (measured 0.42 [0.40, 0.44])", "inconclusive (...)" or "not measurable (reason)".
 func (r ClaimResult) Verdict() string {
 	switch r.Outcome {
 	case Reproduced:
 		return string(Reproduced)
-	case NotReproduced:
-		return fmt.Sprintf("not reproduced (measured ratio %s)", r.measuredValue())
+	case NotReproduced, Inconclusive:
+		return fmt.Sprintf("%s (%s)", r.Outcome, r.why())
 	default:
 		return fmt.Sprintf("not measurable (%s)", r.Reason)
 	}
+}
+
+// why names the ratios against the band: for "all" how many lie in, out of
+// or across it, otherwise the interval of the aggregate.
+func (r ClaimResult) why() string {
+	if r.Claim.Aggregate != "all" {
+		return fmt.Sprintf("%s interval [%.2f, %.2f]", r.Claim.Aggregate, r.Lo, r.Hi)
+	}
+	lo, hi := r.Claim.band()
+	n := map[stats.Verdict]int{}
+	for _, x := range r.Ratios {
+		n[stats.Against(x.Lo, x.Hi, lo, hi)]++
+	}
+	return fmt.Sprintf("of %d ratios %d in the band, %d outside, %d across a bound",
+		len(r.Ratios), n[stats.Inside], n[stats.Outside], n[stats.Straddle])
 }
 
 // Expected describes what the claim asks of the ratios.
@@ -219,15 +290,12 @@ func (r ClaimResult) Expected() string {
 	if c.Sizes == "all" {
 		at = "over all sizes"
 	}
-	agg := c.Aggregate
-	if agg == "all" {
-		agg = "every ratio"
+	agg := "the " + c.Aggregate + "'s 95% interval"
+	if c.Aggregate == "all" {
+		agg = "every ratio's 95% interval"
 	}
 	if c.Type == "order" {
-		if c.Aggregate == "all" {
-			agg = "min"
-		}
-		return fmt.Sprintf("%s > %.2f %s", agg, 1+c.Margin, at)
+		return fmt.Sprintf("%s above %.2f %s", agg, 1+c.Margin, at)
 	}
 	lo, hi := c.Range[0], c.Range[1]
 	switch {
@@ -246,18 +314,12 @@ func (r ClaimResult) Measured() string {
 	case n == 0:
 		return "–"
 	case n == 1:
-		return fmt.Sprintf("%.2f (1 ratio)", r.Value)
+		x := r.Ratios[0]
+		return fmt.Sprintf("%.2f [%.2f, %.2f] (1 ratio)", x.Value, x.Lo, x.Hi)
 	case r.Claim.Aggregate == "all":
-		return fmt.Sprintf("%.2f–%.2f (%d ratios)", r.Min, r.Max, n)
+		return fmt.Sprintf("%.2f–%.2f, intervals %.2f–%.2f (%d ratios)", r.Min, r.Max, r.Lo, r.Hi, n)
 	}
-	return fmt.Sprintf("%.2f (%s of %d ratios, range %.2f–%.2f)", r.Value, r.Claim.Aggregate, n, r.Min, r.Max)
-}
-
-func (r ClaimResult) measuredValue() string {
-	if r.Claim.Aggregate == "all" && len(r.Ratios) > 1 {
-		return fmt.Sprintf("%.2f–%.2f", r.Min, r.Max)
-	}
-	return fmt.Sprintf("%.2f", r.Value)
+	return fmt.Sprintf("%.2f [%.2f, %.2f] (%s of %d ratios, range %.2f–%.2f)", r.Value, r.Lo, r.Hi, r.Claim.Aggregate, n, r.Min, r.Max)
 }
 
 // ClaimCounts counts results by outcome.
@@ -271,25 +333,49 @@ func ClaimCounts(results []ClaimResult) map[Outcome]int {
 
 func claimSummary(results []ClaimResult) string {
 	m := ClaimCounts(results)
-	return fmt.Sprintf("%d of %d claims reproduced, %d not reproduced, %d not measurable",
-		m[Reproduced], len(results), m[NotReproduced], m[NotMeasurable])
+	return fmt.Sprintf("%d of %d claims reproduced, %d not reproduced, %d inconclusive, %d not measurable",
+		m[Reproduced], len(results), m[NotReproduced], m[Inconclusive], m[NotMeasurable])
 }
 
-// ClaimsMarkdown renders the claims table of a run as Markdown.
+// ClaimsMarkdown renders the claims table of a run as Markdown, then every
+// claim's component ratios with their intervals.
 func ClaimsMarkdown(runID string, results []ClaimResult) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Claims: %s\n\n", runID)
 	b.WriteString("Ratios are GB/s of the numerator over GB/s of the denominator, same kernel and size;\n")
-	b.WriteString("only verified measurements count. Written by `portmatrix report` from results.jsonl.\n\n")
+	b.WriteString("only verified measurements count. Intervals are 95% bootstrap intervals (trials, then\n")
+	b.WriteString("repetitions, resampled). A claim is reproduced when its interval lies in the band, not\n")
+	b.WriteString("reproduced when it lies outside, inconclusive when it straddles a bound. Written by\n")
+	b.WriteString("`portmatrix report` from results.jsonl.\n\n")
 	fmt.Fprintf(&b, "%s.\n\n", claimSummary(results))
-	b.WriteString("| claim | paper | statement | expected | measured | result |\n")
+	b.WriteString("| claim | paper | quote | expected | measured | result |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, r := range results {
-		cells := []string{r.Claim.ID, r.Claim.Paper, r.Claim.Statement, r.Expected(), r.Measured(), r.Verdict()}
+		cells := []string{r.Claim.ID, r.Claim.Paper, "“" + r.Claim.Quote + "”", r.Expected(), r.Measured(), r.Verdict()}
 		for i, c := range cells {
 			cells[i] = mdCell(c)
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+	}
+	b.WriteString("\n## Component ratios\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", r.Claim.ID, mdCell(r.Claim.Statement))
+		if len(r.Ratios) == 0 && len(r.Identical) == 0 {
+			b.WriteString("No ratio.\n")
+			continue
+		}
+		lo, hi := r.Claim.band()
+		if len(r.Ratios) > 0 {
+			b.WriteString("| kernel | size | numerator | denominator | ratio | 95% interval | against the band |\n")
+			b.WriteString("|---|---:|---|---|---:|---|---|\n")
+		}
+		for _, x := range sortedRatios(r.Ratios) {
+			where := map[stats.Verdict]string{stats.Inside: "in", stats.Outside: "outside", stats.Straddle: "across a bound"}[stats.Against(x.Lo, x.Hi, lo, hi)]
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %.3f | %s | %s |\n", x.Kernel, x.Size, x.Numerator, x.Denominator, x.Value, x.Interval(), where)
+		}
+		for _, s := range r.Identical {
+			fmt.Fprintf(&b, "\nNot ranked, the same device code: %s.\n", s)
+		}
 	}
 	return b.Bytes()
 }

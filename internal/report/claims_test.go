@@ -7,11 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// memResults is an in-memory run: spmv on one LLVM toolchain and nvcc.
+// memResults is an in-memory run: spmv on one LLVM toolchain and nvcc. Each
+// measurement has five repetitions within 1% of its median.
 func memResults() *Results {
 	rec := func(variant, tc string, size int64, gbps float64) Record {
+		t := 1 / gbps
 		return Record{Kind: "kernel", Cell: "spmv." + variant + "." + tc, Kernel: "spmv", Variant: variant,
-			Toolchain: tc, Size: size, GBps: gbps, MedianS: 1 / gbps, Verified: true}
+			Toolchain: tc, Size: size, GBps: gbps, MedianS: t, Bytes: 1e9, Verified: true,
+			TimesS: []float64{t * 0.99, t, t * 1.01, t * 0.995, t * 1.005}}
 	}
 	return &Results{
 		Run: Run{ID: "mem", Toolchains: []Toolchain{
@@ -24,6 +27,7 @@ func memResults() *Results {
 			rec("omp-raw", "clang19-sm90", 32, 1200), rec("omp-raw", "clang19-sm90", 64, 1400),
 			rec("kk-omp-b", "clang19-sm90", 32, 900), rec("kk-omp-b", "clang19-sm90", 64, 1000),
 			rec("omp-raw", "clang19-host", 64, 20),
+			rec("kk-omp-a", "clang19-sm90", 64, 5000), // a newer failure replaces it
 			{Kind: "kernel", Cell: "spmv.kk-omp-a.clang19-sm90", Kernel: "spmv", Variant: "kk-omp-a",
 				Toolchain: "clang19-sm90", Size: 64, GBps: 5000, Verified: false},
 		},
@@ -33,6 +37,7 @@ func memResults() *Results {
 const memClaims = `claims:
   - id: omp-raw-70
     paper: 002 Fig. 3
+    quote: Q
     statement: OMP reaches about 70% of KK-CUDA.
     kernels: [spmv]
     numerator: {variants: [omp-raw], families: [llvm]}
@@ -40,6 +45,7 @@ const memClaims = `claims:
     range: [0.55, 0.85]
   - id: kk-omp-b-70
     paper: 002 Fig. 3
+    quote: Q
     statement: KK-OMP-b reaches about 70% of KK-CUDA.
     kernels: [spmv]
     numerator: {variants: [kk-omp-b], families: [llvm]}
@@ -49,6 +55,7 @@ const memClaims = `claims:
     range: [0.65, 0.85]
   - id: nvhpc
     paper: 002 Fig. 3
+    quote: Q
     statement: NVHPC OMP reaches 50% of KK-CUDA.
     kernels: [spmv]
     numerator: {variants: [omp-raw], families: [nvhpc]}
@@ -56,6 +63,7 @@ const memClaims = `claims:
     range: [0.4, 0.6]
   - id: omp-a-unverified
     paper: 002 Fig. 3
+    quote: Q
     statement: KK-OMP-a counts only when verified.
     kernels: [spmv]
     numerator: {variants: [kk-omp-a], families: [llvm]}
@@ -63,6 +71,7 @@ const memClaims = `claims:
     range: [0, 10]
   - id: raw-beats-b
     paper: 002 Fig. 3
+    quote: Q
     statement: OMP is faster than KK-OMP-b at every size.
     type: order
     kernels: [spmv]
@@ -73,6 +82,7 @@ const memClaims = `claims:
     margin: 0.2
   - id: host-vs-device
     paper: none
+    quote: Q
     statement: Host OMP against device OMP, both LLVM.
     target: any
     kernels: [spmv]
@@ -80,35 +90,84 @@ const memClaims = `claims:
     denominator: {variants: [omp-raw], toolchains: [clang19-sm90]}
     aggregate: all
     range: [0, 0.1]
+  - id: on-the-bound
+    paper: 002 Fig. 3
+    quote: Q
+    statement: The ratio 0.70 against a band starting at 0.70.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    range: [0.70, 0.85]
+  - id: every-size
+    paper: 002 Fig. 3
+    quote: Q
+    statement: Every size's ratio; 0.67 at size 32 lies below the band.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    sizes: all
+    aggregate: all
+    range: [0.68, 0.80]
 `
 
 func TestEvaluateClaims(t *testing.T) {
 	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
 	require.NoError(t, err)
 	got := EvaluateClaims(claims, memResults())
-	require.Len(t, got, 6)
+	require.Len(t, got, 8)
 
 	verdicts := map[string]string{}
 	for _, r := range got {
-		verdicts[r.Claim.ID] = r.Verdict()
+		verdicts[r.Claim.ID] = string(r.Outcome)
 	}
 	assert.Equal(t, map[string]string{
 		"omp-raw-70":       "reproduced",
-		"kk-omp-b-70":      "not reproduced (measured ratio 0.50)",
-		"nvhpc":            "not measurable (no nvhpc device toolchain in this run)",
-		"omp-a-unverified": "not measurable (no verified spmv results of kk-omp-a on llvm device toolchains)",
+		"kk-omp-b-70":      "not reproduced",
+		"nvhpc":            "not measurable",
+		"omp-a-unverified": "not measurable",
 		"raw-beats-b":      "reproduced",
 		"host-vs-device":   "reproduced",
+		"on-the-bound":     "inconclusive",
+		"every-size":       "not reproduced",
 	}, verdicts)
 
-	assert.InDelta(t, 0.7, got[0].Value, 1e-12)
-	assert.Equal(t, []Ratio{{Kernel: "spmv", Size: 64, Numerator: "omp-raw@clang19-sm90", Denominator: "kk-cuda-3lvl@nvcc-sm90", Value: 0.7}}, got[0].Ratios)
-	assert.Equal(t, "median in [0.55, 0.85] at the largest common size", got[0].Expected())
-	assert.Equal(t, "0.70 (1 ratio)", got[0].Measured())
+	r := got[0]
+	assert.InDelta(t, 0.7, r.Value, 1e-12)
+	require.Len(t, r.Ratios, 1)
+	x := r.Ratios[0]
+	assert.Equal(t, []string{"spmv", "omp-raw@clang19-sm90", "kk-cuda-3lvl@nvcc-sm90"}, []string{x.Kernel, x.Numerator, x.Denominator})
+	assert.EqualValues(t, 64, x.Size)
+	assert.True(t, x.Lo < 0.7 && x.Hi > 0.7 && x.Lo > 0.68 && x.Hi < 0.72, "interval %s around 0.70, 1%% noise", x.Interval())
+	assert.Equal(t, r.Lo, x.Lo, "the median of one ratio has the ratio's interval")
+	assert.Equal(t, "the median's 95% interval in [0.55, 0.85] at the largest common size", r.Expected())
+	assert.Regexp(t, `^0\.70 \[0\.6\d, 0\.7\d\] \(1 ratio\)$`, r.Measured())
 	assert.Len(t, got[1].Ratios, 2, "sizes: all")
+	assert.Regexp(t, `^not reproduced \(geomean interval \[0\.[45]\d, 0\.5\d\]\)$`, got[1].Verdict())
+	assert.Equal(t, "not measurable (no nvhpc device toolchain in this run)", got[2].Verdict())
+	assert.Equal(t, "not measurable (no verified spmv results of kk-omp-a on llvm device toolchains)", got[3].Verdict(),
+		"the newer failure of kk-omp-a at size 64 replaces its older success")
 	assert.InDelta(t, 1200.0/900, got[4].Min, 1e-12, "omp-raw/kk-omp-b: min ratio")
-	assert.Equal(t, "min > 1.20 over all sizes", got[4].Expected())
-	assert.Equal(t, "0.01 (1 ratio)", got[5].Measured(), "the host record pairs only with the device one")
+	assert.Equal(t, "the min's 95% interval above 1.20 over all sizes", got[4].Expected())
+	assert.Regexp(t, `^0\.01 \[`, got[5].Measured(), "the host record pairs only with the device one")
+	assert.Len(t, got[5].Ratios, 1)
+	assert.Equal(t, "inconclusive (median interval [0.69, 0.71])", got[6].Verdict())
+	assert.Equal(t, "not reproduced (of 2 ratios 1 in the band, 1 outside, 0 across a bound)", got[7].Verdict())
+}
+
+// Two cells of one toolchain whose device code hashes alike are never ranked.
+func TestClaimsSkipIdenticalCode(t *testing.T) {
+	res := memResults()
+	res.Builds = []BuildRow{
+		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
+		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
+	}
+	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, res)
+	assert.Equal(t, NotMeasurable, got[4].Outcome)
+	assert.Equal(t, []string{"omp-raw@clang19-sm90 = kk-omp-b@clang19-sm90"}, got[4].Identical)
+	assert.Equal(t, "not measurable (numerator and denominator run the same device code)", got[4].Verdict())
+	assert.Equal(t, Reproduced, got[0].Outcome, "other toolchains' cells are not grouped")
 }
 
 func TestClaimsMarkdown(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 type ClaimSpec struct {
 	ID            string
 	Paper         string
+	Quote         string // the paper's sentence the claim checks, word for word
 	Statement     string
 	Type          string   // ratio or order
 	Kernels       []string // each pairs with itself
@@ -57,9 +58,9 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 		d.Add(root, "claims is missing")
 	}
 	for _, item := range d.Seq(f["claims"], "claims") {
-		g := fields(d, item, "claim", "id", "paper", "statement", "type", "kernels", "numerator", "denominator", "target",
+		g := fields(d, item, "claim", "id", "paper", "quote", "statement", "type", "kernels", "numerator", "denominator", "target",
 			"same_toolchain", "sizes", "aggregate", "range", "margin")
-		c := ClaimSpec{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Statement: d.String(g["statement"], "statement"),
+		c := ClaimSpec{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
 			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
 			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
 			Target: d.String(g["target"], "target"), SameToolchain: d.Bool(g["same_toolchain"], "same_toolchain"),
@@ -161,6 +162,9 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 	}
 	if c.Paper == "" {
 		errs.at(file, n, "%s: paper is missing", name)
+	}
+	if c.Quote == "" {
+		errs.at(file, n, "%s: quote is missing (the paper's sentence the claim checks)", name)
 	}
 	checkEnum(file, n, name, "type", c.Type, claimTypes, errs)
 	checkEnum(file, n, name, "target", c.Target, targetValues, errs)

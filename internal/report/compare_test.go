@@ -31,7 +31,7 @@ func compareRuns(t *testing.T) (a, b string) {
 
 	next := base
 	next.id, next.host = "20260102-100000-b", "b"
-	next.scale = map[string]float64{"axpby.omp-host.gcc-host": 0.8, "dot.serial.clang19-host": 1.3, "axpby.serial.gcc-host": 0.95}
+	next.scale = map[string]float64{"axpby.omp-host.gcc-host": 0.8, "dot.serial.clang19-host": 1.3, "axpby.serial.gcc-host": 0.9}
 	next.unverified = map[string]int64{"dot.omp-host.gcc-host": 1 << 20}
 	next.drop = []string{"dot.omp-raw.gcc-host"}
 	b = filepath.Join(root, "b")
@@ -47,6 +47,8 @@ func TestCompare(t *testing.T) {
 	assert.Equal(t, 4, n, "3 sizes of axpby.omp-host.gcc-host and one failed verification")
 	golden(t, "compare.txt", out.Bytes())
 	assert.True(t, strings.Contains(out.String(), "cell only in a: dot.omp-raw.gcc-host"))
+	assert.Regexp(t, `axpby\.serial\.gcc-host +65536 .* 0\.8\d\d +\[0\.8\d\d, 0\.9\d\d\] +inconclusive`, out.String(),
+		"10% slower with 1% noise straddles the 0.90 threshold: not flagged")
 }
 
 func TestCompareBadThreshold(t *testing.T) {

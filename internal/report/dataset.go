@@ -1,29 +1,59 @@
 package report
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
 // seriesKey names one line of measurements: a cell without its size.
 type seriesKey struct{ Kernel, Variant, Toolchain string }
 
-// point is one usable measurement of a series.
+// point is one usable measurement of a series: every trial's repetitions of
+// one (cell, size), with the statistics of internal/stats.
 type point struct {
-	Size    int64
-	GBps    float64
-	MedianS float64
+	Size     int64
+	GBps     float64 // bytes / median time
+	Lo, Hi   float64 // GB/s interval (from the time interval)
+	MedianS  float64
+	Bytes    float64 // the papers' byte count
+	BytesMin float64 // minimum memory traffic; 0 in older folders
+	M        *stats.Measurement
 }
 
-// dataset indexes the usable (verified, error-free) kernel records of a run
-// for figures and claims.
+// GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).
+func (p point) GBpsMin() float64 {
+	if p.BytesMin <= 0 || p.MedianS <= 0 {
+		return 0
+	}
+	return p.BytesMin / p.MedianS / 1e9
+}
+
+// gbpsBoot is the bootstrap replicates of the GB/s.
+func (p point) gbpsBoot() []float64 {
+	out := make([]float64, len(p.M.Boot))
+	for i, t := range p.M.Boot {
+		out[i] = p.Bytes / t / 1e9
+	}
+	return out
+}
+
+// dataset indexes the usable (verified, error-free) measurements of a run
+// for figures, claims and tables.
 type dataset struct {
 	series     map[seriesKey][]point // sorted by size, one point per size
 	toolchains map[string]Toolchain
 	order      []string           // toolchain ids: run.json order, then the rest sorted
-	copyGBps   map[string]float64 // toolchain id -> copy bandwidth of its device
-	unusable   int                // kernel records not verified or with an error
+	copyGBps   map[string]float64 // toolchain id -> roofline of its device (best stream op, or copy)
+	roofOp     map[string]string  // toolchain id -> what the roofline is ("stream triad", "copy")
+	hash       map[string]string  // cell -> device code hash (build.csv)
+	stream     bool               // rooflines from stream records (not copy records)
+	unusable   int                // measurements with a failed, unverified or erroring trial
 }
 
 func newDataset(res *Results) *dataset {
@@ -31,12 +61,24 @@ func newDataset(res *Results) *dataset {
 		series:     map[seriesKey][]point{},
 		toolchains: map[string]Toolchain{},
 		copyGBps:   map[string]float64{},
+		roofOp:     map[string]string{},
+		hash:       map[string]string{},
 	}
 	for _, tc := range res.Run.Toolchains {
 		ds.addToolchain(tc)
 	}
+	for _, b := range res.Builds {
+		if b.DeviceHash != "" {
+			ds.hash[b.Cell] = b.DeviceHash
+		}
+	}
 	ds.addRecords(res.Kernel)
-	ds.addCopies(res.Copy)
+	if len(res.Stream) > 0 {
+		ds.stream = true
+		ds.addStreams(res.Stream)
+	} else {
+		ds.addCopies(res.Copy)
+	}
 	return ds
 }
 
@@ -54,20 +96,54 @@ func (ds *dataset) addToolchain(tc Toolchain) {
 	ds.order = append(ds.order, tc.ID)
 }
 
-// addRecords keeps the last usable record of each (cell, size).
+// trialKey names one trial of one (cell, size).
+type trialKey struct {
+	cell  string
+	size  int64
+	trial int
+}
+
+// addRecords makes one measurement of each (cell, size) from the last record
+// of each of its trials (a newer failure replaces an older success). A
+// measurement any of whose trials failed is left out.
 func (ds *dataset) addRecords(recs []Record) {
+	last := map[trialKey]Record{}
+	var order []trialKey
+	for _, r := range recs {
+		k := trialKey{r.Cell, r.Size, r.Trial}
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = r
+	}
+	byCellSize := map[results.CellSize][]Record{}
+	var keys []results.CellSize
+	for _, k := range order {
+		cs := results.CellSize{Cell: k.cell, Size: k.size}
+		if byCellSize[cs] == nil {
+			keys = append(keys, cs)
+		}
+		byCellSize[cs] = append(byCellSize[cs], last[k])
+	}
 	latest := map[seriesKey]map[int64]point{}
 	var extra []string
-	for _, r := range recs {
-		if !r.Usable() {
+	for _, cs := range keys {
+		trials := byCellSize[cs]
+		sort.SliceStable(trials, func(i, j int) bool { return trials[i].Trial < trials[j].Trial })
+		p, ok := measurement(trials)
+		if !ok {
 			ds.unusable++
 			continue
+		}
+		r := trials[0]
+		if h := trials[len(trials)-1].DeviceHash; h != "" {
+			ds.hash[r.Cell] = h // the record's own hash beats build.csv's (a merged folder's rows are the last batch's)
 		}
 		k := seriesKey{r.Kernel, r.Variant, r.Toolchain}
 		if latest[k] == nil {
 			latest[k] = map[int64]point{}
 		}
-		latest[k][r.Size] = point{Size: r.Size, GBps: r.GBps, MedianS: r.MedianS}
+		latest[k][r.Size] = p
 		if _, ok := ds.toolchains[r.Toolchain]; !ok && !slices.Contains(extra, r.Toolchain) {
 			extra = append(extra, r.Toolchain)
 		}
@@ -83,6 +159,73 @@ func (ds *dataset) addRecords(recs []Record) {
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].Size < pts[j].Size })
 		ds.series[k] = pts
+	}
+}
+
+// measurement pools the trials of one (cell, size): every repetition time
+// (a record without times_s counts its median once).
+func measurement(trials []Record) (point, bool) {
+	var times [][]float64
+	for _, r := range trials {
+		if !r.Usable() {
+			return point{}, false
+		}
+		t := r.TimesS
+		if len(t) == 0 {
+			t = []float64{r.MedianS}
+		}
+		times = append(times, t)
+	}
+	r := trials[0]
+	m := stats.Measure(fmt.Sprintf("%s@%d", r.Cell, r.Size), times)
+	if m == nil {
+		return point{}, false
+	}
+	bytes := r.Bytes
+	if bytes <= 0 { // a record without its byte count: the harness's GB/s stands
+		bytes = r.GBps * r.MedianS * 1e9
+	}
+	if bytes <= 0 {
+		return point{}, false
+	}
+	return point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
+		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9}, true
+}
+
+// addStreams sets each toolchain's roofline: the best median GB/s of any
+// stream op (copy, triad, dot) measured on its device in this run, by any
+// toolchain.
+func (ds *dataset) addStreams(recs []Record) {
+	type devOp struct{ dev, tc, op string }
+	vals := map[devOp][]float64{}
+	devices := map[string][]string{}
+	for _, r := range recs {
+		if r.GBps <= 0 || math.IsInf(r.GBps, 0) {
+			continue
+		}
+		dev := r.Device
+		if dev == "" {
+			dev = "toolchain " + r.Toolchain
+		}
+		vals[devOp{dev, r.Toolchain, r.Op}] = append(vals[devOp{dev, r.Toolchain, r.Op}], r.GBps)
+		if !slices.Contains(devices[r.Toolchain], dev) {
+			devices[r.Toolchain] = append(devices[r.Toolchain], dev)
+		}
+	}
+	best := map[string]float64{}
+	bestOp := map[string]string{}
+	for k, v := range vals {
+		m := median(v)
+		if m > best[k.dev] || m == best[k.dev] && "stream "+k.op < bestOp[k.dev] {
+			best[k.dev], bestOp[k.dev] = m, "stream "+k.op
+		}
+	}
+	for tc, devs := range devices {
+		for _, d := range devs {
+			if best[d] > ds.copyGBps[tc] {
+				ds.copyGBps[tc], ds.roofOp[tc] = best[d], bestOp[d]
+			}
+		}
 	}
 }
 
@@ -121,7 +264,7 @@ func (ds *dataset) addCopies(recs []Record) {
 	for tc, devs := range devices {
 		for _, d := range devs {
 			if m := median(byDevice[d]); m > ds.copyGBps[tc] {
-				ds.copyGBps[tc] = m
+				ds.copyGBps[tc], ds.roofOp[tc] = m, "copy"
 			}
 		}
 	}
@@ -179,4 +322,17 @@ func (ds *dataset) keys(kernel, variant string) []seriesKey {
 		}
 	}
 	return out
+}
+
+// cellOf names a series' cell.
+func cellOf(k seriesKey) string { return k.Kernel + "." + k.Variant + "." + k.Toolchain }
+
+// identical reports whether two series of one kernel and toolchain run the
+// same device code (build.csv's device_hash; never for older folders).
+func (ds *dataset) identical(a, b seriesKey) bool {
+	if a.Kernel != b.Kernel || a.Toolchain != b.Toolchain {
+		return false
+	}
+	ha, hb := ds.hash[cellOf(a)], ds.hash[cellOf(b)]
+	return ha != "" && ha == hb
 }

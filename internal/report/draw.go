@@ -36,8 +36,20 @@ var palette = []color.Color{
 
 var copyColor = rgb(0x40, 0x40, 0x40)
 
-// copyLabel names the copy bandwidth line in legends.
-const copyLabel = "copy BW"
+// copyLabel names the roofline in legends: the copy bandwidth of older
+// folders; roofLabel the best stream op of the run.
+const (
+	copyLabel = "copy BW"
+	roofLabel = "roofline"
+)
+
+// lineLabel is the legend name of the figure's dashed line.
+func (f figure) lineLabel() string {
+	if f.Stream {
+		return roofLabel
+	}
+	return copyLabel
+}
 
 func rgb(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
 
@@ -139,7 +151,7 @@ func panelPlot(f figure, p panel) (*plot.Plot, error) {
 		return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
 	}
 	if p.CopyGBps > 0 {
-		if err := addCopyLine(pl, p.CopyGBps); err != nil {
+		if err := addCopyLine(pl, p.CopyGBps, f.lineLabel()); err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
 		}
 	}
@@ -161,13 +173,44 @@ func yValue(y string, p point) float64 {
 	return p.GBps
 }
 
+// yInterval is the 95% interval of a point's y value, as distances below
+// and above it.
+func yInterval(y string, p point) (below, above float64) {
+	v := yValue(y, p)
+	if p.M == nil {
+		return 0, 0
+	}
+	if y == "median_s" {
+		return v - p.M.Lo, p.M.Hi - v
+	}
+	return v - p.Lo, p.Hi - v
+}
+
+// errorXYs is a series' points with their intervals, for plotter.YErrorBars.
+type errorXYs struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
 func addLines(pl *plot.Plot, f figure, p panel) error {
 	var sizes []int64
 	for _, s := range p.Series {
 		xys := make(plotter.XYs, len(s.Points))
+		errs := make(plotter.YErrors, len(s.Points))
 		for i, pt := range s.Points {
 			xys[i] = plotter.XY{X: float64(pt.Size), Y: yValue(f.Spec.Y, pt)}
+			errs[i].Low, errs[i].High = yInterval(f.Spec.Y, pt)
 			sizes = append(sizes, pt.Size)
+		}
+		if len(xys) > 0 {
+			bars, err := plotter.NewYErrorBars(errorXYs{xys, errs})
+			if err != nil {
+				return err
+			}
+			bars.Color = styleColor(s.Style)
+			bars.Width = vg.Points(1)
+			bars.CapWidth = vg.Points(4)
+			pl.Add(bars)
 		}
 		line, pts, err := plotter.NewLinePoints(xys)
 		if err != nil {
@@ -193,10 +236,15 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 	width := min(vg.Points(18), group/vg.Length(max(n, 1)))
 	for i, s := range p.Series {
 		vals := make(plotter.Values, len(f.Sizes))
+		var iv barIntervals
 		for j, size := range f.Sizes {
 			for _, pt := range s.Points {
 				if pt.Size == size {
 					vals[j] = yValue(f.Spec.Y, pt)
+					below, above := yInterval(f.Spec.Y, pt)
+					iv.x = append(iv.x, float64(j))
+					iv.lo = append(iv.lo, vals[j]-below)
+					iv.hi = append(iv.hi, vals[j]+above)
 				}
 			}
 		}
@@ -207,7 +255,8 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 		bars.Color = styleColor(s.Style)
 		bars.LineStyle.Width = 0
 		bars.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
-		pl.Add(bars)
+		iv.offset = bars.Offset
+		pl.Add(bars, iv)
 	}
 	names := make([]string, len(f.Sizes))
 	for i, s := range f.Sizes {
@@ -218,9 +267,9 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 	return nil
 }
 
-// addCopyLine draws the device copy bandwidth as a dashed horizontal line
-// across the data range, labelled "copy BW".
-func addCopyLine(pl *plot.Plot, gbps float64) error {
+// addCopyLine draws the device roofline as a dashed horizontal line across
+// the data range, labelled "copy BW" or "roofline" and its value.
+func addCopyLine(pl *plot.Plot, gbps float64, label string) error {
 	line := plotter.NewFunction(func(float64) float64 { return gbps })
 	line.Samples = 2
 	line.Color = copyColor
@@ -233,7 +282,7 @@ func addCopyLine(pl *plot.Plot, gbps float64) error {
 	}
 	lbl, err := plotter.NewLabels(plotter.XYLabels{
 		XYs:    plotter.XYs{{X: xmin, Y: gbps}},
-		Labels: []string{fmt.Sprintf("copy BW %.4g GB/s", gbps)},
+		Labels: []string{fmt.Sprintf("%s %.4g GB/s", label, gbps)},
 	})
 	if err != nil {
 		return err
@@ -271,7 +320,7 @@ func newLegend(f figure) (plot.Legend, error) {
 		ln := plotter.NewFunction(func(float64) float64 { return 0 })
 		ln.Color = copyColor
 		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		leg.Add(copyLabel, ln)
+		leg.Add(f.lineLabel(), ln)
 	}
 	return leg, nil
 }
@@ -279,7 +328,7 @@ func newLegend(f figure) (plot.Legend, error) {
 // legendWidth is the width of the legend column: the longest label, its
 // thumbnail and margins.
 func legendWidth(leg plot.Legend, f figure) vg.Length {
-	w := leg.TextStyle.Width(copyLabel)
+	w := leg.TextStyle.Width(f.lineLabel())
 	for _, p := range f.Panels {
 		for _, s := range p.Series {
 			w = max(w, leg.TextStyle.Width(s.Label))
@@ -337,4 +386,41 @@ func formatSize(s int64) string {
 		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(s)))
 	}
 	return strconv.FormatInt(s, 10)
+}
+
+// barIntervals draws the 95% interval of each bar as a dark whisker at the
+// bar's centre (nominal x plus the bar's offset).
+type barIntervals struct {
+	x, lo, hi []float64
+	offset    vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (b barIntervals) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	ls := draw.LineStyle{Color: copyColor, Width: vg.Points(1)}
+	capW := vg.Points(3)
+	for i := range b.x {
+		if b.hi[i] <= b.lo[i] {
+			continue
+		}
+		x := trX(b.x[i]) + b.offset
+		lo, hi := trY(b.lo[i]), trY(b.hi[i])
+		c.StrokeLine2(ls, x, lo, x, hi)
+		c.StrokeLine2(ls, x-capW, lo, x+capW, lo)
+		c.StrokeLine2(ls, x-capW, hi, x+capW, hi)
+	}
+}
+
+// DataRange implements plot.DataRanger: the whiskers' tops count.
+func (b barIntervals) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), 0, 0
+	for i := range b.x {
+		xmin, xmax = math.Min(xmin, b.x[i]), math.Max(xmax, b.x[i])
+		ymax = math.Max(ymax, b.hi[i])
+	}
+	if len(b.x) == 0 {
+		xmin, xmax = 0, 0
+	}
+	return
 }

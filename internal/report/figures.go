@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
 // figure is a figure spec filled with the run's data, ready to draw.
@@ -13,6 +15,7 @@ type figure struct {
 	Panels []panel
 	Sizes  []int64 // bars: the sizes shown, in order
 	Note   string  // why the figure is skipped; empty when drawn
+	Stream bool    // the roofline comes from stream records (else copy records)
 }
 
 // panel is one plot of a figure: one toolchain, or all of them.
@@ -27,11 +30,12 @@ type series struct {
 	Label  string
 	Style  int // index of the variant in the spec: same color in every panel
 	Points []point
+	key    seriesKey
 }
 
 // buildFigure selects the data of spec from ds and arranges it in panels.
 func buildFigure(spec FigureSpec, ds *dataset) figure {
-	f := figure{Spec: spec}
+	f := figure{Spec: spec, Stream: ds.stream}
 	keys := figureKeys(spec, ds)
 	if len(keys) == 0 {
 		f.Note = fmt.Sprintf("no verified %s results of %s on %s toolchains",
@@ -162,7 +166,7 @@ func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []i
 				if s.Reference && len(refTCs) > 1 {
 					label += " (" + k.Toolchain + ")"
 				}
-				p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes)})
+				p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes), key: k})
 				if s.Reference && p.CopyGBps == 0 {
 					p.CopyGBps = ds.copyGBps[k.Toolchain]
 				}
@@ -171,6 +175,7 @@ func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []i
 		if spec.Y != "gbps" {
 			p.CopyGBps = 0
 		}
+		p.Series = ds.groupIdentical(p.Series)
 		out = append(out, p)
 	}
 	return out
@@ -193,9 +198,10 @@ func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64
 			if len(tcs) > 1 {
 				label += " (" + k.Toolchain + ")"
 			}
-			p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes)})
+			p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes), key: k})
 		}
 	}
+	p.Series = ds.groupIdentical(p.Series)
 	for _, tc := range tcs {
 		if spec.Y == "gbps" && ds.copyGBps[tc] > p.CopyGBps {
 			p.CopyGBps = ds.copyGBps[tc]
@@ -249,6 +255,63 @@ func inOrder(order, set []string) []string {
 		if slices.Contains(set, s) {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// groupIdentical draws series of one toolchain that run the same device code
+// as one line, labelled "A = B", from their trials pooled at the sizes all of
+// them measured: they are one measurement, not a ranking.
+func (ds *dataset) groupIdentical(in []series) []series {
+	var out []series
+	done := make([]bool, len(in))
+	for i := range in {
+		if done[i] {
+			continue
+		}
+		s := in[i]
+		members := []series{s}
+		for j := i + 1; j < len(in); j++ {
+			if !done[j] && ds.identical(s.key, in[j].key) {
+				done[j] = true
+				members = append(members, in[j])
+			}
+		}
+		if len(members) > 1 {
+			labels := make([]string, len(members))
+			for k, m := range members {
+				labels[k] = m.Label
+			}
+			s.Label = strings.Join(labels, " = ")
+			s.Points = poolPoints(s.key, members)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// poolPoints makes one point per size that every member measured, its
+// measurement the members' trials together.
+func poolPoints(k seriesKey, members []series) []point {
+	var out []point
+	for _, p := range members[0].Points {
+		trials := append([][]float64(nil), p.M.Trials...)
+		all := true
+		for _, m := range members[1:] {
+			q, ok := pointAt(m.Points, p.Size)
+			if !ok {
+				all = false
+				break
+			}
+			trials = append(trials, q.M.Trials...)
+		}
+		if !all {
+			continue
+		}
+		m := stats.Measure(fmt.Sprintf("%s.group.%s@%d", k.Kernel, k.Toolchain, p.Size), trials)
+		p.M, p.MedianS = m, m.Median
+		p.GBps, p.Lo, p.Hi = p.Bytes/m.Median/1e9, p.Bytes/m.Hi/1e9, p.Bytes/m.Lo/1e9
+		out = append(out, p)
 	}
 	return out
 }

@@ -43,8 +43,8 @@ var gpuEfficiency = map[string]map[string]float64{
 	"omp-raw":               {"axpby": 0.90, "dot": 0.50, "spmv": 0.50, "cgsolve": 0.45},
 	"omp-lambda":            {"axpby": 0.70, "dot": 0.48},
 	"omp-class":             {"axpby": 0.55, "dot": 0.40},
-	"kk-ompx":               {"spmv": 0.52},
-	"kk-ompx-shfl":          {"spmv": 0.56},
+	"kk-ompx":               {"spmv": 0.60},
+	"kk-ompx-shfl":          {"spmv": 0.64},
 	"kk-ompx-opt":           {"spmv": 0.68},
 	"direct-ompx":           {"spmv": 0.72},
 }
@@ -77,7 +77,7 @@ type runSpec struct {
 	buildFail  map[string]string  // cell -> reason
 	skip       map[string]string  // cell -> reason
 	unverified map[string]int64   // cell -> size that fails verification
-	crashed    map[string]string  // cell -> error, only in results.csv
+	crashed    map[string]string  // cell -> error record at its first size
 	noBuildCSV bool
 }
 
@@ -181,7 +181,8 @@ func writeRun(t *testing.T, dir string, s runSpec) {
 					continue
 				}
 				if msg, ok := s.crashed[cell]; ok {
-					csvRows = append(csvRows, fmt.Sprintf("%s,%s,%s,%s,%s,%d,0,0,0,0,0,%g,false,0,%s", cell, kernel, variant, "", tc.ID, kernelSizes[kernel][0], s.copyGBps[tc.ID], msg))
+					add(Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
+						Toolchain: tc.ID, Size: kernelSizes[kernel][0], Error: msg})
 					continue
 				}
 				for _, size := range kernelSizes[kernel] {
@@ -215,7 +216,7 @@ func (s runSpec) record(cell, kernel, variant string, tc Toolchain, size int64, 
 	gbps = math.Round(gbps*10) / 10
 	med := bytes / gbps / 1e9
 	r := Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
-		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med, med, med}, MedianS: med, MinS: med,
+		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med * 0.99, med * 0.995, med, med * 1.005, med * 1.01}, MedianS: med, MinS: med * 0.99,
 		Bytes: bytes, Flops: bytes / 12, GBps: gbps, GFlops: gbps / 12, Verified: true,
 		MaxRelErr: ptr(1e-15), Tolerance: 1e-12}
 	if s.unverified[cell] == size {

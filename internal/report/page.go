@@ -30,13 +30,13 @@ type pageView struct {
 type keyValue struct{ Key, Value string }
 
 type claimRow struct {
-	ID, Paper, Statement, Expected, Measured, Verdict, Class string
-	RatioCount                                               string // "1 ratio", "4 ratios"
-	Ratios                                                   []ratioRow
+	ID, Paper, Quote, Statement, Expected, Measured, Verdict, Class string
+	RatioCount                                                      string // "1 ratio", "4 ratios"
+	Ratios                                                          []ratioRow
 }
 
 type ratioRow struct {
-	Kernel, Numerator, Denominator, Size, Value string
+	Kernel, Numerator, Denominator, Size, Value, Interval string
 }
 
 type figureView struct {
@@ -124,9 +124,9 @@ func provenance(r Run) []keyValue {
 
 func newClaimRow(c ClaimResult) claimRow {
 	row := claimRow{
-		ID: c.Claim.ID, Paper: c.Claim.Paper, Statement: c.Claim.Statement,
+		ID: c.Claim.ID, Paper: c.Claim.Paper, Quote: c.Claim.Quote, Statement: c.Claim.Statement,
 		Expected: c.Expected(), Measured: c.Measured(), Verdict: c.Verdict(),
-		Class: map[Outcome]string{Reproduced: "ok", NotReproduced: "fail", NotMeasurable: "skip"}[c.Outcome],
+		Class: map[Outcome]string{Reproduced: "ok", NotReproduced: "fail", Inconclusive: "warn", NotMeasurable: "skip"}[c.Outcome],
 	}
 	row.RatioCount = fmt.Sprintf("%d ratios", len(c.Ratios))
 	if len(c.Ratios) == 1 {
@@ -135,7 +135,7 @@ func newClaimRow(c ClaimResult) claimRow {
 	for _, r := range sortedRatios(c.Ratios) {
 		row.Ratios = append(row.Ratios, ratioRow{
 			Kernel: r.Kernel, Numerator: r.Numerator, Denominator: r.Denominator,
-			Size: fmt.Sprint(r.Size), Value: fmt.Sprintf("%.3f", r.Value),
+			Size: fmt.Sprint(r.Size), Value: fmt.Sprintf("%.3f", r.Value), Interval: r.Interval(),
 		})
 	}
 	return row

@@ -22,6 +22,10 @@ type Options struct {
 	// Vocabulary names the kernels, variants and families figures and claims
 	// may use when run.json does not (folders older than the vocabulary).
 	Vocabulary *results.Vocabulary
+	// ResultsLog is a Markdown file (docs/gpu-results.md) whose block marked
+	// for this folder (UpdateResultsLog) is rewritten with its tables; empty:
+	// none.
+	ResultsLog string
 }
 
 // Summary is what Generate produced.
@@ -30,6 +34,7 @@ type Summary struct {
 	Claims  []ClaimResult
 	Cells   []CellStatus
 	Written []string // paths relative to the results folder, sorted
+	Log     bool     // whether Options.ResultsLog held this folder's block
 }
 
 // FigureResult is one figure of the spec: its files, or why it was skipped.
@@ -85,6 +90,8 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	claims := evaluateAll(sp.claims, ds)
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
 	say("claims: %s", claimSummary(claims))
+	tables := tablesMarkdown(buildTables(sp.tables, ds))
+	out[tablesFile] = append([]byte(fmt.Sprintf("# Tables: %s\n\n", res.Run.ID)), tables...)
 	cells := CellStatuses(res)
 	page, err := renderPage(sp.page, newPageView(res, figs, claims, cells))
 	if err != nil {
@@ -98,7 +105,16 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	say("wrote %d files into %s", len(written), resultsDir)
-	return &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}, nil
+	sum := &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}
+	if opt.ResultsLog != "" {
+		if sum.Log, err = UpdateResultsLog(opt.ResultsLog, filepath.Base(resultsDir), tables); err != nil {
+			return nil, err
+		}
+		if sum.Log {
+			say("rewrote the tables of %s in %s", filepath.Base(resultsDir), opt.ResultsLog)
+		}
+	}
+	return sum, nil
 }
 
 func progress(w io.Writer) func(string, ...any) {
@@ -112,17 +128,19 @@ func progress(w io.Writer) func(string, ...any) {
 type specs struct {
 	figures []FigureSpec
 	claims  []ClaimSpec
+	tables  []TableSpec
 	page    pageTemplate
 }
 
 // loadSpecs reads the three spec files and reports the problems of all.
 func loadSpecs(dir string, v *results.Vocabulary) (specs, error) {
 	var sp specs
-	var errFig, errClaims, errPage error
+	var errFig, errClaims, errTables, errPage error
 	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"), v)
 	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"), v)
+	sp.tables, errTables = LoadTables(filepath.Join(dir, "tables.yaml"), v)
 	sp.page, errPage = parsePage(dir)
-	return sp, errors.Join(errFig, errClaims, errPage)
+	return sp, errors.Join(errFig, errClaims, errTables, errPage)
 }
 
 func renderFigures(specs []FigureSpec, ds *dataset, out map[string][]byte) ([]renderedFigure, error) {

@@ -59,14 +59,17 @@ func TestGenerateGPURun(t *testing.T) {
 report: read ../../templates/report: 12 figures, 16 claims
 report: 2 kernel records unverified or failed: left out of figures and claims
 report: figures: 12 drawn, 0 skipped for lack of data
-report: claims: 11 of 16 claims reproduced, 1 not reproduced, 4 not measurable
+report: claims: 11 of 16 claims reproduced, 1 not reproduced, 0 inconclusive, 4 not measurable
 report: cells: 101 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 90 verified
-report: wrote 26 files into DIR
+report: wrote 27 files into DIR
 `, strings.ReplaceAll(progress.String(), dir, "DIR"))
 
 	md, err := os.ReadFile(filepath.Join(dir, claimsFile))
 	require.NoError(t, err)
 	golden(t, "claims_gpu.md", md)
+	tables, err := os.ReadFile(filepath.Join(dir, tablesFile))
+	require.NoError(t, err)
+	golden(t, "tables_gpu.md", tables)
 
 	svg, err := os.ReadFile(filepath.Join(dir, figuresDir, "fig1-axpby.svg"))
 	require.NoError(t, err)
@@ -113,12 +116,14 @@ func TestGenerateReportsSpecErrors(t *testing.T) {
 	spec := t.TempDir()
 	writeFile(t, filepath.Join(spec, "figures.yaml"), "figures:\n  - {id: f, title: T, kernel: spmvv, variants: []}\n")
 	writeFile(t, filepath.Join(spec, "claims.yaml"), "claims: []\n")
+	writeFile(t, filepath.Join(spec, "tables.yaml"), "tables:\n  - {kernel: dott, reference: {variants: [omp-raw]}}\n")
 	writeFile(t, filepath.Join(spec, pageFile), "{{.RunID}")
 	_, err := Generate(dir, Options{SpecDir: spec})
 	require.Error(t, err)
 	msg := strings.ReplaceAll(err.Error(), spec+"/", "")
 	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
 figures.yaml:2:48: figure "f": variants is empty
+tables.yaml:2:14: table "dott": unknown kernel "dott" (known: axpby, cgsolve, dot, spmv)
 template: page.html.tmpl:1: bad character U+007D '}'`, msg)
 	assert.NoFileExists(t, filepath.Join(dir, reportFile), "nothing is written when a spec is wrong")
 }
@@ -140,7 +145,9 @@ func TestPageContents(t *testing.T) {
 		// claims
 		`<table id="claims">`,
 		`<tr class="fail"><td>c002-cgsolve-kk-omp</td>`,
-		"not reproduced (measured ratio 0.29)",
+		"not reproduced (of 2 ratios 0 in the band, 2 outside, 0 across a bound)",
+		"<q>Running the CG-Solve example with the OpenMPTarget backend of Kokkos",
+		"<th>95% interval</th>",
 		"not measurable (no rocm device toolchain in this run)",
 		"<td>omp-raw@clang19-sm90</td><td>kk-cuda-3lvl@nvcc-sm90</td><td>64</td>",
 		"<summary>1 ratio</summary>",

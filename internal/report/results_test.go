@@ -20,10 +20,21 @@ func TestLoadResults(t *testing.T) {
 	assert.NotEmpty(t, res.Builds)
 	assert.Equal(t, "results.jsonl:7", res.Kernel[0].Source)
 
-	last := res.Kernel[len(res.Kernel)-1]
-	assert.Equal(t, "axpby.omp-class.clang16-sm90", last.Cell, "a row only in results.csv is added")
-	assert.Equal(t, "timeout after 60s", last.Error)
-	assert.Equal(t, "results.csv:2", last.Source)
+	var crash Record
+	for _, r := range res.Kernel {
+		if r.Cell == "axpby.omp-class.clang16-sm90" {
+			crash = r
+		}
+	}
+	assert.Equal(t, "timeout after 60s", crash.Error, "the run stage's error record")
+
+	// results.csv is a view: a row results.jsonl lacks is not a measurement.
+	n := len(res.Kernel)
+	writeFile(t, filepath.Join(dir, csvFile), "cell,kernel,variant,strategy,toolchain,size,reps,median_s,min_s,gbps,gflops,copy_gbps,verified,max_rel_err,error\n"+
+		"axpby.omp-class.gcc-host,axpby,omp-class,omp,gcc-host,65536,5,1e-5,1e-5,99,9,21,true,0,\n")
+	res, err = LoadResults(dir)
+	require.NoError(t, err)
+	assert.Len(t, res.Kernel, n)
 }
 
 func TestLoadResultsMalformedLine(t *testing.T) {
@@ -84,4 +95,23 @@ func TestCellStatuses(t *testing.T) {
 
 	assert.Equal(t, StatusVerified, byCell["spmv.kk-cuda-3lvl.nvcc-sm90"].Status)
 	assert.Equal(t, "ok", byCell["spmv.kk-cuda-3lvl.nvcc-sm90"].Class())
+}
+
+// Trials: the last record of each (size, trial) counts, and one failing
+// trial fails the size.
+func TestCellStatusesWithTrials(t *testing.T) {
+	rec := func(trial int, ok bool, err string) Record {
+		return Record{Kind: "kernel", Cell: "dot.omp-raw.clang19-sm90", Kernel: "dot", Variant: "omp-raw", Toolchain: "clang19-sm90",
+			Size: 100, Trial: trial, Verified: ok, Error: err, MaxRelErr: ptr(0.5), Tolerance: 1e-12}
+	}
+	res := &Results{Kernel: []Record{rec(0, true, ""), rec(1, true, ""), rec(2, false, "crash"), rec(2, true, "")}}
+	c := CellStatuses(res)[0]
+	assert.Equal(t, StatusVerified, c.Status, "trial 2's newer success replaces its crash")
+	assert.Equal(t, 1, c.Verified)
+
+	res.Kernel = append(res.Kernel, rec(1, false, ""))
+	c = CellStatuses(res)[0]
+	assert.Equal(t, StatusVerifyFailed, c.Status)
+	assert.Equal(t, "size 100 trial 1: max rel err 0.5 > tolerance 1e-12", c.Reason)
+	assert.Equal(t, 0, c.Verified)
 }

@@ -71,21 +71,23 @@ func TestParseFiguresDefaults(t *testing.T) {
 }
 
 func TestParseClaimsMessages(t *testing.T) {
-	head := "claims:\n  - id: c\n    paper: 002\n    statement: S\n    kernels: [dot]\n"
+	head := "claims:\n  - id: c\n    paper: 002\n    quote: Q\n    statement: S\n    kernels: [dot]\n"
 	sel := "    numerator: {variants: [omp-raw]}\n    denominator: {variants: [kk-cuda-3lvl]}\n"
 	tests := []struct{ name, yaml, want string }{
 		{"inverted range", head + sel + "    range: [0.9, 0.5]\n",
-			`c.yaml:8:12: claim "c": range [0.9, 0.5] is empty`},
+			`c.yaml:9:12: claim "c": range [0.9, 0.5] is empty`},
 		{"no range", head + sel,
 			`c.yaml:2:5: claim "c": range must be [lo, hi]`},
 		{"range on order", head + sel + "    type: order\n    range: [1, 2]\n",
-			`c.yaml:9:12: claim "c": range does not apply to order claims (use margin)`},
+			`c.yaml:10:12: claim "c": range does not apply to order claims (use margin)`},
 		{"unknown family", head + "    numerator: {variants: [omp-raw], families: [icx]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
-			`c.yaml:6:49: claim "c" numerator: unknown family "icx" (known: gcc, llvm, nvcc, nvhpc, rocm)`},
+			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: gcc, llvm, nvcc, nvhpc, rocm)`},
 		{"unknown selector field", head + "    numerator: {variant: omp-raw}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
-			"c.yaml:6:16: claim \"c\" numerator: variants is empty\nc.yaml:6:17: unknown field \"variant\" in selector (known: families, toolchains, variants)"},
+			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, toolchains, variants)"},
+		{"no quote", strings.Replace(head, "    quote: Q\n", "", 1) + sel + "    range: [0, 1]\n",
+			`c.yaml:2:5: claim "c": quote is missing (the paper's sentence the claim checks)`},
 		{"bad aggregate", head + sel + "    aggregate: mean\n    range: [0, 1]\n",
-			`c.yaml:8:16: claim "c": aggregate must be one of median, geomean, min, max, all, not "mean"`},
+			`c.yaml:9:16: claim "c": aggregate must be one of median, geomean, min, max, all, not "mean"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,5 +95,29 @@ func TestParseClaimsMessages(t *testing.T) {
 			require.Error(t, err)
 			assert.Equal(t, tt.want, err.Error())
 		})
+	}
+}
+
+// Every claim quotes its paper word for word. The papers' texts are not in
+// the repository: PM_SEEDS_DIR names the folder holding 000_*.txt, 002_*.txt...
+func TestClaimQuotesAreThePapersWords(t *testing.T) {
+	dir := os.Getenv("PM_SEEDS_DIR")
+	if dir == "" {
+		t.Skip("PM_SEEDS_DIR (the papers' texts) is not set")
+	}
+	claims, err := LoadClaims(specDir+"/claims.yaml", testVocab(t))
+	require.NoError(t, err)
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, c := range claims {
+		paper := strings.TrimPrefix(strings.Fields(c.Paper)[0], "beyond ")
+		if strings.HasPrefix(c.Paper, "beyond ") {
+			paper = strings.Fields(c.Paper)[1]
+		}
+		files, err := filepath.Glob(filepath.Join(dir, paper+"_*.txt"))
+		require.NoError(t, err)
+		require.Len(t, files, 1, "%s: paper %s", c.ID, paper)
+		text, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		assert.Contains(t, squash(string(text)), squash(c.Quote), "%s quotes paper %s", c.ID, paper)
 	}
 }

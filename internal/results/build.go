@@ -22,10 +22,11 @@ type BuildRow struct {
 	Status, Reason                   string
 	Seconds                          float64
 	Log                              string // relative to the results folder
+	DeviceHash                       string // build.DeviceHash; empty in older folders
 }
 
 // BuildHeader is the column list of build.csv.
-var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log"}
+var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log", "device_hash"}
 
 // WriteBuildCSV writes build.csv, rows sorted by cell.
 func WriteBuildCSV(dir string, rows []BuildRow) error {
@@ -39,7 +40,7 @@ func WriteBuildCSV(dir string, rows []BuildRow) error {
 	w.Write(BuildHeader)
 	for _, r := range rows {
 		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Toolchain, r.Status, r.Reason,
-			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log})
+			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log, r.DeviceHash})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -62,33 +63,8 @@ func ReadBuildCSV(dir string) ([]BuildRow, error) {
 			Variant: t.str(row, "variant"), Toolchain: t.str(row, "toolchain"),
 			Status: t.str(row, "status"), Reason: t.str(row, "reason"),
 			Seconds: t.num(row, n, "seconds"), Log: t.str(row, "log"),
+			DeviceHash: t.str(row, "device_hash"),
 		})
-	}
-	return out, t.errs.Err()
-}
-
-// ReadResultsCSV reads results.csv of dir as kernel records; nil when absent.
-func ReadResultsCSV(dir string) ([]Record, error) {
-	t, err := readCSV(filepath.Join(dir, CSVFile))
-	if t == nil || err != nil {
-		return nil, err
-	}
-	out := make([]Record, 0, len(t.rows))
-	for n, row := range t.rows {
-		r := Record{
-			Kind: KindKernel, Cell: t.str(row, "cell"), Kernel: t.str(row, "kernel"),
-			Variant: t.str(row, "variant"), Strategy: t.str(row, "strategy"),
-			Toolchain: t.str(row, "toolchain"), Size: int64(t.num(row, n, "size")),
-			Reps: int(t.num(row, n, "reps")), MedianS: t.num(row, n, "median_s"),
-			MinS: t.num(row, n, "min_s"), GBps: t.num(row, n, "gbps"),
-			GFlops: t.num(row, n, "gflops"), Verified: t.boolean(row, n, "verified"),
-			Error: t.str(row, "error"), Source: fmt.Sprintf("%s:%d", CSVFile, n+2),
-		}
-		if t.str(row, "max_rel_err") != "" {
-			v := t.num(row, n, "max_rel_err")
-			r.MaxRelErr = &v
-		}
-		out = append(out, r)
 	}
 	return out, t.errs.Err()
 }

@@ -8,13 +8,18 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
 // Compare prints, for every (cell, size) measured in both runs a and b, the
-// GB/s ratio b/a, and flags a regression where b is slower than a by more
-// than threshold (0.10: more than 10% slower) or where b fails to verify what
-// a verified. It lists the cells and sizes only one run has, and returns the
-// number of regressions.
+// GB/s ratio b/a with its 95% bootstrap interval (each run's trials and
+// repetitions resampled). It flags a regression where the whole interval
+// lies below 1 - threshold (0.10: more than 10% slower), or where b fails to
+// verify what a verified; "inconclusive" where the interval straddles
+// 1 - threshold or 1 + threshold; "faster" where it lies above 1 + threshold.
+// It lists the cells and sizes only one run has, and returns the number of
+// regressions.
 func Compare(a, b string, threshold float64, w io.Writer) (regressions int, err error) {
 	if threshold < 0 || threshold >= 1 {
 		return 0, fmt.Errorf("compare: threshold %g is not in [0, 1)", threshold)
@@ -27,25 +32,30 @@ func Compare(a, b string, threshold float64, w io.Writer) (regressions int, err 
 	if err != nil {
 		return 0, err
 	}
-	ma, mb := lastByCellSize(ra.Kernel), lastByCellSize(rb.Kernel)
+	ma, mb := Measurements(ra.Kernel, "a"), Measurements(rb.Kernel, "b")
 	fmt.Fprintf(w, "a: %s (run %s)\nb: %s (run %s)\n", filepath.Base(a), ra.Run.ID, filepath.Base(b), rb.Run.ID)
-	fmt.Fprintf(w, "regression: b/a GB/s below %.2f, or verified in a but not in b\n\n", 1-threshold)
+	fmt.Fprintf(w, "regression: the 95%% interval of b/a GB/s below %.2f, or verified in a but not in b;\n", 1-threshold)
+	fmt.Fprintf(w, "inconclusive: the interval straddles %.2f or %.2f\n\n", 1-threshold, 1+threshold)
 
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tsize\ta GB/s\tb GB/s\tb/a\tnote")
-	common := 0
+	fmt.Fprintln(tw, "cell\tsize\ta GB/s\tb GB/s\tb/a\t95% interval\tnote")
+	common, unsure := 0, 0
 	for _, k := range sortedCellSizes(ma) {
-		rb, ok := mb[k]
+		mb, ok := mb[k]
 		if !ok {
 			continue
 		}
 		common++
-		flag, bad := judgePair(ma[k], rb, threshold)
-		if bad {
+		ma := ma[k]
+		c := judgePair(ma, mb, threshold)
+		if c.bad {
 			regressions++
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", k.Cell, k.Size, gbpsText(ma[k]), gbpsText(rb), ratioText(ma[k], rb), flag)
+		if c.flag == "inconclusive" {
+			unsure++
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", k.Cell, k.Size, ma.gbpsText(), mb.gbpsText(), c.ratio, c.interval, c.flag)
 	}
 	if err := tw.Flush(); err != nil {
 		return regressions, err
@@ -56,19 +66,90 @@ func Compare(a, b string, threshold float64, w io.Writer) (regressions int, err 
 	fmt.Fprintln(w)
 	printOnly(w, "a", ma, mb)
 	printOnly(w, "b", mb, ma)
-	fmt.Fprintf(w, "%d regressions in %d (cell, size) pairs measured in both runs\n", regressions, common)
+	fmt.Fprintf(w, "%d regressions, %d inconclusive in %d (cell, size) pairs measured in both runs\n", regressions, unsure, common)
 	return regressions, nil
 }
 
-func lastByCellSize(recs []Record) map[CellSize]Record {
-	m := map[CellSize]Record{}
-	for _, r := range recs {
-		m[r.Key()] = r
-	}
-	return m
+// Measurement is every trial of one (cell, size): the last record of each
+// trial (a newer failure replaces an older success) and, when all of them
+// are usable, the statistics of their repetition times.
+type Measurement struct {
+	Records []Record // by trial
+	Stats   *stats.Measurement
+	Bytes   float64
 }
 
-func sortedCellSizes(m map[CellSize]Record) []CellSize {
+// Usable reports whether every trial verified with a bandwidth.
+func (m Measurement) Usable() bool { return m.Stats != nil }
+
+// GBps is bytes over the median time.
+func (m Measurement) GBps() float64 { return m.Bytes / m.Stats.Median / 1e9 }
+
+// gbpsBoot is the bootstrap replicates of the GB/s.
+func (m Measurement) gbpsBoot() []float64 {
+	out := make([]float64, len(m.Stats.Boot))
+	for i, t := range m.Stats.Boot {
+		out[i] = m.Bytes / t / 1e9
+	}
+	return out
+}
+
+func (m Measurement) gbpsText() string {
+	if !m.Usable() {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", m.GBps())
+}
+
+// Measurements groups kernel records by (cell, size), keeping the last
+// record of each trial (field trial; absent is trial 0). salt seeds the
+// resampling together with the cell and size (runs compared with each other
+// must be resampled independently).
+func Measurements(recs []Record, salt string) map[CellSize]Measurement {
+	type trialKey struct {
+		k     CellSize
+		trial int
+	}
+	last := map[trialKey]Record{}
+	for _, r := range recs {
+		last[trialKey{r.Key(), r.Trial}] = r
+	}
+	out := map[CellSize]Measurement{}
+	for tk, r := range last {
+		m := out[tk.k]
+		m.Records = append(m.Records, r)
+		out[tk.k] = m
+	}
+	for k, m := range out {
+		sort.Slice(m.Records, func(i, j int) bool { return m.Records[i].Trial < m.Records[j].Trial })
+		var times [][]float64
+		ok := true
+		for _, r := range m.Records {
+			if !r.Usable() {
+				ok = false
+				break
+			}
+			t := r.TimesS
+			if len(t) == 0 {
+				t = []float64{r.MedianS}
+			}
+			times = append(times, t)
+		}
+		if ok {
+			m.Bytes = m.Records[0].Bytes
+			if m.Bytes <= 0 {
+				m.Bytes = m.Records[0].GBps * m.Records[0].MedianS * 1e9
+			}
+			if m.Bytes > 0 {
+				m.Stats = stats.Measure(fmt.Sprintf("%s:%s@%d", salt, k.Cell, k.Size), times)
+			}
+		}
+		out[k] = m
+	}
+	return out
+}
+
+func sortedCellSizes(m map[CellSize]Measurement) []CellSize {
 	keys := make([]CellSize, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -82,50 +163,59 @@ func sortedCellSizes(m map[CellSize]Record) []CellSize {
 	return keys
 }
 
-// judgePair returns the flag of one (cell, size) and whether it regressed.
-func judgePair(a, b Record, threshold float64) (string, bool) {
-	switch {
-	case a.Usable() && !b.Usable():
-		return "REGRESSION (b " + failure(b) + ")", true
-	case !a.Usable() && b.Usable():
-		return "fixed", false
-	case !a.Usable():
-		return "both " + failure(b), false
-	case b.GBps/a.GBps < 1-threshold:
-		return "REGRESSION", true
-	case b.GBps/a.GBps > 1+threshold:
-		return "faster", false
-	}
-	return "", false
+type comparison struct {
+	flag, ratio, interval string
+	bad                   bool
 }
 
-func failure(r Record) string {
+// judgePair compares one (cell, size) of a and b.
+func judgePair(a, b Measurement, threshold float64) comparison {
+	c := comparison{ratio: "-", interval: "-"}
 	switch {
-	case r.Error != "":
-		return "failed: " + r.Error
-	case !r.Verified:
-		return "failed to verify"
+	case a.Usable() && !b.Usable():
+		c.flag, c.bad = "REGRESSION (b "+failure(b)+")", true
+		return c
+	case !a.Usable() && b.Usable():
+		c.flag = "fixed"
+		return c
+	case !a.Usable():
+		c.flag = "both " + failure(b)
+		return c
+	}
+	v := b.GBps() / a.GBps()
+	lo, hi := stats.Interval(stats.Ratio(b.gbpsBoot(), a.gbpsBoot()))
+	c.ratio, c.interval = fmt.Sprintf("%.3f", v), fmt.Sprintf("[%.3f, %.3f]", lo, hi)
+	slow, fast := 1-threshold, 1+threshold
+	switch {
+	case hi < slow:
+		c.flag, c.bad = "REGRESSION", true
+	case lo > fast:
+		c.flag = "faster"
+	case lo < slow || hi > fast:
+		c.flag = "inconclusive"
+	}
+	return c
+}
+
+// failure says why the last failing trial of m failed.
+func failure(m Measurement) string {
+	for i := len(m.Records) - 1; i >= 0; i-- {
+		r := m.Records[i]
+		switch {
+		case r.Error != "":
+			return "failed: " + r.Error
+		case !r.Verified:
+			return "failed to verify"
+		case !r.Usable():
+			return "has no GB/s"
+		}
 	}
 	return "has no GB/s"
 }
 
-func gbpsText(r Record) string {
-	if r.GBps <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", r.GBps)
-}
-
-func ratioText(a, b Record) string {
-	if a.GBps <= 0 || b.GBps <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.3f", b.GBps/a.GBps)
-}
-
 // printOnly lists the cells of x that y lacks entirely, then the sizes of
 // cells both have that only x measured.
-func printOnly(w io.Writer, name string, x, y map[CellSize]Record) {
+func printOnly(w io.Writer, name string, x, y map[CellSize]Measurement) {
 	inY := map[string]bool{}
 	for k := range y {
 		inY[k.Cell] = true

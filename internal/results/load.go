@@ -11,7 +11,7 @@ import (
 type Folder struct {
 	Dir    string
 	Run    Run
-	Kernel []Record   // kind "kernel", file order; rows only in results.csv appended
+	Kernel []Record   // kind "kernel", file order
 	Copy   []Record   // copy bandwidths: kind "copy", and kind "stream" of op "copy"
 	Stream []Record   // kind "stream", every op
 	Builds []BuildRow // nil when build.csv is absent
@@ -35,9 +35,10 @@ func ReadRun(dir string) (Run, error) {
 // WriteRun writes dir/run.json.
 func WriteRun(dir string, r Run) error { return WriteJSON(dir, RunFile, r) }
 
-// Load reads run.json, results.jsonl and, when present, build.csv and
-// results.csv of a results folder. Rows of results.csv that results.jsonl
-// lacks (a run that crashed before printing) are added as kernel records.
+// Load reads run.json, results.jsonl and, when present, build.csv of a
+// results folder. results.csv is a view of results.jsonl for spreadsheets and
+// is not read: results.jsonl is the one source of measurements (the run
+// stage writes an error record for a crash).
 func Load(dir string) (*Folder, error) {
 	f := &Folder{Dir: dir}
 	var err error
@@ -54,11 +55,6 @@ func Load(dir string) (*Folder, error) {
 	if f.Builds, err = ReadBuildCSV(dir); err != nil {
 		return nil, err
 	}
-	rows, err := ReadResultsCSV(dir)
-	if err != nil {
-		return nil, err
-	}
-	f.addMissing(rows)
 	return f, nil
 }
 
@@ -77,18 +73,5 @@ func (f *Folder) add(r Record) {
 	}
 	if r.IsRoofline() {
 		f.Copy = append(f.Copy, r)
-	}
-}
-
-// addMissing appends the results.csv rows whose (cell, size) has no record.
-func (f *Folder) addMissing(rows []Record) {
-	have := map[CellSize]bool{}
-	for _, r := range f.Kernel {
-		have[r.Key()] = true
-	}
-	for _, r := range rows {
-		if !have[r.Key()] {
-			f.Kernel = append(f.Kernel, r)
-		}
 	}
 }

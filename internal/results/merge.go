@@ -23,6 +23,7 @@ func Merge(out string, dirs []string) error {
 	}
 	var merged Run
 	var jsonl []byte
+	anyDirty, anyBuildDirty := false, false
 	rows := map[string]BuildRow{}
 	tcs := map[string]Toolchain{}
 	gpuSeen := map[string]bool{}
@@ -31,10 +32,15 @@ func Merge(out string, dirs []string) error {
 		switch {
 		case os.IsNotExist(err):
 			// A run stopped before its end has records but no run.json: its
-			// records count, its provenance is that of the other folders.
-			pr = Run{ID: filepath.Base(dir) + " (interrupted: no run.json)"}
+			// records count; what it knows of itself is on its records.
+			pr = Run{ID: filepath.Base(dir)}
 		case err != nil:
 			return err
+		}
+		batch := Batch{ID: pr.ID, Commit: pr.Commit, Dirty: pr.Dirty, BuildCommit: pr.BuildCommit, BuildDirty: pr.BuildDirty,
+			Interrupted: os.IsNotExist(err) || pr.Finished == ""}
+		if batch.ID == "" {
+			batch.ID = filepath.Base(dir)
 		}
 		if i == 0 {
 			merged = pr
@@ -55,10 +61,14 @@ func Merge(out string, dirs []string) error {
 			}
 			tcs[t.ID] = t
 		}
-		// The newest batch's commit stands for the folder; merged_from names all.
+		// The newest batch's commit stands for the folder; batches name each
+		// one's, and the folder is dirty when any batch was.
 		if pr.Commit != "" {
-			merged.Commit, merged.Dirty, merged.BuildCommit = pr.Commit, pr.Dirty, pr.BuildCommit
+			merged.Commit, merged.BuildCommit = pr.Commit, pr.BuildCommit
 		}
+		anyDirty = anyDirty || pr.Dirty
+		anyBuildDirty = anyBuildDirty || pr.BuildDirty
+		merged.Batches = append(merged.Batches, batch)
 		for _, g := range pr.GPUs {
 			if !gpuSeen[g.Name+g.Driver+g.UUID] {
 				gpuSeen[g.Name+g.Driver+g.UUID] = true
@@ -67,10 +77,17 @@ func Merge(out string, dirs []string) error {
 				}
 			}
 		}
-		merged.MergedFrom = append(merged.MergedFrom, pr.ID)
+		if os.IsNotExist(err) {
+			merged.MergedFrom = append(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
+		} else {
+			merged.MergedFrom = append(merged.MergedFrom, batch.ID)
+		}
 		recs, err := os.ReadFile(filepath.Join(dir, JSONLFile))
 		if err != nil {
 			return err
+		}
+		if recs, err = stampBatch(recs, batch, pr); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, JSONLFile), err)
 		}
 		jsonl = append(jsonl, recs...)
 		builds, err := ReadBuildCSV(dir)
@@ -85,6 +102,7 @@ func Merge(out string, dirs []string) error {
 		}
 	}
 	merged.ID = filepath.Base(out)
+	merged.Dirty, merged.BuildDirty = anyDirty, anyBuildDirty
 	merged.Toolchains = nil
 	for _, id := range sortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])
@@ -127,9 +145,52 @@ func copyTree(src, dst string) error {
 	})
 }
 
-// latestOnly keeps, for each (cell, size), the kernel record of the last
-// folder that measured it, and for each toolchain its last copy record: a
-// later batch re-measures after a fix.
+// stampBatch gives every record of a batch the provenance the batch's
+// run.json knows and the record lacks (folders written before the run stage
+// annotated records): batch and run id, commit, dirty flag, toolchain version
+// and, on a host of one GPU, its UUID. A merged folder so keeps provenance
+// record by record.
+func stampBatch(jsonl []byte, b Batch, pr Run) ([]byte, error) {
+	versions := map[string]string{}
+	for _, t := range pr.Toolchains {
+		versions[t.ID] = t.Version
+	}
+	var out []byte
+	for n, l := range bytes.Split(jsonl, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(l, &r); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		if r.BatchID == "" {
+			r.BatchID = b.ID
+		}
+		if r.RunID == "" {
+			r.RunID = b.ID
+		}
+		if r.Commit == "" {
+			r.Commit, r.Dirty = b.Commit, b.Dirty
+		}
+		if r.ToolchainVersion == "" {
+			r.ToolchainVersion = versions[r.Toolchain]
+		}
+		if r.GPUUUID == "" && len(pr.GPUs) == 1 && r.Target != "" && r.Target != "host" {
+			r.GPUUUID = pr.GPUs[0].UUID
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, line...), '\n')
+	}
+	return out, nil
+}
+
+// latestOnly keeps, for each (cell, size, trial), the kernel record of the
+// last folder that measured it, and for each toolchain its last record of
+// each stream op: a later batch re-measures after a fix.
 func latestOnly(jsonl []byte) []byte {
 	lines := bytes.Split(bytes.TrimSpace(jsonl), []byte("\n"))
 	last := map[string]int{}
@@ -141,7 +202,7 @@ func latestOnly(jsonl []byte) []byte {
 		}
 		switch r.Kind {
 		case KindKernel:
-			keys[i] = fmt.Sprintf("%s@%d", r.Cell, r.Size)
+			keys[i] = fmt.Sprintf("%s@%d@%d", r.Cell, r.Size, r.Trial)
 		case KindCopy:
 			keys[i] = "copy@" + r.Toolchain
 		case KindStream:

@@ -67,6 +67,7 @@ type Record struct {
 	Commit           string `json:"commit,omitempty"`
 	Dirty            bool   `json:"dirty,omitempty"`
 	BuildKey         string `json:"build_key,omitempty"`
+	DeviceHash       string `json:"device_hash,omitempty"` // build.DeviceHash of the binary's device code
 	ToolchainVersion string `json:"toolchain_version,omitempty"`
 	GPUUUID          string `json:"gpu_uuid,omitempty"`
 

@@ -15,6 +15,7 @@ type Run struct {
 	Commit      string            `json:"commit"`
 	Dirty       bool              `json:"dirty"`
 	BuildCommit string            `json:"build_commit"`
+	BuildDirty  bool              `json:"build_dirty,omitempty"` // the binaries were built from an uncommitted tree
 	Host        Host              `json:"host"`
 	GPUs        []GPU             `json:"gpus"`
 	Toolchains  []Toolchain       `json:"toolchains"`
@@ -25,6 +26,18 @@ type Run struct {
 	Cells       Cells             `json:"cells"`
 	Vocabulary  *Vocabulary       `json:"vocabulary,omitempty"`
 	MergedFrom  []string          `json:"merged_from,omitempty"`
+	Batches     []Batch           `json:"batches,omitempty"`
+}
+
+// Batch is one folder a merged folder was made from: its own provenance.
+// Dirty on any batch makes the merged folder dirty.
+type Batch struct {
+	ID          string `json:"id"`
+	Commit      string `json:"commit"`
+	Dirty       bool   `json:"dirty"`
+	BuildCommit string `json:"build_commit,omitempty"`
+	BuildDirty  bool   `json:"build_dirty,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
 }
 
 // Host is the machine that ran (internal/host probes it).

@@ -206,6 +206,7 @@ func lastLine(s string) string {
 func annotate(r *results.Record, e build.Entry, opt Options) {
 	r.Cell, r.Kernel, r.Variant, r.Strategy = e.ID, e.Kernel, e.Variant, e.Strategy
 	r.Toolchain, r.Target = e.Toolchain, e.Target
+	r.DeviceHash = e.DeviceHash
 	st := opt.Stamp
 	r.RunID, r.BatchID, r.Commit, r.Dirty = st.RunID, st.BatchID, st.Commit, st.Dirty
 	r.ToolchainVersion = st.ToolchainVersions[e.Toolchain]

@@ -1,0 +1,274 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/stats"
+)
+
+// tablesFile is the tables' Markdown in a results folder.
+const tablesFile = "tables.md"
+
+// TableSpec is one table of tables.yaml: a kernel at the largest size its
+// reference series measured, every device cell of that size.
+type TableSpec struct {
+	Kernel    string
+	Reference Selector
+	Node      *yaml.Node
+}
+
+// LoadTables reads and validates tables.yaml.
+func LoadTables(path string, v *results.Vocabulary) ([]TableSpec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTables(path, data, v)
+}
+
+// ParseTables decodes and validates tables.yaml; file names the errors.
+func ParseTables(file string, data []byte, v *results.Vocabulary) ([]TableSpec, error) {
+	var errs ErrorList
+	d := diag.Decoder{File: file, Errs: (*diag.List)(&errs)}
+	root := diag.ParseYAML(file, data, (*diag.List)(&errs))
+	var out []TableSpec
+	if root != nil {
+		f := fields(d, root, "tables file", "tables")
+		for _, item := range d.Seq(f["tables"], "tables") {
+			g := fields(d, item, "table", "kernel", "reference")
+			t := TableSpec{Kernel: d.String(g["kernel"], "kernel"), Reference: decodeSelector(d, g["reference"]), Node: item}
+			if item.Kind != yaml.MappingNode {
+				continue
+			}
+			name := fmt.Sprintf("table %q", t.Kernel)
+			checkName(file, valueNode(item, "kernel"), name, "kernel", t.Kernel, v.KernelNames(), &errs)
+			t.Reference.validate(file, valueNode(item, "reference"), name+" reference", &errs, v)
+			out = append(out, t)
+		}
+	}
+	if err := errs.errs(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// tableRow is a cell, or a group of cells of one toolchain that run the
+// same device code, at the table's size.
+type tableRow struct {
+	Variants  []string // one, or the group's, sorted
+	Toolchain string
+	P         point // the group's trials pooled
+	Ref       *Ratio
+	Roof      float64 // GB/s over the toolchain's roofline; 0 without one
+}
+
+type table struct {
+	Spec  TableSpec
+	Size  int64
+	Ref   string // "variant@toolchain" of the reference row
+	Rows  []tableRow
+	Roofs []string // "stream triad 4100 GB/s (clang19-sm90, nvcc-sm90)"
+	Note  string   // why there is no table
+}
+
+// buildTables arranges the device measurements of each table's kernel.
+func buildTables(specs []TableSpec, ds *dataset) []table {
+	out := make([]table, len(specs))
+	for i, s := range specs {
+		out[i] = buildTable(s, ds)
+	}
+	return out
+}
+
+func buildTable(s TableSpec, ds *dataset) table {
+	t := table{Spec: s}
+	refs := ds.selectSeries([]string{s.Kernel}, "device", s.Reference)
+	var ref *seriesKey
+	for _, k := range refs {
+		if pts := ds.series[k]; len(pts) > 0 && (ref == nil || pts[len(pts)-1].Size > t.Size) {
+			k := k
+			ref, t.Size = &k, pts[len(pts)-1].Size
+		}
+	}
+	if ref == nil {
+		// No reference: the largest size any device cell measured.
+		for k, pts := range ds.series {
+			if k.Kernel == s.Kernel && !ds.isHost(k.Toolchain) && len(pts) > 0 && pts[len(pts)-1].Size > t.Size {
+				t.Size = pts[len(pts)-1].Size
+			}
+		}
+	}
+	type groupKey struct{ tc, id string }
+	groups := map[groupKey]*tableRow{}
+	trials := map[groupKey][][]float64{}
+	var order []groupKey
+	keys := make([]seriesKey, 0)
+	for k := range ds.series {
+		if k.Kernel == s.Kernel && !ds.isHost(k.Toolchain) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Toolchain != keys[j].Toolchain {
+			return keys[i].Toolchain < keys[j].Toolchain
+		}
+		return keys[i].Variant < keys[j].Variant
+	})
+	var refGroup groupKey
+	for _, k := range keys {
+		p, ok := pointAt(ds.series[k], t.Size)
+		if !ok {
+			continue
+		}
+		g := groupKey{k.Toolchain, "cell " + k.Variant}
+		if h := ds.hash[cellOf(k)]; h != "" {
+			g.id = "code " + h
+		}
+		if ref != nil && k == *ref {
+			refGroup = g
+		}
+		row := groups[g]
+		if row == nil {
+			row = &tableRow{Toolchain: k.Toolchain, P: p}
+			groups[g] = row
+			order = append(order, g)
+		}
+		row.Variants = append(row.Variants, k.Variant)
+		trials[g] = append(trials[g], p.M.Trials...)
+	}
+	if len(order) == 0 {
+		t.Note = fmt.Sprintf("no verified %s results on device toolchains", s.Kernel)
+		return t
+	}
+	for _, g := range order {
+		row := groups[g]
+		if len(row.Variants) > 1 {
+			// One device code: its cells' trials are trials of one measurement.
+			p := row.P
+			p.M = stats.Measure(fmt.Sprintf("%s.%s@%d", s.Kernel, strings.Join(row.Variants, "="), t.Size), trials[g])
+			p.MedianS = p.M.Median
+			p.GBps, p.Lo, p.Hi = p.Bytes/p.M.Median/1e9, p.Bytes/p.M.Hi/1e9, p.Bytes/p.M.Lo/1e9
+			row.P = p
+		}
+		sort.Strings(row.Variants)
+		if roof := ds.copyGBps[row.Toolchain]; roof > 0 {
+			row.Roof = row.P.GBps / roof
+		}
+	}
+	if ref != nil {
+		rp := groups[refGroup].P
+		t.Ref = strings.Join(groups[refGroup].Variants, " = ") + "@" + ref.Toolchain
+		for _, g := range order {
+			row := groups[g]
+			boot := stats.Ratio(row.P.gbpsBoot(), rp.gbpsBoot())
+			lo, hi := stats.Interval(boot)
+			row.Ref = &Ratio{Value: row.P.GBps / rp.GBps, Lo: lo, Hi: hi}
+		}
+	}
+	for _, g := range order {
+		t.Rows = append(t.Rows, *groups[g])
+	}
+	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].P.GBps > t.Rows[j].P.GBps })
+	// One line per roofline value, naming its toolchains.
+	byRoof := map[string][]string{}
+	var roofs []string
+	for _, r := range t.Rows {
+		roof := ds.copyGBps[r.Toolchain]
+		if roof <= 0 {
+			continue
+		}
+		text := fmt.Sprintf("%s %.0f GB/s", ds.roofOp[r.Toolchain], roof)
+		if byRoof[text] == nil {
+			roofs = append(roofs, text)
+		}
+		if !slices.Contains(byRoof[text], r.Toolchain) {
+			byRoof[text] = append(byRoof[text], r.Toolchain)
+		}
+	}
+	sort.Strings(roofs)
+	for _, text := range roofs {
+		tcs := byRoof[text]
+		sort.Strings(tcs)
+		t.Roofs = append(t.Roofs, fmt.Sprintf("%s (%s)", text, strings.Join(tcs, ", ")))
+	}
+	return t
+}
+
+func pointAt(pts []point, size int64) (point, bool) {
+	for _, p := range pts {
+		if p.Size == size {
+			return p, true
+		}
+	}
+	return point{}, false
+}
+
+// TablesMarkdown renders the tables of a run (without a title: the results
+// log includes it as is).
+func tablesMarkdown(tables []table) []byte {
+	var b bytes.Buffer
+	b.WriteString("GB/s are the papers' byte count over the median time, with the 95% bootstrap\n")
+	b.WriteString("interval; \"min GB/s\" counts the kernel's minimum memory traffic instead (– where\n")
+	b.WriteString("the run did not record it). Cells of one toolchain whose device code is identical\n")
+	b.WriteString("share a row (\"a = b\"): they are one measurement, not ranked. CV is the coefficient\n")
+	b.WriteString("of variation of the repetition times; \"noisy\" marks CV above 10%.\n")
+	for _, t := range tables {
+		fmt.Fprintf(&b, "\n### %s at size %d\n\n", strings.ToUpper(t.Spec.Kernel), t.Size)
+		if t.Note != "" {
+			fmt.Fprintf(&b, "No table: %s.\n", t.Note)
+			continue
+		}
+		ref := "/ reference"
+		if t.Ref != "" {
+			ref = "/ " + t.Ref
+		}
+		if len(t.Roofs) > 0 {
+			fmt.Fprintf(&b, "Roofline (the device's best bandwidth in this run): %s.\n\n", strings.Join(t.Roofs, "; "))
+		}
+		fmt.Fprintf(&b, "| variant | toolchain | GB/s | 95%% interval | min GB/s | %s | / roofline | CV | trials × reps |\n", ref)
+		b.WriteString("|---|---|---:|---|---:|---|---:|---:|---|\n")
+		for _, r := range t.Rows {
+			min := "–"
+			if g := r.P.GBpsMin(); g > 0 {
+				min = fmt.Sprintf("%.0f", g)
+			}
+			ratio := "–"
+			if r.Ref != nil {
+				ratio = fmt.Sprintf("%.2f [%.2f, %.2f]", r.Ref.Value, r.Ref.Lo, r.Ref.Hi)
+			}
+			roof := "–"
+			if r.Roof > 0 {
+				roof = fmt.Sprintf("%.2f", r.Roof)
+			}
+			cv := fmt.Sprintf("%.1f%%", 100*r.P.M.CV)
+			if r.P.M.Noisy() {
+				cv += " noisy"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.0f | [%.0f, %.0f] | %s | %s | %s | %s | %s |\n",
+				strings.Join(r.Variants, " = "), r.Toolchain, r.P.GBps, r.P.Lo, r.P.Hi, min, ratio, roof, cv, trialsReps(r.P.M))
+		}
+	}
+	return b.Bytes()
+}
+
+// trialsReps is "3 × 10", or "3 × 8–10" when trials differ.
+func trialsReps(m *stats.Measurement) string {
+	lo, hi := math.MaxInt, 0
+	for _, t := range m.Trials {
+		lo, hi = min(lo, len(t)), max(hi, len(t))
+	}
+	if lo == hi {
+		return fmt.Sprintf("%d × %d", len(m.Trials), lo)
+	}
+	return fmt.Sprintf("%d × %d–%d", len(m.Trials), lo, hi)
+}
