@@ -21,7 +21,8 @@ import (
 )
 
 // Hooks are the templates a backend defines, one per pattern, plus its prologue.
-var Hooks = []string{"prologue", "range_for", "range_reduce", "team", "team_thread_for", "thread_vector_reduce"}
+var Hooks = []string{"prologue", "range_for", "range_reduce", "team", "team_thread_for", "thread_vector_reduce",
+	"sequence", "indexset_for"}
 
 // Backend is a folder of partials under templates/backends.
 type Backend struct {

@@ -213,8 +213,9 @@ func (f *Func) Lowered() (string, error) {
 type Node struct {
 	*spec.Node
 	Fn    *Func
-	Depth int // 0 at the top
-	f     *Func
+	Depth  int   // 0 at the top
+	Parent *Node // nil at the top
+	f      *Func
 }
 
 func (f *Func) node(n *spec.Node, depth int) *Node { return &Node{Node: n, Fn: f, Depth: depth, f: f} }
@@ -236,7 +237,9 @@ func (n *Node) Render() (string, error) {
 func (n *Node) Body() (string, error) {
 	var parts []string
 	for _, c := range n.Node.Body {
-		s, err := n.f.node(c, n.Depth+1).Render()
+		child := n.f.node(c, n.Depth+1)
+		child.Parent = n
+		s, err := child.Render()
 		if err != nil {
 			return "", err
 		}

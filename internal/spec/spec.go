@@ -80,6 +80,7 @@ type Node struct {
 	League   string // team
 	TeamSize string
 	Vector   string
+	Seq      Sequence // sequence and indexset_for (sequence.go)
 	Body     []*Node
 	Pos      diag.Pos
 }
@@ -92,6 +93,8 @@ var Patterns = map[string]string{
 	"team":                 "top",
 	"team_thread_for":      "team",
 	"thread_vector_reduce": "team_thread_for",
+	"sequence":             "top",
+	"indexset_for":         "sequence",
 }
 
 // IsArray reports whether the argument is an array.
@@ -365,11 +368,14 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 		d.Add(key, "unknown pattern %q (known: %s)", node.Kind, strings.Join(kindNames(), ", "))
 		return nil
 	}
-	if allowedIn != "anywhere" && allowedIn != where {
+	if allowedIn != "anywhere" && allowedIn != where && !inSequence(node.Kind, where) {
 		d.Add(key, "%s cannot appear in %s (only in %s)", node.Kind, where, allowedIn)
 	}
 	if node.Kind == "code" {
 		node.Code = d.String(val, "code")
+		return node
+	}
+	if parseSequenceNode(d, val, node) {
 		return node
 	}
 	f := d.Fields(val, node.Kind, "index", "begin", "end", "acc", "body", "league", "team_size", "vector")
