@@ -27,6 +27,7 @@ double dot(const int64_t n, const double* x, const double* y) {
 namespace dev {
 
 double dot_kernel(const int64_t n, const double* x, const double* y) {
+  #pragma omp taskwait
   double sum = 0;
   #pragma omp target teams distribute parallel for schedule(static, 1) reduction(+ : sum) is_device_ptr(x, y) map(tofrom : sum)
   for (int64_t i = 0; i < n; ++i) {

@@ -1,5 +1,7 @@
 package render
 
+import "github.com/portmatrix/portmatrix/internal/spec"
+
 // Helpers the LCALS hooks (sequence, indexset_for) and the loops inside a
 // sequence use; see internal/spec/sequence.go.
 
@@ -20,3 +22,15 @@ func (n *Node) Knob(name string) string { return n.f.p.Variant.Knob(name) }
 
 // Knob is the value of the variant's knob name, for the prologue.
 func (p *Program) Knob(name string) string { return p.Variant.Knob(name) }
+
+// EndsInReduce reports whether the node is a sequence that ends in a
+// range_reduce; Reduction is that loop's accumulator.
+func (n *Node) EndsInReduce() bool { return spec.EndsInReduce(n.Node) }
+
+// Acc of a sequence that ends in a reduction: the accumulator it returns.
+func (n *Node) ReduceAcc() string {
+	if !n.EndsInReduce() {
+		return ""
+	}
+	return n.Node.Body[len(n.Node.Body)-1].Acc
+}

@@ -25,7 +25,14 @@ type Sequence struct {
 }
 
 // sequenceChildren are the patterns a sequence may hold.
-var sequenceChildren = map[string]bool{"code": true, "range_for": true, "indexset_for": true}
+// A range_reduce may end a sequence: the kernel returns its sum.
+var sequenceChildren = map[string]bool{"code": true, "range_for": true, "indexset_for": true, "range_reduce": true}
+
+// EndsInReduce reports whether n is a sequence whose last pattern is a
+// range_reduce (the kernel returns that sum).
+func EndsInReduce(n *Node) bool {
+	return n != nil && n.Kind == "sequence" && len(n.Body) > 0 && n.Body[len(n.Body)-1].Kind == "range_reduce"
+}
 
 // inSequence reports whether kind, a top-level pattern, may appear in where
 // because where is a sequence: its loops are top-level loops run in order.
@@ -52,7 +59,11 @@ func parseSequenceNode(d diag.Decoder, val *yaml.Node, node *Node) bool {
 		for i, c := range node.Body {
 			switch {
 			case !sequenceChildren[c.Kind]:
-				d.Add(f["body"].Content[i], "%s cannot appear in a sequence (only code, range_for, indexset_for)", c.Kind)
+				d.Add(f["body"].Content[i], "%s cannot appear in a sequence (only code, range_for, indexset_for, range_reduce)", c.Kind)
+			case c.Kind == "range_reduce" && i != len(node.Body)-1:
+				d.Add(f["body"].Content[i], "a range_reduce can only end a sequence (the kernel returns its sum)")
+			case c.Kind == "range_reduce" && node.Seq.Nowait:
+				d.Add(f["body"].Content[i], "a nowait sequence cannot end in a range_reduce")
 			case c.Kind != "code":
 				loops++
 			}

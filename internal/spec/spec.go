@@ -219,7 +219,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 }
 
 func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
-	reduces := k.Pattern.Kind == "range_reduce"
+	reduces := k.Pattern.Kind == "range_reduce" || EndsInReduce(k.Pattern)
 	switch {
 	case reduces && k.Result == "":
 		d.Add(f["@pattern"], "range_reduce returns its sum: add result: double")
