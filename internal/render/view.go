@@ -212,7 +212,7 @@ func (f *Func) Lowered() (string, error) {
 // Node is one pattern node as a hook sees it.
 type Node struct {
 	*spec.Node
-	Fn    *Func
+	Fn     *Func
 	Depth  int   // 0 at the top
 	Parent *Node // nil at the top
 	f      *Func
