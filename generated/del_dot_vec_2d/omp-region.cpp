@@ -2,6 +2,7 @@
 //
 // del_dot_vec_2d: LCALS DEL_DOT_VEC_2D, divergence over the real zones (an index set)
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

@@ -2,6 +2,7 @@
 //
 // diff_predict: LCALS DIFF_PREDICT (Livermore loop 10)
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

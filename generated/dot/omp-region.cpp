@@ -2,6 +2,7 @@
 //
 // dot: sum over i of x[i]*y[i]
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

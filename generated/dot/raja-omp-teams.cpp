@@ -27,9 +27,10 @@ double dot(const int64_t n, const double* x, const double* y) {
 namespace dev {
 
 double dot_kernel(const int64_t n, const double* x, const double* y) {
-  return praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i, double& sum) {
+  const double sum = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i, double& sum) {
     sum += x[i] * y[i];
   });
+  return sum;
 }
 
 double dot(const int64_t n, const double* x, const double* y) {

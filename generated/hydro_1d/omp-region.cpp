@@ -2,6 +2,7 @@
 //
 // hydro_1d: LCALS HYDRO_1D (Livermore loop 1)
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

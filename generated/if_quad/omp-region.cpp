@@ -2,6 +2,7 @@
 //
 // if_quad: LCALS IF_QUAD, real roots of a x^2 + b x + c
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

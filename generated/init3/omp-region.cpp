@@ -2,6 +2,7 @@
 //
 // init3: LCALS INIT3, three outputs set to -in1 - in2
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

@@ -2,6 +2,7 @@
 //
 // inner_prod: LCALS INNER_PROD (Livermore loop 3)
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

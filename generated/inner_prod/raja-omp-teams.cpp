@@ -27,9 +27,10 @@ double inner_prod(const int64_t n, const double* x, const double* z) {
 namespace dev {
 
 double inner_prod_kernel(const int64_t n, const double* x, const double* z) {
-  return praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k, double& q) {
+  const double q = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k, double& q) {
     q += z[k] * x[k];
   });
+  return q;
 }
 
 double inner_prod(const int64_t n, const double* x, const double* z) {

@@ -2,6 +2,7 @@
 //
 // muladdsub: LCALS MULADDSUB, product, sum and difference of two arrays
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

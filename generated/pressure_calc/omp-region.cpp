@@ -2,6 +2,7 @@
 //
 // pressure_calc: LCALS PRESSURE_CALC, two loops in one parallel region (for nowait)
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

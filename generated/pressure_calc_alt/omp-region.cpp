@@ -2,6 +2,7 @@
 //
 // pressure_calc_alt: LCALS PRESSURE_CALC_ALT, the same two loops, each its own parallel loop
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

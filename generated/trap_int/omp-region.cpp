@@ -2,6 +2,7 @@
 //
 // trap_int: LCALS TRAP_INT, a sum over n points of a function of x
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

@@ -32,11 +32,12 @@ namespace dev {
 
 double trap_int_kernel(const int64_t n, const double x0, const double xn, const double xp, const double y, const double yp) {
   const double h = (xn - x0) / n;
-  return praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i, double& sumx) {
+  const double sumx = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i, double& sumx) {
     const double x = x0 + i * h;
     const double dx = x - xp, dy = y - yp;
     sumx += h / sqrt(dx * dx + dy * dy);
   });
+  return sumx;
 }
 
 double trap_int(const int64_t n, const double x0, const double xn, const double xp, const double y, const double yp) {

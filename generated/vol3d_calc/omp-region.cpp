@@ -2,6 +2,7 @@
 //
 // vol3d_calc: LCALS VOL3D_CALC, zone volumes of a 3-D structured mesh
 // omp-region: pure OpenMP, every loop of a kernel in one target region, a parallel for each (003, Fig. 3)
+// knob data: device
 #include <cmath>
 #include <cstdint>
 

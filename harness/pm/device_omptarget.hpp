@@ -1,10 +1,12 @@
 // portmatrix harness: an OpenMP target device. Falls back to the initial
 // (host) device when the program was built without offload or finds no GPU.
 // Timing: omp_get_wtime after a taskwait, around synchronous target regions.
+// PM_HOST_DATA 1: arrays live on the host and the kernel maps them.
 #pragma once
 #include <omp.h>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace pm {
 namespace device {
@@ -19,6 +21,21 @@ inline const char* name() {
   const char* env = std::getenv("PM_DEVICE_NAME");
   return env && *env ? env : "OpenMP target device";
 }
+#if PM_HOST_DATA
+// Host-resident arrays: the kernel maps them itself, with map clauses on its
+// target region (003 Fig. 3) or target enter/exit data around its loops (Fig.
+// 5), so every call moves its data. Restoring and poisoning stay on the host.
+inline void* alloc(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return nullptr;
+  return p;
+}
+inline void release(void* p) { std::free(p); }
+inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
+#else
 inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
 inline void release(void* p) { omp_target_free(p, id()); }
 inline void to_device(void* dst, const void* src, size_t bytes) {
@@ -42,6 +59,7 @@ inline void poison(void* p, size_t bytes) {
 #pragma omp target teams distribute parallel for is_device_ptr(w) device(dev)
   for (int64_t i = 0; i < words; ++i) w[i] = ~uint64_t(0);
 }
+#endif
 inline void sync() {
 #pragma omp taskwait
 }

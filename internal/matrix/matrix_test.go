@@ -23,7 +23,7 @@ func TestVariantIDs(t *testing.T) {
 	assert.Equal(t, []string{"serial", "omp-host", "kk-omp-a", "kk-omp-a-wo-num-teams", "kk-omp-b", "kk-omp-b-wo-num-teams",
 		"omp-raw", "omp-lambda", "omp-class", "kk-cuda-3lvl", "kk-cuda-2lvl", "kk-ompx", "kk-ompx-shfl", "kk-ompx-opt",
 		"direct-ompx",
-		"omp-region", "raja-omp-block", "raja-omp-teams", "raja-omp-split", "raja-omp-async",
+		"omp-region", "omp-region-map", "raja-omp-block", "raja-omp-teams", "raja-omp-split", "raja-omp-async", "raja-omp-map",
 		"raja-raw-block", "raja-raw-teams", "raja-raw-split", "raja-raw-async", "raja-host-seq", "raja-host-omp", "raja-cuda"}, ids)
 	for _, v := range Variants(ss) {
 		switch v.ID {

@@ -57,15 +57,15 @@ func parseSequenceNode(d diag.Decoder, val *yaml.Node, node *Node) bool {
 		node.Body = parseBody(d, f["body"], node)
 		loops := 0
 		for i, c := range node.Body {
+			// Other kinds are rejected where they are parsed (inSequence).
+			if c.Kind != "code" {
+				loops++
+			}
 			switch {
-			case !sequenceChildren[c.Kind]:
-				d.Add(f["body"].Content[i], "%s cannot appear in a sequence (only code, range_for, indexset_for, range_reduce)", c.Kind)
 			case c.Kind == "range_reduce" && i != len(node.Body)-1:
 				d.Add(f["body"].Content[i], "a range_reduce can only end a sequence (the kernel returns its sum)")
 			case c.Kind == "range_reduce" && node.Seq.Nowait:
 				d.Add(f["body"].Content[i], "a nowait sequence cannot end in a range_reduce")
-			case c.Kind != "code":
-				loops++
 			}
 		}
 		if loops == 0 {
