@@ -2,11 +2,13 @@
 // (host) device when the program was built without offload or finds no GPU;
 // the fallback then follows the host's rules (cache flush, STREAM loops).
 // Timing: omp_get_wtime after a taskwait, around synchronous target regions.
+// PM_HOST_DATA 1: arrays live on the host and the kernel maps them.
 #pragma once
 #include <omp.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "host_cache.hpp"
 
@@ -25,6 +27,21 @@ inline const char* name() {
   const char* env = std::getenv("PM_DEVICE_NAME");
   return env && *env ? env : "OpenMP target device";
 }
+#if PM_HOST_DATA
+// Host-resident arrays: the kernel maps them itself, with map clauses on its
+// target region (003 Fig. 3) or target enter/exit data around its loops (Fig.
+// 5), so every call moves its data. Restoring and poisoning stay on the host.
+inline void* alloc(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return nullptr;
+  return p;
+}
+inline void release(void* p) { std::free(p); }
+inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
+#else
 inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
 inline void release(void* p) { omp_target_free(p, id()); }
 inline void* host_alloc(size_t bytes) { return std::malloc(bytes); }
@@ -50,6 +67,7 @@ inline void poison(void* p, size_t bytes) {
 #pragma omp target teams distribute parallel for is_device_ptr(w) device(dev)
   for (int64_t i = 0; i < words; ++i) w[i] = ~uint64_t(0);
 }
+#endif
 inline void sync() {
 #pragma omp taskwait
 }

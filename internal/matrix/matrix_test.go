@@ -22,7 +22,9 @@ func TestVariantIDs(t *testing.T) {
 	}
 	assert.Equal(t, []string{"serial", "omp-host", "kk-omp-a", "kk-omp-a-wo-num-teams", "kk-omp-b", "kk-omp-b-wo-num-teams",
 		"omp-raw", "omp-lambda", "omp-class", "kk-cuda-3lvl", "kk-cuda-2lvl", "kk-ompx", "kk-ompx-shfl", "kk-ompx-opt",
-		"kk-ompx-warp", "direct-ompx", "direct-ompx-warp"}, ids)
+		"kk-ompx-warp", "direct-ompx", "direct-ompx-warp",
+		"omp-region", "omp-region-map", "raja-omp-block", "raja-omp-teams", "raja-omp-split", "raja-omp-async", "raja-omp-map",
+		"raja-raw-block", "raja-raw-teams", "raja-raw-split", "raja-raw-async", "raja-host-seq", "raja-host-omp", "raja-cuda"}, ids)
 	for _, v := range Variants(ss) {
 		switch v.ID {
 		case "kk-cuda-2lvl":

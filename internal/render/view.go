@@ -229,7 +229,8 @@ func (f *Func) Lowered() (string, error) {
 type Node struct {
 	*spec.Node
 	Fn     *Func
-	Depth  int // 0 at the top
+	Depth  int   // 0 at the top
+	Parent *Node // nil at the top
 	f      *Func
 	parent string // the enclosing pattern's kind ("" at the top)
 	prefix string // lines that open the body (a flattened loop's indices)
@@ -263,7 +264,9 @@ func (n *Node) Body() (string, error) {
 		parts = append(parts, n.prefix)
 	}
 	for _, c := range n.Node.Body {
-		s, err := n.f.node(c, n.Depth+1, n.Kind).Render()
+		child := n.f.node(c, n.Depth+1, n.Kind)
+		child.Parent = n
+		s, err := child.Render()
 		if err != nil {
 			return "", err
 		}

@@ -85,6 +85,7 @@ type Node struct {
 	League   string // team
 	TeamSize string
 	Vector   string
+	Seq      Sequence // sequence and indexset_for (sequence.go)
 	Body     []*Node
 	Pos      diag.Pos
 	// Multi-dimensional loops (team.go): one index, begin and end per dimension.
@@ -101,6 +102,8 @@ var Patterns = map[string]string{
 	"team":                 "top",
 	"team_thread_for":      "team",
 	"thread_vector_reduce": "team_thread_for",
+	"sequence":             "top",
+	"indexset_for":         "sequence",
 }
 
 // IsArray reports whether the argument is an array.
@@ -230,7 +233,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 }
 
 func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
-	reduces := k.Pattern.Kind == "range_reduce"
+	reduces := k.Pattern.Kind == "range_reduce" || EndsInReduce(k.Pattern)
 	switch {
 	case reduces && k.Result == "":
 		d.Add(f["@pattern"], "range_reduce returns its sum: add result: double")
@@ -384,7 +387,7 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 		d.Add(key, "unknown pattern %q (known: %s)", node.Kind, strings.Join(kindNames(), ", "))
 		return nil
 	}
-	if !placed {
+	if !placed && !inSequence(node.Kind, where) {
 		d.Add(key, "%s cannot appear in %s (only in %s)", node.Kind, where, in)
 	}
 	if node.Kind == "code" {
@@ -392,6 +395,9 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 		return node
 	}
 	if node.Kind == "team_barrier" && val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+		return node
+	}
+	if parseSequenceNode(d, val, node) {
 		return node
 	}
 	f := d.Fields(val, node.Kind, nodeFields[node.Kind]...)
