@@ -75,7 +75,11 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 //	PM_REPS=5
 //	    timed repetitions per size (-reps)
 //	PM_WARMUP=1
-//	    warm-up runs per size (-warmup)
+//	    warm-up runs per size (0 allowed) (-warmup)
+//	PM_TRIALS=3
+//	    independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1) (-trials)
+//	PM_RESUME=1
+//	    continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise) (-resume)
 //	PM_JOBS=2
 //	    parallel builds (-jobs)
 //	PM_BUILD_DIR=build
