@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
 	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/signals"
 )
 
 var Default = All
@@ -108,6 +109,8 @@ func All(ctx context.Context) error { return stage(ctx, "all") }
 func Clean(ctx context.Context) error { return stage(ctx, "clean") }
 
 func stage(ctx context.Context, name string, args ...string) error {
+	ctx, stop := signals.Context(ctx) // SIGTERM too, and the death of mage.go
+	defer stop()
 	cfg, err := pipeline.FromEnv()
 	if err != nil {
 		return err

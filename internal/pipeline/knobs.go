@@ -24,9 +24,9 @@ type Config struct {
 	Sizes          Sizes    // explicit sizes, overriding the set
 	Reps           int
 	Warmup         int
-	WarmupSet      bool // Warmup was given (0 is a valid count)
-	Trials         int  // independent processes per (cell, size); 0: 3 with a GPU, else 1
-	Resume         bool // continue the run in Out instead of refusing it
+	WarmupSet      bool   // Warmup was given (0 is a valid count)
+	Trials         int    // independent processes per (cell, size); 0: 3 with a GPU, else 1
+	Resume         bool   // continue the run in Out instead of refusing it
 	Jobs           int    // parallel builds
 	Out            string // results folder (run, report, merge)
 	BuildDir       string

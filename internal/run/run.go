@@ -69,7 +69,9 @@ type Task struct {
 }
 
 // Unit is the task's (cell, size, trial).
-func (t Task) Unit() results.Unit { return results.Unit{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial} }
+func (t Task) Unit() results.Unit {
+	return results.Unit{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial}
+}
 
 // Tasks lists the measurements of jobs in the order they run: trial by
 // trial, each trial over every (cell, size), so that a drift of the machine
