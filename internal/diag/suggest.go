@@ -16,7 +16,10 @@ func Suggest(name string, known []string) string {
 		return ""
 	}
 	limit := 2
-	if len(name) <= 4 {
+	switch {
+	case len(name) <= 3 && !sameLetters(lower(name), lower(best)):
+		return "" // icc is not a typo of gcc
+	case len(name) <= 4:
 		limit = 1
 	}
 	if len(name) >= 10 {
@@ -71,4 +74,23 @@ func distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func sameLetters(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	count := map[rune]int{}
+	for _, r := range a {
+		count[r]++
+	}
+	for _, r := range b {
+		count[r]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }

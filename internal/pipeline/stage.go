@@ -19,6 +19,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -516,7 +517,7 @@ func checkManifestFilters(cfg Config, m *build.Manifest) error {
 		known = slices.Compact(known)
 		for _, a := range asked {
 			if !slices.Contains(known, a) {
-				errs = append(errs, fmt.Sprintf("unknown %s %q (built: %s)", what, a, strings.Join(known, ", ")))
+				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (built: %s)", knobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
 			}
 		}
 	}
