@@ -17,7 +17,7 @@ func Suggest(name string, known []string) string {
 	}
 	limit := 2
 	switch {
-	case len(name) <= 3 && !sameLetters(lower(name), lower(best)):
+	case len(name) <= 3 && !sameLetters(lower(name), lower(best)) && !subsequence(lower(name), lower(best)):
 		return "" // icc is not a typo of gcc
 	case len(name) <= 4:
 		limit = 1
@@ -93,4 +93,15 @@ func sameLetters(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// subsequence reports whether a is b with letters left out (lvm, llvm).
+func subsequence(a, b string) bool {
+	i := 0
+	for j := 0; j < len(b) && i < len(a); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
 }

@@ -269,8 +269,12 @@ func (p *Project) buildFailures(res []build.Result) error {
 		}
 		why := "no selected cell is on for it"
 		for _, t := range p.Toolchains {
-			if t.ID == id && !t.Found() {
+			switch {
+			case t.ID != id:
+			case !t.Found():
 				why = t.Missing
+			case len(skips[id]) == 0:
+				why = fmt.Sprintf("no selected variant is for it (family %s, devices %s)", t.Family, strings.Join(t.Devices, ", "))
 			}
 		}
 		if len(skips[id]) > 0 && why == "no selected cell is on for it" {
@@ -297,6 +301,10 @@ type buildInfo struct {
 // Build compiles every selected cell that is on and updates build/manifest.json.
 func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	t0 := time.Now()
+	// A manifest that does not read is reported before anything is built.
+	if _, err := build.ReadManifest(p.Cfg.BuildDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	cells := p.Cells()
 	res, err := build.Run(ctx, cells, build.Options{Root: p.Cfg.Root, Dir: p.Cfg.BuildDir, Jobs: p.Cfg.Jobs, Log: p.Cfg.Log})
 	if err != nil {
