@@ -588,6 +588,13 @@ func Report(cfg Config, dir string) error {
 		}
 		dir = latest
 	}
+	if run, err := results.ReadRun(dir); err == nil && run.Status() == results.StateInterrupted {
+		// A killed run may have left results.csv behind results.jsonl.
+		fmt.Fprintf(cfg.Log, "report: %s is an interrupted run (resume it with PM_RESUME=1)\n", dir)
+		if err := results.WriteCSV(dir); err != nil {
+			return err
+		}
+	}
 	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log}
 	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil {
 		v, err := results.LoadVocabulary(cfg.Root)
