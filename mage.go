@@ -7,6 +7,13 @@ import (
 	"os"
 
 	"github.com/magefile/mage/mage"
+
+	"github.com/portmatrix/portmatrix/internal/signals"
 )
 
-func main() { os.Exit(mage.Main()) }
+func main() {
+	// SIGINT or SIGTERM here, or the death of `go run` above, stops the
+	// pipeline below cleanly (internal/signals).
+	signals.Forward()
+	os.Exit(mage.Main())
+}

@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
 	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/signals"
 )
 
 var Default = All
@@ -75,7 +76,11 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 //	PM_REPS=5
 //	    timed repetitions per size (-reps)
 //	PM_WARMUP=1
-//	    warm-up runs per size (-warmup)
+//	    warm-up runs per size (0 allowed) (-warmup)
+//	PM_TRIALS=3
+//	    independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1) (-trials)
+//	PM_RESUME=1
+//	    continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise) (-resume)
 //	PM_JOBS=2
 //	    parallel builds (-jobs)
 //	PM_BUILD_DIR=build
@@ -106,6 +111,8 @@ func All(ctx context.Context) error { return stage(ctx, "all") }
 func Clean(ctx context.Context) error { return stage(ctx, "clean") }
 
 func stage(ctx context.Context, name string, args ...string) error {
+	ctx, stop := signals.Context(ctx) // SIGTERM too, and the death of mage.go
+	defer stop()
 	cfg, err := pipeline.FromEnv()
 	if err != nil {
 		return err

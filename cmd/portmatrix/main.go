@@ -9,12 +9,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
 	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/signals"
 )
 
 func main() {
@@ -24,7 +24,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)
 		os.Exit(2)
 	}
-	fs := flag.NewFlagSet("portmatrix", flag.ExitOnError)
+	fs := flag.NewFlagSet("portmatrix", flag.ContinueOnError)
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: portmatrix [flags] <stage> [args]\n\nstages:")
@@ -39,14 +39,24 @@ func main() {
 		fs.PrintDefaults()
 	}
 	pipeline.Flags(fs, &cfg)
-	fs.Parse(os.Args[1:])
+	fs.SetOutput(io.Discard) // errors are printed once, below, with the closest flag's name
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		fs.SetOutput(os.Stderr)
+		if err == flag.ErrHelp {
+			fs.Usage()
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "portmatrix:", pipeline.FlagError(err))
+		os.Exit(2)
+	}
+	fs.SetOutput(os.Stderr)
 	if fs.NArg() < 1 {
 		fs.Usage()
 		os.Exit(2)
 	}
 	cfg.Self, _ = os.Executable() // the workers a scheduler starts run this program
 	// SIGTERM too: scancel, a Slurm time limit and timeout(1) stop a run cleanly.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signals.Context(context.Background())
 	defer stop()
 	if err := pipeline.Stage(ctx, fs.Arg(0), cfg, fs.Args()[1:]...); err != nil {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 )
 
@@ -82,10 +83,21 @@ func Key(root string, c *matrix.Cell, cmd []string, harness []byte) (string, err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", c.Toolchain.Identity, strings.Join(cmd, "\x00"))
+	for _, k := range KeyEnv {
+		fmt.Fprintf(h, "%s=%s\x00", k, os.Getenv(k))
+	}
 	h.Write(src)
 	h.Write(harness)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// KeyEnv is the environment that can change what a compiler does, part of
+// every cache key (a failure is remembered under the same key): search
+// paths for headers, libraries and tools (clang finds ptxas on PATH), and
+// the compilers' own variables.
+var KeyEnv = []string{"PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "LD_LIBRARY_PATH",
+	"COMPILER_PATH", "GCC_EXEC_PREFIX", "CUDA_HOME", "CUDA_PATH", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+	"NVCC_CCBIN", "LIBOMPTARGET_DEVICE_ARCHITECTURES", "OMPI_CXX"}
 
 // HarnessHash reads every file under harness/ in order.
 func HarnessHash(root string) ([]byte, error) {
@@ -210,19 +222,19 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 	if err != nil {
 		logText += "\nerror: " + err.Error() + "\n"
 	}
-	if werr := os.WriteFile(r.Log, []byte(logText), 0o644); werr != nil && err == nil {
+	if werr := fsutil.WriteFile(r.Log, []byte(logText), 0o644); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
 		r.Status, r.Reason = Failed, failure(err, out, cctx)
 		if cctx.Err() == nil {
-			os.WriteFile(failStamp, []byte(key+"\n"+r.Reason), 0o644)
+			fsutil.WriteFile(failStamp, []byte(key+"\n"+r.Reason), 0o644)
 		}
 		return r
 	}
 	os.Remove(failStamp)
 	r.Status = Built
-	if err := os.WriteFile(stamp, []byte(key), 0o644); err != nil {
+	if err := fsutil.WriteFile(stamp, []byte(key), 0o644); err != nil {
 		r.Status, r.Reason = Failed, err.Error()
 	}
 	return r

@@ -2,10 +2,14 @@ package build
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -79,7 +83,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	m := &Manifest{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: corrupt build manifest (%v); remove it (or the build folder) to rebuild", ManifestFile(dir), err)
 	}
 	return m, nil
 }
@@ -88,8 +92,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 // old entries, others stay.
 func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results []Result) (*Manifest, error) {
 	m, err := ReadManifest(dir)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		m = &Manifest{}
+	case err != nil:
+		return nil, err // never replace a manifest that does not read
 	}
 	m.Commit, m.Dirty = commit, dirty
 	if m.Toolchains == nil {
@@ -122,7 +129,7 @@ func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return m, os.WriteFile(ManifestFile(dir), append(b, '\n'), 0o644)
+	return m, fsutil.WriteFile(ManifestFile(dir), append(b, '\n'), 0o644)
 }
 
 func entry(dir string, r Result) Entry {

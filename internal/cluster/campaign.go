@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
@@ -87,7 +88,7 @@ func (c Campaign) addSubmission(s Submission) error {
 	}
 	subs = append(subs, s)
 	b, _ := json.MarshalIndent(subs, "", "  ")
-	return os.WriteFile(c.path("submissions.json"), append(b, '\n'), 0o644)
+	return fsutil.WriteFile(c.path("submissions.json"), append(b, '\n'), 0o644)
 }
 
 // Shards lists the workers' folders in the order they were made: by

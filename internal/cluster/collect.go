@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -165,7 +166,7 @@ func stageShard(c Campaign, id string, done map[string]string, dst string) (Shar
 	for _, r := range recs {
 		switch {
 		case r.Kind == "kernel":
-			if !mine[work.Item{Cell: r.Cell, Size: r.Size}.Key()] {
+			if !mine[r.Unit().String()] {
 				continue
 			}
 			info.Kept++
@@ -177,12 +178,12 @@ func stageShard(c Campaign, id string, done map[string]string, dst string) (Shar
 		b, _ := json.Marshal(r)
 		lines = append(append(lines, b...), '\n')
 	}
-	if err := os.WriteFile(filepath.Join(dst, "results.jsonl"), lines, 0o644); err != nil {
+	if err := fsutil.WriteFile(filepath.Join(dst, "results.jsonl"), lines, 0o644); err != nil {
 		return info, nil, err
 	}
 	for _, f := range []string{"run.json", "build.csv"} {
 		if b, err := os.ReadFile(filepath.Join(src, f)); err == nil {
-			if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+			if err := fsutil.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
 				return info, nil, err
 			}
 		}
@@ -218,6 +219,6 @@ func copyDir(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		return fsutil.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
 }

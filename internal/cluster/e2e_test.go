@@ -79,7 +79,7 @@ func builtMatrix(t *testing.T) (root, bin string) {
 func matrixConfig(root string, log *bytes.Buffer) pipeline.Config {
 	return pipeline.Config{Root: root, Kernels: []string{"axpby", "dot"}, Toolchains: []string{"gcc-host"},
 		Variants: []string{"serial", "omp-host", "omp-raw", "kk-omp-b"},
-		Reps:     5, Warmup: 1, Timeout: 120, Log: log}
+		Reps:     5, Warmup: 1, Trials: 1, Timeout: 120, Log: log}
 }
 
 // checkCollected asserts that the campaign folder holds every planned item
@@ -95,7 +95,7 @@ func checkCollected(t *testing.T, dir string, plan []work.Item) []results.Record
 			continue
 		}
 		kernels = append(kernels, r)
-		key := work.Item{Cell: r.Cell, Size: r.Size}.Key()
+		key := r.Unit().String()
 		seen[key]++
 		assert.True(t, r.Verified, "%s: %s", key, r.Error)
 		assert.NotEmpty(t, r.Shard, key)
@@ -128,6 +128,7 @@ esac
 	var log bytes.Buffer
 	cfg := matrixConfig(root, &log)
 	cfg.Out = filepath.Join(t.TempDir(), "gpus")
+	cfg.Trials = 2 // items are (cell, size, trial)
 	t0 := time.Now()
 	sum, err := RunGPUs(context.Background(), cfg, nil, bin)
 	require.NoError(t, err, log.String())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
@@ -82,7 +83,7 @@ func Submit(ctx context.Context, cfg pipeline.Config, cc *Config, self string) (
 	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
 		return Submission{}, err
 	}
-	if err := os.WriteFile(file, []byte(script), 0o755); err != nil {
+	if err := fsutil.WriteFile(file, []byte(script), 0o755); err != nil {
 		return Submission{}, err
 	}
 	out, err := exec.CommandContext(ctx, "sbatch", "--parsable", file).Output()

@@ -29,6 +29,7 @@ type Strategy struct {
 	Tunables map[string]int64
 	Knobs    []Knob
 	Kernels  []string
+	KernelAt []diag.Pos          // where each of Kernels is written
 	Flags    map[string][]string // extra compiler flags by family
 	Pos      diag.Pos
 }
@@ -119,6 +120,11 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Tunables: tunables(d, sf["tunables"]), Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
+			for _, kn := range n.Content {
+				s.KernelAt = append(s.KernelAt, d.Pos(kn))
+			}
+		}
 		s.Flags = map[string][]string{}
 		for _, kv := range d.Pairs(sf["flags"], "flags") {
 			s.Flags[kv[0].Value] = d.Strings(kv[1], "flags of "+kv[0].Value)
@@ -134,7 +140,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 		}
 		seen[s.Name] = true
 		if !slices.Contains(toolchain.Devices, s.Device) {
-			d.Add(sf["device"], "unknown device %q (known: %s)", s.Device, strings.Join(toolchain.Devices, ", "))
+			d.Add(sf["device"], "unknown device %q (known: %s)%s", s.Device, strings.Join(toolchain.Devices, ", "), diag.DidYouMean(s.Device, toolchain.Devices))
 		}
 		capsKnown(d, sf["requires"], s.Requires, caps)
 		capsKnown(d, sf["optional"], s.Optional, caps)
@@ -143,7 +149,43 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 		}
 		out = append(out, s)
 	}
+	uniqueVariants(d, out)
 	return out, errs.Err()
+}
+
+// uniqueVariants reports a variant ID made by two strategies, at the later
+// strategy, naming both.
+func uniqueVariants(d diag.Decoder, strategies []*Strategy) {
+	by := map[string]*Strategy{}
+	for _, s := range strategies {
+		for _, v := range Variants([]*Strategy{s}) {
+			prev, dup := by[v.ID]
+			if dup && prev != s { // within one strategy, the suffix check reports it
+				d.Errs.Add(s.Pos, "variant %q of strategy %q is also a variant of strategy %q (%s): variant IDs must be unique", v.ID, s.Name, prev.Name, prev.Pos)
+			}
+			if !dup {
+				by[v.ID] = s
+			}
+		}
+	}
+}
+
+// CheckKernels reports a strategy's `kernels:` entry that names no kernel.
+func CheckKernels(strategies []*Strategy, kernels []string) error {
+	var errs diag.List
+	for _, s := range strategies {
+		for i, k := range s.Kernels {
+			if slices.Contains(kernels, k) {
+				continue
+			}
+			pos := s.Pos
+			if i < len(s.KernelAt) {
+				pos = s.KernelAt[i]
+			}
+			errs.Add(pos, "strategy %q names unknown kernel %q%s (known: %s)", s.Name, k, diag.DidYouMean(k, kernels), strings.Join(kernels, ", "))
+		}
+	}
+	return errs.Err()
 }
 
 func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
@@ -181,7 +223,7 @@ func tunables(d diag.Decoder, n *yaml.Node) map[string]int64 {
 func capsKnown(d diag.Decoder, n *yaml.Node, names []string, caps *toolchain.Table) {
 	for i, c := range names {
 		if caps != nil && !caps.Has(c) {
-			d.Add(n.Content[i], "unknown capability %q (see variants/capabilities.yaml)", c)
+			d.Add(n.Content[i], "unknown capability %q%s (see variants/capabilities.yaml)", c, diag.DidYouMean(c, caps.Names()))
 		}
 	}
 }

@@ -155,7 +155,9 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	_, err = Build(context.Background(), p)
 	require.NoError(t, err)
 	dir, err := Run(context.Background(), p.Cfg)
-	require.NoError(t, err)
+	var fails Failures
+	require.ErrorAs(t, err, &fails, "a measurement not verified fails the run, after it is written")
+	assert.Contains(t, err.Error(), "run: scale.serial.gcc-host size 100 trial 1: verification failed")
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)
 	require.Len(t, recs, 5) // the measurement, STREAM copy, triad and dot, the runtime's copy

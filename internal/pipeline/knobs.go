@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
 )
 
 // Config selects what a stage works on. Empty filters select everything.
@@ -23,6 +25,9 @@ type Config struct {
 	Sizes          Sizes    // explicit sizes, overriding the set
 	Reps           int
 	Warmup         int
+	WarmupSet      bool   // Warmup was given (0 is a valid count)
+	Trials         int    // independent processes per (cell, size); 0: 3 with a GPU, else 1
+	Resume         bool   // continue the run in Out instead of refusing it
 	Jobs           int    // parallel builds
 	Out            string // results folder (run, report, merge)
 	BuildDir       string
@@ -86,7 +91,18 @@ type Knob struct {
 }
 
 // boolFlags are the knobs whose flag takes no value (-gpu means -gpu=true).
-var boolFlags = map[string]bool{"gpu": true}
+var boolFlags = map[string]bool{"gpu": true, "resume": true}
+
+// boolValue reads 0/1/true/false, nothing else.
+func boolValue(v string) (bool, error) {
+	switch v {
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q: want 0, 1, true or false", v)
+}
 
 func list(v string) []string {
 	var out []string
@@ -126,21 +142,31 @@ var Knobs = []Knob{
 		return err
 	}},
 	{"PM_REPS", "reps", "5", "timed repetitions per size", positive(func(c *Config) *int { return &c.Reps })},
-	{"PM_WARMUP", "warmup", "1", "warm-up runs per size", positive(func(c *Config) *int { return &c.Warmup })},
+	{"PM_WARMUP", "warmup", "1", "warm-up runs per size (0 allowed)", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q: want a non-negative integer", v)
+		}
+		c.Warmup, c.WarmupSet = n, true
+		return nil
+	}},
+	{"PM_TRIALS", "trials", "3", "independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1)", positive(func(c *Config) *int { return &c.Trials })},
+	{"PM_RESUME", "resume", "1", "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)", func(c *Config, v string) error {
+		b, err := boolValue(v)
+		c.Resume = b
+		return err
+	}},
 	{"PM_JOBS", "jobs", "2", "parallel builds", positive(func(c *Config) *int { return &c.Jobs })},
 	{"PM_BUILD_DIR", "build-dir", "build", "build folder", str(func(c *Config) *string { return &c.BuildDir })},
 	{"PM_OUT", "out", "results/my-run", "results folder: written by run and merge, read by report (default: the newest)", str(func(c *Config) *string { return &c.Out })},
 	{"PM_TIMEOUT", "timeout", "300", "seconds one program may run", positive(func(c *Config) *int { return &c.Timeout })},
 	{"PM_GPU", "gpu", "1", "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)", func(c *Config, v string) error {
-		switch v {
-		case "1", "true":
-			c.GPU = "1"
-		case "0", "false":
-			c.GPU = "0"
-		default:
-			return fmt.Errorf("%q: want 0 or 1", v)
+		b, err := boolValue(v)
+		c.GPU = map[bool]string{true: "1", false: "0"}[b]
+		if err != nil {
+			c.GPU = ""
 		}
-		return nil
+		return err
 	}},
 	{"PM_COMMIT", "commit", "0123abc", "the source commit to record when the tree has no .git (a GPU host)", str(func(c *Config) *string { return &c.Commit })},
 	{"PM_COPY_BYTES", "copy-bytes", "1073741824", "bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host)", func(c *Config, v string) error {
@@ -181,21 +207,59 @@ func KnobHelp() string {
 	return b.String()
 }
 
-// FromEnv reads every knob from the environment (the magefile's way).
+// internalEnv are PM_ variables that are not knobs: set by the schedulers
+// for their workers, read by the harness, or by tests.
+var internalEnv = map[string]bool{"PM_WORKER": true, "PM_GPU_UUID": true, "PM_DEVICE_NAME": true,
+	"PM_SLURM_TEST": true, "PM_E2E": true, "PM_GPUS": true, "PM_RUN_LIMIT": true}
+
+// FromEnv reads every knob from the environment (the magefile's way). A PM_
+// variable that is no knob is an error, with the closest knob's name.
 func FromEnv() (Config, error) {
+	return fromEnv(os.Environ())
+}
+
+func fromEnv(environ []string) (Config, error) {
 	var cfg Config
 	var errs []string
+	env := map[string]string{}
+	var names []string
 	for _, k := range Knobs {
-		if v := strings.TrimSpace(os.Getenv(k.Env)); v != "" {
+		names = append(names, k.Env)
+	}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+		if strings.HasPrefix(k, "PM_") && !internalEnv[k] && !slices.Contains(names, k) {
+			errs = append(errs, fmt.Sprintf("%s: unknown knob%s (go run mage.go -h all lists them)", k, diag.DidYouMean(k, names)))
+		}
+	}
+	for _, k := range Knobs {
+		if v := strings.TrimSpace(env[k.Env]); v != "" {
 			if err := k.Set(&cfg, v); err != nil {
 				errs = append(errs, k.Env+": "+err.Error())
 			}
 		}
 	}
+	slices.Sort(errs)
 	if len(errs) > 0 {
 		return cfg, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return cfg, nil
+}
+
+// FlagError adds the closest flag's name to an unknown-flag error of the
+// flag package.
+func FlagError(err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	var names []string
+	for _, k := range Knobs {
+		names = append(names, k.Flag)
+	}
+	return fmt.Errorf("unknown flag -%s%s", name, diag.DidYouMean(name, names))
 }
 
 // Flags registers every knob as a flag of fs (the CLI's way).
@@ -226,7 +290,7 @@ func (c *Config) Defaults() {
 	if c.Reps == 0 {
 		c.Reps = 5
 	}
-	if c.Warmup == 0 {
+	if c.Warmup == 0 && !c.WarmupSet {
 		c.Warmup = 1
 	}
 	if c.Jobs == 0 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -66,6 +67,11 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	p.Variants = matrix.Variants(p.Strategies)
 	add(p.checkFilters())
+	var kernelNames []string
+	for _, k := range p.Kernels {
+		kernelNames = append(kernelNames, k.Name)
+	}
+	add(matrix.CheckKernels(p.Strategies, kernelNames))
 	add(p.Engine.CheckStrategies(p.Strategies))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -90,7 +96,7 @@ func (p *Project) checkFilters() error {
 	check := func(what string, asked []string, known []string) {
 		for _, a := range asked {
 			if !slices.Contains(known, a) {
-				errs = append(errs, fmt.Sprintf("unknown %s %q (known: %s)", what, a, strings.Join(known, ", ")))
+				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (known: %s)", knobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
 			}
 		}
 	}
@@ -113,7 +119,7 @@ func (p *Project) checkFilters() error {
 	check("variant", p.Cfg.Variants, vs)
 	check("toolchain", p.Cfg.Toolchains, ts)
 	if !slices.Contains(spec.SizeSets, p.Cfg.SizeSet) {
-		errs = append(errs, fmt.Sprintf("unknown size set %q (known: %s)", p.Cfg.SizeSet, strings.Join(spec.SizeSets, ", ")))
+		errs = append(errs, fmt.Sprintf("PM_SIZE_SET: unknown size set %q%s (known: %s)", p.Cfg.SizeSet, diag.DidYouMean(p.Cfg.SizeSet, spec.SizeSets), strings.Join(spec.SizeSets, ", ")))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -255,4 +261,19 @@ func reportRenderFailures(p *Project) {
 	for _, path := range slices.Sorted(maps.Keys(p.failed)) {
 		fmt.Fprintf(p.Cfg.Log, "  off %s: %s\n", path, p.failed[path])
 	}
+}
+
+// knobOf names the knob that selects what.
+func knobOf(what string) string {
+	switch what {
+	case "kernel":
+		return "PM_KERNELS"
+	case "variant":
+		return "PM_VARIANTS"
+	case "toolchain":
+		return "PM_TOOLCHAINS"
+	case "kernel (in sizes)":
+		return "PM_SIZES"
+	}
+	return what
 }

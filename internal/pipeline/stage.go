@@ -14,10 +14,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -59,8 +61,11 @@ var Stages = []StageDef{
 			if err != nil {
 				return err
 			}
-			_, err = Build(ctx, p)
-			return err
+			res, err := Build(ctx, p)
+			if err != nil {
+				return err
+			}
+			return p.buildFailures(res)
 		}},
 	{Name: "run", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Run runs every built cell this machine can run into a new results folder (PM_OUT).",
 		run: func(ctx context.Context, cfg Config) error { _, err := Run(ctx, cfg); return err }},
@@ -162,6 +167,12 @@ func callExtension(ctx context.Context, name, stage string, cfg Config) error {
 // Stage runs one named stage with cfg; args are its positional arguments.
 func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 	cfg.Defaults()
+	if (name == "run" || name == "all") && cfg.Scheduler == "" {
+		// Before anything is built: a bad PM_OUT is reported up front.
+		if err := cfg.checkOut(); err != nil {
+			return err
+		}
+	}
 	if cfg.Scheduler != "" && (name == "run" || name == "all") {
 		return callExtension(ctx, "schedule", name, cfg)
 	}
@@ -196,24 +207,85 @@ func (c *Config) gpu() bool {
 	return len(machine(*c).GPUs) > 0
 }
 
-// All generates, builds, runs and reports.
+// All generates, builds, runs and reports. A build failure outside the
+// known-failure list, nothing built for a selected toolchain, or a
+// measurement not verified makes it fail, after everything is written.
 func All(ctx context.Context, p *Project) error {
 	t0 := time.Now()
 	if err := Generate(p); err != nil {
 		return err
 	}
-	if _, err := Build(ctx, p); err != nil {
-		return err
-	}
-	dir, err := Run(ctx, p.Cfg)
+	res, err := Build(ctx, p)
 	if err != nil {
 		return err
+	}
+	buildErr := p.buildFailures(res)
+	dir, runErr := Run(ctx, p.Cfg)
+	if _, ok := runErr.(Failures); runErr != nil && !ok {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err := Report(p.Cfg, dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(p.Cfg.Log, "all: took %s; results in %s\n", time.Since(t0).Round(time.Millisecond), dir)
-	return nil
+	return join(buildErr, runErr)
+}
+
+// buildFailures is what a build did not do that was asked for: a failure
+// outside the known-failure list (variants/known-failures.yaml, matched by
+// cell and message), nothing built for a toolchain the selection names, or
+// nothing built at all.
+func (p *Project) buildFailures(res []build.Result) error {
+	known, err := build.LoadKnown(p.path(build.KnownFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "no such file") {
+		return err
+	}
+	var f Failures
+	ok := map[string]int{}
+	skips := map[string][]string{}
+	for _, r := range res {
+		tc := r.Cell.Toolchain.ID
+		switch {
+		case r.OK():
+			ok[tc]++
+		case r.Status == build.Failed:
+			if k := build.Match(known, r.Cell.ID, r.Reason); k != nil {
+				fmt.Fprintf(p.Cfg.Log, "  known failure %s (%s)\n", r.Cell.ID, k.Pos)
+				continue
+			}
+			f.Add("build", r.Cell.ID, r.Reason+" (log: "+r.Log+")")
+		case r.Status == build.Skipped:
+			if !slices.Contains(skips[tc], r.Reason) {
+				skips[tc] = append(skips[tc], r.Reason)
+			}
+		}
+	}
+	for _, id := range p.Cfg.Toolchains {
+		if ok[id] > 0 {
+			continue
+		}
+		why := "no selected cell is on for it"
+		for _, t := range p.Toolchains {
+			switch {
+			case t.ID != id:
+			case !t.Found():
+				why = t.Missing
+			case len(skips[id]) == 0:
+				why = fmt.Sprintf("no selected variant is for it (family %s, devices %s)", t.Family, strings.Join(t.Devices, ", "))
+			}
+		}
+		if len(skips[id]) > 0 && why == "no selected cell is on for it" {
+			why += ": " + strings.Join(skips[id], "; ")
+		}
+		f.Add("build", "toolchain "+id, "nothing built: "+why)
+	}
+	if len(p.Cfg.Toolchains) == 0 && len(ok) == 0 {
+		f.Add("build", "selection", "nothing built (doctor says why each cell is off)")
+	}
+	return f.Err()
 }
 
 // buildInfoFile is written by the build stage beside the manifest: what the
@@ -229,6 +301,10 @@ type buildInfo struct {
 // Build compiles every selected cell that is on and updates build/manifest.json.
 func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	t0 := time.Now()
+	// A manifest that does not read is reported before anything is built.
+	if _, err := build.ReadManifest(p.Cfg.BuildDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	cells := p.Cells()
 	res, err := build.Run(ctx, cells, build.Options{Root: p.Cfg.Root, Dir: p.Cfg.BuildDir, Jobs: p.Cfg.Jobs, Log: p.Cfg.Log})
 	if err != nil {
@@ -298,11 +374,53 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if dir == "" {
 		dir = filepath.Join(cfg.Root, "results", time.Now().UTC().Format("20060102-150405")+"-"+slug(mach.Machine.Hostname))
 	}
-	w, err := results.Create(dir)
-	if err != nil {
-		return "", err
-	}
 	started := time.Now().UTC()
+	var prev *results.Run
+	var w *results.Writer
+	if cfg.Resume && results.Exists(dir) {
+		r, err := results.ReadRun(dir)
+		if err != nil {
+			return dir, fmt.Errorf("PM_OUT: cannot resume %s: %w", dir, err)
+		}
+		if r.Status() == results.StateRunning {
+			return dir, fmt.Errorf("PM_OUT: %s is being written by process %d; not resumed", dir, r.PID)
+		}
+		prev = &r
+		if t, err := time.Parse(time.RFC3339, r.Started); err == nil {
+			started = t
+		}
+		w, err = results.Open(dir)
+		if err != nil {
+			return dir, err
+		}
+	} else {
+		if w, err = results.Create(dir); err != nil {
+			return dir, fmt.Errorf("PM_OUT: %w", err)
+		}
+	}
+	defer w.Close()
+	trials := cfg.Trials
+	if trials == 0 && prev != nil && prev.Trials > 0 {
+		trials = prev.Trials
+	}
+	if trials == 0 {
+		trials = 1
+		if gpu {
+			trials = 3
+		}
+	}
+	done, err := results.Finished(dir)
+	if err != nil {
+		return dir, err
+	}
+	haveCopy := map[string]bool{}
+	if recs, err := results.ReadJSONL(dir); err == nil {
+		for _, r := range recs {
+			if r.IsRoofline() {
+				haveCopy[r.Toolchain] = true
+			}
+		}
+	}
 	var jobs []run.Job
 	var rows []results.BuildRow
 	for _, e := range m.Cells {
@@ -337,9 +455,20 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if err := results.WriteBuildCSV(dir, rows); err != nil {
 		return dir, err
 	}
-	prov := func() results.Run { return provenance(cfg, m, info, mach, dir, started) }
-	// Provenance first, so that a run stopped midway still says what ran it.
-	if err := results.WriteRun(dir, prov()); err != nil {
+	prov := func(state string) results.Run {
+		r := provenance(cfg, m, info, mach, dir, started)
+		r.State, r.PID, r.Trials = state, os.Getpid(), trials
+		if prev != nil {
+			r.Resumed = append(prev.Resumed, time.Now().UTC().Format(time.RFC3339))
+		}
+		if state == results.StateRunning {
+			r.Finished = ""
+		}
+		return r
+	}
+	// Provenance first, so that a run stopped midway still says what ran it
+	// (and a reader sees "running" with no live process: interrupted).
+	if err := results.WriteRun(dir, prov(results.StateRunning)); err != nil {
 		return dir, err
 	}
 	fmt.Fprintf(cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
@@ -362,16 +491,25 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	}
 	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup,
 		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
-		Log: cfg.Log, Stamp: stamp}, w)
+		Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
 	closeErr := w.Close()
-	if err := results.WriteRun(dir, prov()); err != nil && runErr == nil {
+	state := results.StateFinished
+	if ctx.Err() != nil {
+		state = results.StateInterrupted
+	}
+	if err := results.WriteRun(dir, prov(state)); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr == nil {
 		runErr = closeErr
 	}
-	summarize(cfg, w.Records())
-	return dir, runErr
+	if state == results.StateInterrupted {
+		fmt.Fprintf(cfg.Log, "run: interrupted; resume with PM_RESUME=1 PM_OUT=%s (or -resume -out %s)\n", dir, dir)
+	}
+	if runErr != nil {
+		return dir, runErr
+	}
+	return dir, verifiedAll(cfg, dir)
 }
 
 // checkManifestFilters rejects names the manifest does not know.
@@ -390,7 +528,7 @@ func checkManifestFilters(cfg Config, m *build.Manifest) error {
 		known = slices.Compact(known)
 		for _, a := range asked {
 			if !slices.Contains(known, a) {
-				errs = append(errs, fmt.Sprintf("unknown %s %q (built: %s)", what, a, strings.Join(known, ", ")))
+				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (built: %s)", knobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
 			}
 		}
 	}
@@ -411,8 +549,15 @@ func checkManifestFilters(cfg Config, m *build.Manifest) error {
 	return nil
 }
 
-func summarize(cfg Config, recs []results.Record) {
-	ok, bad := 0, 0
+// verifiedAll prints how many measurements of the folder verified and
+// returns a Failures error listing those that did not.
+func verifiedAll(cfg Config, dir string) error {
+	recs, err := results.ReadJSONL(dir)
+	if err != nil {
+		return err
+	}
+	ok := 0
+	var f Failures
 	for _, r := range recs {
 		if r.Kind != results.KindKernel {
 			continue
@@ -421,10 +566,17 @@ func summarize(cfg Config, recs []results.Record) {
 			ok++
 			continue
 		}
-		bad++
-		fmt.Fprintf(cfg.Log, "  NOT VERIFIED %s size %d: %s\n", r.Cell, r.Size, r.Error)
+		why := r.Error
+		if why == "" {
+			why = "not verified"
+			if r.MaxRelErr != nil {
+				why = fmt.Sprintf("not verified: error %.3g > tolerance %.3g", *r.MaxRelErr, r.Tolerance)
+			}
+		}
+		f.Add("run", fmt.Sprintf("%s size %d trial %d", r.Cell, r.Size, r.Unit().Trial), why)
 	}
-	fmt.Fprintf(cfg.Log, "run: %d measurements verified, %d not\n", ok, bad)
+	fmt.Fprintf(cfg.Log, "run: %d measurements verified, %d not\n", ok, len(f))
+	return f.Err()
 }
 
 // Report turns a results folder (the newest under results/ when dir is "")
@@ -438,6 +590,13 @@ func Report(cfg Config, dir string) error {
 			return err
 		}
 		dir = latest
+	}
+	if run, err := results.ReadRun(dir); err == nil && run.Status() == results.StateInterrupted {
+		// A killed run may have left results.csv behind results.jsonl.
+		fmt.Fprintf(cfg.Log, "report: %s is an interrupted run (resume it with PM_RESUME=1)\n", dir)
+		if err := results.WriteCSV(dir); err != nil {
+			return err
+		}
 	}
 	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log,
 		ResultsLog: filepath.Join(cfg.Root, "docs", "gpu-results.md")}
@@ -531,4 +690,51 @@ func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, d
 	recs, _ := results.ReadJSONL(dir)
 	pr.Cells.CountRuns(recs)
 	return pr
+}
+
+// checkOut checks PM_OUT for a run: a folder that holds a run is refused
+// unless PM_RESUME asks to continue it; a file, or a place that cannot be
+// written, is refused.
+func (c *Config) checkOut() error {
+	if c.Resume && c.Out == "" {
+		return fmt.Errorf("PM_RESUME: needs PM_OUT (-out), the folder to resume")
+	}
+	if c.Out == "" {
+		return nil
+	}
+	st, err := os.Stat(c.Out)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("PM_OUT: %s is a file, not a results folder", c.Out)
+	case err == nil && results.Exists(c.Out) && !c.Resume:
+		r, rerr := results.ReadRun(c.Out)
+		state := "a run"
+		if rerr == nil {
+			state = "a " + r.Status() + " run"
+		}
+		return fmt.Errorf("PM_OUT: %s holds %s; results folders are never overwritten: resume it with PM_RESUME=1 (-resume) or choose another folder", c.Out, state)
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("PM_OUT: %w", err)
+	}
+	// The nearest existing ancestor must be a writable folder.
+	dir := filepath.Dir(filepath.Clean(c.Out))
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("PM_OUT: %s: %s is not a folder", c.Out, dir)
+			}
+			if syscall.Access(dir, 2) != nil { // W_OK
+				return fmt.Errorf("PM_OUT: %s: cannot create it in %s (not writable)", c.Out, dir)
+			}
+			return nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
+	}
 }

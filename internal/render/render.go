@@ -17,6 +17,7 @@ import (
 	"github.com/Masterminds/sprig/v3"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
@@ -282,7 +283,7 @@ func Write(root string, files map[string][]byte) (written, removed []string, err
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return written, removed, err
 		}
-		if err := os.WriteFile(full, files[p], 0o644); err != nil {
+		if err := fsutil.WriteFile(full, files[p], 0o644); err != nil {
 			return written, removed, err
 		}
 		written = append(written, p)

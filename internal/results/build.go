@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 )
 
 // BuildRow is one row of build.csv.
@@ -32,11 +33,8 @@ var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "
 func WriteBuildCSV(dir string, rows []BuildRow) error {
 	rows = append([]BuildRow(nil), rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cell < rows[j].Cell })
-	f, err := os.Create(filepath.Join(dir, BuildFile))
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	w.Write(BuildHeader)
 	for _, r := range rows {
 		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Toolchain, r.Status, r.Reason,
@@ -44,10 +42,9 @@ func WriteBuildCSV(dir string, rows []BuildRow) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return fsutil.WriteFile(filepath.Join(dir, BuildFile), buf.Bytes(), 0o644)
 }
 
 // ReadBuildCSV reads build.csv of dir; nil rows and no error when it is absent.

@@ -8,13 +8,17 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 )
 
 // File and folder names of a results folder (docs/results-format.md).
@@ -42,10 +46,39 @@ type Writer struct {
 	mu      sync.Mutex
 	jsonl   *os.File
 	records []Record
+	closed  bool
 }
 
 // Create makes dir (and dir/logs) and opens results.jsonl for appending.
+// It refuses a folder that holds a run already: use Open to resume one.
 func Create(dir string) (*Writer, error) {
+	if Exists(dir) {
+		return nil, fmt.Errorf("%s holds a run already; results folders are never overwritten (resume it with PM_RESUME=1 or -resume, or choose another folder)", dir)
+	}
+	return open(dir)
+}
+
+// Exists reports whether dir holds a run (run.json or results.jsonl).
+func Exists(dir string) bool {
+	for _, f := range []string{RunFile, JSONLFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Open opens dir for appending, creating it when it does not exist. A torn
+// last line of results.jsonl (a run killed while writing) is cut off first,
+// with a warning, so that what is appended starts on a line of its own.
+func Open(dir string) (*Writer, error) {
+	if err := repairTail(filepath.Join(dir, JSONLFile)); err != nil {
+		return nil, err
+	}
+	return open(dir)
+}
+
+func open(dir string) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, LogsDir, "run"), 0o755); err != nil {
 		return nil, err
 	}
@@ -55,6 +88,41 @@ func Create(dir string) (*Writer, error) {
 	}
 	return &Writer{Dir: dir, jsonl: f}, nil
 }
+
+// repairTail truncates file after its last newline when what follows it is
+// not a whole record.
+func repairTail(file string) error {
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(b) == 0 || b[len(b)-1] == '\n' {
+		return nil
+	}
+	cut := bytes.LastIndexByte(b, '\n') + 1
+	var r Record
+	if json.Unmarshal(b[cut:], &r) == nil {
+		// A whole record without its newline: keep it, end its line.
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write([]byte{'\n'})
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	line := bytes.Count(b[:cut], []byte{'\n'}) + 1
+	fmt.Fprintf(Warnings, "warning: %s:%d: torn last line (%d bytes) dropped; its measurement runs again\n", file, line, len(b)-cut)
+	return os.Truncate(file, int64(cut))
+}
+
+// Warnings receives what readers and writers skip (a torn last line).
+var Warnings io.Writer = os.Stderr
 
 // Add appends a record and syncs it to disk, so a later crash loses nothing.
 func (w *Writer) Add(r Record) error {
@@ -78,8 +146,15 @@ func (w *Writer) Records() []Record {
 	return append([]Record(nil), w.records...)
 }
 
-// Close writes results.csv from every record of results.jsonl.
+// Close writes results.csv from every record of results.jsonl; a second
+// Close does nothing.
 func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
 	err := w.jsonl.Close()
 	if cerr := WriteCSV(w.Dir); err == nil {
 		err = cerr
@@ -93,23 +168,26 @@ func WriteJSON(dir, name string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
+	return fsutil.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
 }
 
 // ReadJSONL reads results.jsonl. Every bad line is an error naming
-// file:line; the good ones are returned all the same. Each record's Source
-// is "results.jsonl:<line>".
+// file:line; the good ones are returned all the same. A bad last line
+// without its newline is a record torn by a killed run: it is skipped with a
+// warning naming file and line (to Warnings). Each record's Source is
+// "results.jsonl:<line>".
 func ReadJSONL(dir string) ([]Record, error) {
 	file := filepath.Join(dir, JSONLFile)
-	f, err := os.Open(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	torn := len(data) > 0 && data[len(data)-1] != '\n'
 	var out []Record
 	var errs diag.List
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), maxLineSize)
+	lines := bytes.Count(data, []byte{'\n'}) + 1
 	for line := 1; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
@@ -117,6 +195,10 @@ func ReadJSONL(dir string) ([]Record, error) {
 		}
 		var r Record
 		if err := json.Unmarshal(b, &r); err != nil {
+			if torn && line == lines {
+				fmt.Fprintf(Warnings, "warning: %s:%d: torn last line skipped (%v)\n", file, line, err)
+				continue
+			}
 			errs.Add(diag.Pos{File: file, Line: line}, "%v", err)
 			continue
 		}
@@ -146,11 +228,8 @@ func WriteCSV(dir string) error {
 			copyBW[r.Toolchain] = r.GBps
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, CSVFile))
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	w.Write(CSVHeader)
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range recs {
@@ -172,8 +251,7 @@ func WriteCSV(dir string) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return fsutil.WriteFile(filepath.Join(dir, CSVFile), buf.Bytes(), 0o644)
 }

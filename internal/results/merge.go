@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"sort"
+
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 )
 
 // Merge joins results folders of one machine (a GPU host runs the matrix in
@@ -107,7 +109,7 @@ func Merge(out string, dirs []string) error {
 	for _, id := range sortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])
 	}
-	if err := os.WriteFile(filepath.Join(out, JSONLFile), latestOnly(jsonl), 0o644); err != nil {
+	if err := fsutil.WriteFile(filepath.Join(out, JSONLFile), latestOnly(jsonl), 0o644); err != nil {
 		return err
 	}
 	var list []BuildRow
@@ -202,7 +204,7 @@ func latestOnly(jsonl []byte) []byte {
 		}
 		switch r.Kind {
 		case KindKernel:
-			keys[i] = fmt.Sprintf("%s@%d@%d", r.Cell, r.Size, r.Trial)
+			keys[i] = r.Unit().String() // each trial is kept
 		case KindCopy:
 			keys[i] = "copy@" + r.Toolchain
 		case KindStream:
@@ -231,7 +233,7 @@ func CopyFile(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(dst, b, 0o644)
+	return fsutil.WriteFile(dst, b, 0o644)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

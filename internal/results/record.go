@@ -2,6 +2,9 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"math"
 	"reflect"
 	"strings"
@@ -167,3 +170,43 @@ type CellSize struct {
 
 // Key returns the record's (cell, size).
 func (r Record) Key() CellSize { return CellSize{r.Cell, r.Size} }
+
+// Unit is what a run measures once: a cell at one size in one trial
+// (trials are numbered from 1; a record without one is trial 1).
+type Unit struct {
+	Cell  string `json:"cell"`
+	Size  int64  `json:"size"`
+	Trial int    `json:"trial"`
+}
+
+func (u Unit) String() string { return fmt.Sprintf("%s@%d#%d", u.Cell, u.Size, u.Trial) }
+
+// Unit returns the record's (cell, size, trial).
+func (r Record) Unit() Unit {
+	t := r.Trial
+	if t < 1 {
+		t = 1
+	}
+	return Unit{r.Cell, r.Size, t}
+}
+
+// Finished is the units a results folder holds a kernel record of (a
+// measurement or its error): what a resumed run, and a re-submitted
+// scheduled run, does not measure again. A folder without results.jsonl
+// has finished nothing.
+func Finished(dir string) (map[Unit]bool, error) {
+	recs, err := ReadJSONL(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[Unit]bool{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[Unit]bool{}
+	for _, r := range recs {
+		if r.Kind == KindKernel {
+			out[r.Unit()] = true
+		}
+	}
+	return out, nil
+}

@@ -1,6 +1,10 @@
 package results
 
 import (
+	"errors"
+	"os"
+	"syscall"
+
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/host"
 )
@@ -27,6 +31,13 @@ type Run struct {
 	Vocabulary  *Vocabulary       `json:"vocabulary,omitempty"`
 	MergedFrom  []string          `json:"merged_from,omitempty"`
 	Batches     []Batch           `json:"batches,omitempty"`
+	// State is "running" from the run's start, then "finished" or
+	// "interrupted"; a "running" folder whose process is gone was killed
+	// (Status says so). Older folders have none: finished.
+	State   string   `json:"state,omitempty"`
+	PID     int      `json:"pid,omitempty"`
+	Trials  int      `json:"trials,omitempty"`
+	Resumed []string `json:"resumed,omitempty"` // when each resumption started
 }
 
 // Batch is one folder a merged folder was made from: its own provenance.
@@ -38,6 +49,28 @@ type Batch struct {
 	BuildCommit string `json:"build_commit,omitempty"`
 	BuildDirty  bool   `json:"build_dirty,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
+}
+
+// Run states.
+const (
+	StateRunning     = "running"
+	StateFinished    = "finished"
+	StateInterrupted = "interrupted"
+)
+
+// Status is the run's state as a reader should take it: "running" only
+// while the process that wrote it is alive on this host, else "interrupted".
+func (r Run) Status() string {
+	switch r.State {
+	case "":
+		return StateFinished
+	case StateRunning:
+		if r.PID > 0 && r.Host.Hostname == hostname() && alive(r.PID) {
+			return StateRunning
+		}
+		return StateInterrupted
+	}
+	return r.State
 }
 
 // Host is the machine that ran (internal/host probes it).
@@ -152,4 +185,15 @@ func (v *Vocabulary) SizeLabel(kernel string) string {
 		}
 	}
 	return ""
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// alive reports whether a process pid exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

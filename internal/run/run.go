@@ -1,7 +1,8 @@
-// Package run executes built programs, one process per (cell, size), each
-// under a timeout, and appends every JSON line they print to the results as
-// soon as it arrives. A crash, a hang or garbage output becomes an error
-// record of that cell and size; the other measurements stay.
+// Package run executes built programs, one process per (cell, size, trial),
+// each under a timeout, and appends every JSON line they print to the
+// results as soon as it arrives. A crash, a hang or garbage output becomes an
+// error record of that cell, size and trial; the other measurements stay.
+// Trials run interleaved (trial 1 of every cell, then trial 2, ...).
 package run
 
 import (
@@ -26,10 +27,10 @@ import (
 
 // Options configure a run.
 type Options struct {
-	BuildDir string
-	Reps     int
-	Warmup   int
-	Timeout  time.Duration // per process
+	BuildDir  string
+	Reps      int
+	Warmup    int
+	Timeout   time.Duration // per process
 	// CopyBytes sizes the STREAM measurement (copy, triad, dot and the
 	// runtime's copy: --stream-bytes, two arrays' worth) of the first program
 	// of each toolchain; 0 skips it.
@@ -42,6 +43,14 @@ type Options struct {
 	Log        io.Writer
 	// Stamp is the provenance written into every record.
 	Stamp Stamp
+	// Trials is how many times each (cell, size) is measured (default 1).
+	Trials int
+	// Done holds the measurements a resumed folder has already.
+	Done map[results.Unit]bool
+	// HaveCopy names the toolchains whose copy bandwidth the folder has.
+	HaveCopy map[string]bool
+
+	trial int // of the task running
 }
 
 // Stamp is what the run knows of where a record comes from.
@@ -71,54 +80,107 @@ type Job struct {
 	Sizes []int64
 }
 
-// Cells runs jobs in order (one at a time: timings must not share the device).
+// Task is one measurement: one process running a cell at one size, in one
+// trial (numbered from 1).
+type Task struct {
+	Entry build.Entry
+	Size  int64
+	Trial int
+}
+
+// Unit is the task's (cell, size, trial).
+func (t Task) Unit() results.Unit {
+	return results.Unit{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial}
+}
+
+// Tasks lists the measurements of jobs in the order they run: trial by
+// trial, each trial over every (cell, size), so that a drift of the machine
+// hits every cell alike.
+func Tasks(jobs []Job, trials int) []Task {
+	var out []Task
+	for t := 1; t <= max(trials, 1); t++ {
+		for _, j := range jobs {
+			for _, s := range j.Sizes {
+				out = append(out, Task{Entry: j.Entry, Size: s, Trial: t})
+			}
+		}
+	}
+	return out
+}
+
+// Cells runs every trial of jobs (opt.Trials) in order, one process at a
+// time (timings must not share the device), skipping what opt.Done holds.
 func Cells(ctx context.Context, jobs []Job, opt Options, w *results.Writer) error {
 	if err := CheckFlush(opt.FlushL2); err != nil {
 		return err
 	}
-	total := 0
-	for _, j := range jobs {
-		total += len(j.Sizes)
+	return Run(ctx, Tasks(jobs, opt.Trials), opt, w)
+}
+
+// Run runs tasks in order, skipping those opt.Done holds. It stops when ctx
+// is cancelled; the task it was running then is not recorded (it runs again
+// on resume).
+func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) error {
+	var todo []Task
+	for _, t := range tasks {
+		if !opt.Done[t.Unit()] {
+			todo = append(todo, t)
+		}
+	}
+	if skipped := len(tasks) - len(todo); skipped > 0 && opt.Log != nil {
+		fmt.Fprintf(opt.Log, "run: %d of %d measurements finished before; %d to run\n", skipped, len(tasks), len(todo))
 	}
 	copied := map[string]bool{}
-	done := 0
+	for tc := range opt.HaveCopy {
+		copied[tc] = true
+	}
+	logs := map[string]*os.File{}
+	defer func() {
+		for _, f := range logs {
+			f.Close()
+		}
+	}()
 	start := time.Now()
-	for _, j := range jobs {
-		logPath := filepath.Join(w.Dir, "logs", "run", j.Entry.ID+".log")
-		// Appended: a worker runs a cell's sizes one call at a time.
-		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
+	for i, t := range todo {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		for _, size := range j.Sizes {
-			if ctx.Err() != nil {
-				logf.Close()
-				return ctx.Err()
-			}
-			var copyBytes int64
-			if !copied[j.Entry.Toolchain] && opt.CopyBytes != nil {
-				copyBytes = opt.CopyBytes(j.Entry.Target)
-				copied[j.Entry.Toolchain] = true
-			}
-			n, err := one(ctx, j.Entry, size, copyBytes, opt, w, logf)
-			done++
-			status := fmt.Sprintf("%d records", n)
+		logf := logs[t.Entry.ID]
+		if logf == nil {
+			// Appended: trials and resumed runs add to a cell's log.
+			var err error
+			logf, err = os.OpenFile(filepath.Join(w.Dir, "logs", "run", t.Entry.ID+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 			if err != nil {
-				status = err.Error()
+				return err
 			}
-			if opt.Log != nil {
-				fmt.Fprintf(opt.Log, "run [%d/%d %s] %s size %d: %s\n", done, total,
-					time.Since(start).Round(100*time.Millisecond), j.Entry.ID, size, status)
-			}
+			logs[t.Entry.ID] = logf
 		}
-		logf.Close()
+		var copyBytes int64
+		if !copied[t.Entry.Toolchain] && opt.CopyBytes != nil {
+			copyBytes = opt.CopyBytes(t.Entry.Target)
+			copied[t.Entry.Toolchain] = true
+		}
+		n, err := one(ctx, t, copyBytes, opt, w, logf)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		status := fmt.Sprintf("%d records", n)
+		if err != nil {
+			status = err.Error()
+		}
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "run [%d/%d %s] %s size %d trial %d: %s\n", i+1, len(todo),
+				time.Since(start).Round(100*time.Millisecond), t.Entry.ID, t.Size, t.Trial, status)
+		}
 	}
 	return nil
 }
 
 // one runs a program at one size and records what it printed; a failure is
 // recorded as an error record, and also returned for the progress line.
-func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
+func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
+	e, size := t.Entry, t.Size
+	opt.trial = t.Trial
 	bin := filepath.Join(opt.BuildDir, e.Binary)
 	args := []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
 		"--warmup", strconv.Itoa(opt.Warmup), "--cell", e.ID, "--toolchain", e.Toolchain}
@@ -131,6 +193,7 @@ func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options,
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, args...)
+	cmd.SysProcAttr = childAttr() // dies with the runner, even on SIGKILL
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
 	if e.Target != "host" && opt.DeviceName != "" {
 		cmd.Env = append(cmd.Env, "PM_DEVICE_NAME="+opt.DeviceName)
@@ -170,6 +233,8 @@ func one(ctx context.Context, e build.Entry, size, copyBytes int64, opt Options,
 	}
 	err = cmd.Wait()
 	switch {
+	case ctx.Err() != nil:
+		return n, ctx.Err() // stopped by the user: not a result of the cell
 	case cctx.Err() == context.DeadlineExceeded:
 		return n, record(w, e, size, opt, fmt.Sprintf("timed out after %s", opt.Timeout))
 	case err != nil:
@@ -207,6 +272,7 @@ func annotate(r *results.Record, e build.Entry, opt Options) {
 	r.Cell, r.Kernel, r.Variant, r.Strategy = e.ID, e.Kernel, e.Variant, e.Strategy
 	r.Toolchain, r.Target = e.Toolchain, e.Target
 	r.DeviceHash = e.DeviceHash
+	r.Trial = max(opt.trial, 1)
 	st := opt.Stamp
 	r.RunID, r.BatchID, r.Commit, r.Dirty = st.RunID, st.BatchID, st.Commit, st.Dirty
 	r.ToolchainVersion = st.ToolchainVersions[e.Toolchain]

@@ -460,11 +460,15 @@ func checkUses(kernels []*Kernel, errs *diag.List) {
 		}
 		byName[k.Name] = k
 	}
+	var names []string
+	for _, k := range kernels {
+		names = append(names, k.Name)
+	}
 	for _, k := range kernels {
 		for _, u := range k.Uses {
 			switch used, ok := byName[u]; {
 			case !ok:
-				errs.Add(k.Pos, "kernel %q uses unknown kernel %q", k.Name, u)
+				errs.Add(k.Pos, "kernel %q uses unknown kernel %q%s", k.Name, u, diag.DidYouMean(u, names))
 			case used.Pattern == nil:
 				errs.Add(k.Pos, "kernel %q uses %q, itself a composite; composites call pattern kernels only", k.Name, u)
 			}

@@ -103,6 +103,15 @@ type Table struct {
 	Breaks []Break
 }
 
+// Names lists the capabilities.
+func (t *Table) Names() []string {
+	var out []string
+	for _, c := range t.Caps {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
 // Has reports whether the table names a capability.
 func (tb *Table) Has(name string) bool {
 	for _, c := range tb.Caps {
@@ -201,7 +210,7 @@ func constraints(d diag.Decoder, n *yaml.Node) (map[string]version.Constraints, 
 	for _, kv := range d.Pairs(n, "when") {
 		fam := kv[0].Value
 		if !slices.Contains(Families, fam) {
-			d.Add(kv[0], "unknown compiler family %q (known: %s)", fam, strings.Join(Families, ", "))
+			d.Add(kv[0], "unknown compiler family %q (known: %s)%s", fam, strings.Join(Families, ", "), diag.DidYouMean(fam, Families))
 			continue
 		}
 		s := d.String(kv[1], "constraint")
@@ -250,11 +259,11 @@ func Load(file, root string) ([]*Toolchain, error) {
 		}
 		seen[t.ID] = true
 		if !slices.Contains(Families, t.Family) {
-			d.Add(tf["family"], "unknown compiler family %q (known: %s)", t.Family, strings.Join(Families, ", "))
+			d.Add(tf["family"], "unknown compiler family %q (known: %s)%s", t.Family, strings.Join(Families, ", "), diag.DidYouMean(t.Family, Families))
 		}
 		for _, dev := range t.Devices {
 			if !slices.Contains(Devices, dev) {
-				d.Add(tf["devices"], "unknown device %q (known: %s)", dev, strings.Join(Devices, ", "))
+				d.Add(tf["devices"], "unknown device %q (known: %s)%s", dev, strings.Join(Devices, ", "), diag.DidYouMean(dev, Devices))
 			}
 		}
 		if t.Pick != "" && t.Pick != "first" && t.Pick != "newest" {

@@ -28,19 +28,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
 )
 
-// Item is one unit of work: a cell at one size.
+// Item is one unit of work: a cell at one size in one trial.
 type Item struct {
 	Cell   string `json:"cell"`
 	Size   int64  `json:"size"`
+	Trial  int    `json:"trial,omitempty"`  // from 1; 0 (older plans) is trial 1
 	Target string `json:"target,omitempty"` // host or a GPU target, from the manifest
 }
 
+// Unit is the item's (cell, size, trial), as results.Finished names it.
+func (i Item) Unit() results.Unit {
+	return results.Unit{Cell: i.Cell, Size: i.Size, Trial: max(i.Trial, 1)}
+}
+
 // Key identifies an item.
-func (i Item) Key() string { return fmt.Sprintf("%s@%d", i.Cell, i.Size) }
+func (i Item) Key() string { return i.Unit().String() }
 
 // ShardFile and DoneFile are what a worker adds to its results folder.
 const (
@@ -83,16 +90,15 @@ func WriteItems(file string, items []Item) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(file, append(b, '\n'), 0o644)
+	return fsutil.WriteFile(file, append(b, '\n'), 0o644)
 }
 
-// Items lists the work of jobs, in job order.
-func Items(jobs []run.Job) []Item {
+// Items lists the work of jobs in the order a whole run measures it
+// (run.Tasks: trial by trial).
+func Items(jobs []run.Job, trials int) []Item {
 	var items []Item
-	for _, j := range jobs {
-		for _, s := range j.Sizes {
-			items = append(items, Item{Cell: j.Entry.ID, Size: s, Target: j.Entry.Target})
-		}
+	for _, t := range run.Tasks(jobs, trials) {
+		items = append(items, Item{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial, Target: t.Entry.Target})
 	}
 	return items
 }
@@ -103,7 +109,7 @@ func Run(ctx context.Context, spec string, jobs []run.Job, opt run.Options, w *r
 		return run.Cells(ctx, jobs, opt, w)
 	}
 	if file, ok := strings.CutPrefix(spec, "plan:"); ok {
-		items := Items(jobs)
+		items := Items(jobs, opt.Trials)
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, "run: planned %d work items into %s\n", len(items), file)
 		}
@@ -166,7 +172,7 @@ func Run(ctx context.Context, spec string, jobs []run.Job, opt run.Options, w *r
 			o.CopyBytes = nil
 		}
 		copied[j.Entry.Toolchain] = true
-		if err := run.Cells(ctx, []run.Job{{Entry: j.Entry, Sizes: []int64{it.Size}}}, o, w); err != nil {
+		if err := run.Run(ctx, []run.Task{{Entry: j.Entry, Size: it.Size, Trial: max(it.Trial, 1)}}, o, w); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -199,8 +205,38 @@ func markDone(dir string, it Item) error {
 	return f.Close()
 }
 
-// Done reads the items a results folder finished (none when it has no done.jsonl).
+// Done reads the items a results folder finished: those whose measurement
+// results.jsonl holds (results.Finished, what PM_RESUME skips too), and
+// those done.jsonl lists.
 func Done(dir string) ([]Item, error) {
+	listed, err := doneFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	fin, err := results.Finished(dir)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []Item
+	for _, it := range listed {
+		seen[it.Key()] = true
+		out = append(out, it)
+	}
+	var extra []results.Unit
+	for u := range fin {
+		if !seen[u.String()] {
+			extra = append(extra, u)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].String() < extra[j].String() })
+	for _, u := range extra {
+		out = append(out, Item{Cell: u.Cell, Size: u.Size, Trial: u.Trial})
+	}
+	return out, nil
+}
+
+func doneFile(dir string) ([]Item, error) {
 	f, err := os.Open(filepath.Join(dir, DoneFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -304,7 +340,7 @@ func (q Queue) Fill(items []Item) error {
 	}
 	for i, it := range items {
 		b, _ := json.Marshal(it)
-		if err := os.WriteFile(filepath.Join(string(q), "todo", fmt.Sprintf("%06d.json", i)), b, 0o644); err != nil {
+		if err := fsutil.WriteFile(filepath.Join(string(q), "todo", fmt.Sprintf("%06d.json", i)), b, 0o644); err != nil {
 			return err
 		}
 	}
