@@ -53,7 +53,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
     std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to 32\n", pm_lanes);
     std::exit(2);
   }
-  const int64_t pm_scratch0_bytes = (8 * (5 * snap_team) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
   // dynamic shared memory: the team buffer of the reductions (one double per
   // team thread, 16-byte aligned), then level 0 scratch
   const int64_t pm_buf_bytes = (int64_t{pm_threads} * 8 + 15) / 16 * 16, pm_shared = pm_buf_bytes + pm_scratch0_bytes;
@@ -83,7 +83,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
       [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
       double* const ck = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-      double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (5 * snap_team));  // scratch level 0
+      double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (snap_team * (sizeof(snap::CK) / 8)));  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t npairs = (int64_t)S.natoms * S.nnbor;
       const int64_t ls = (S.t.twojmax + 1) * (S.t.twojmax + 1);  // cplx in one layer buffer
@@ -92,7 +92,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
           const int64_t iter = league_rank * snap_team + slot;
           const int64_t p = (iter % S.natoms) * S.nnbor + iter / S.natoms;
           if (iter < npairs && S.jatom[p] >= 0)
-            *reinterpret_cast<snap::CK*>(ck + 5 * slot) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
+            *reinterpret_cast<snap::CK*>(ck + slot * (sizeof(snap::CK) / 8)) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
         }
       }
       ompx::sync_block_divergent();
@@ -106,7 +106,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
             snap::UElem o{0, -1, {0.0, 0.0}, {0.0, 0.0}};
             double w = 0.0;
             if (live) {
-              const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + 5 * slot);
+              const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + slot * (sizeof(snap::CK) / 8));
               snap::cplx* const mine = reinterpret_cast<snap::cplx*>(layers) + 2 * ls * slot;
               o = snap::ui_element(S.t, c, (int)j, (int)e, mine + ((j + 1) % 2) * ls, mine + (j % 2) * ls);
               w = c.sfac;
@@ -154,7 +154,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
       [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
       double* const ck = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-      double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (5 * snap_team));  // scratch level 0
+      double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (snap_team * (sizeof(snap::CK) / 8)));  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t npairs = (int64_t)S.natoms * S.nnbor;
         const int64_t ls = (S.t.twojmax + 1) * (S.t.twojmax + 1);  // cplx in one layer buffer
@@ -163,7 +163,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
             const int64_t iter = league_rank * snap_team + slot;
             const int64_t p = (iter % S.natoms) * S.nnbor + iter / S.natoms;
             if (iter < npairs && S.jatom[p] >= 0)
-              *reinterpret_cast<snap::CK*>(ck + 5 * slot) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
+              *reinterpret_cast<snap::CK*>(ck + slot * (sizeof(snap::CK) / 8)) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
           }
         }
         ompx::sync_block_divergent();
@@ -177,7 +177,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
               snap::UElem o{0, -1, {0.0, 0.0}, {0.0, 0.0}};
               double w = 0.0;
               if (live) {
-                const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + 5 * slot);
+                const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + slot * (sizeof(snap::CK) / 8));
                 snap::cplx* const mine = reinterpret_cast<snap::cplx*>(layers) + 2 * ls * slot;
                 o = snap::ui_element(S.t, c, (int)j, (int)e, mine + ((j + 1) % 2) * ls, mine + (j % 2) * ls);
                 w = c.sfac;

@@ -30,11 +30,11 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   [[maybe_unused]] const int64_t snap_team = 4;
   [[maybe_unused]] const int64_t snap_vector = 32;
   [[maybe_unused]] const int64_t scratch_level = 0;
-  pmkk::parallel_for("snap_ui", pmkk::TeamPolicy((S.natoms * S.nnbor + snap_team - 1) / snap_team, snap_team, snap_vector).set_scratch_size(0, pmkk::PerTeam((8 * (5 * snap_team) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))))), PMKK_LAMBDA(const pmkk::Member& team) {
+  pmkk::parallel_for("snap_ui", pmkk::TeamPolicy((S.natoms * S.nnbor + snap_team - 1) / snap_team, snap_team, snap_vector).set_scratch_size(0, pmkk::PerTeam((8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);
     double* const ck = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-    double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (5 * snap_team));  // scratch level 0
+    double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (snap_team * (sizeof(snap::CK) / 8)));  // scratch level 0
     const int64_t npairs = (int64_t)S.natoms * S.nnbor;
     const int64_t ls = (S.t.twojmax + 1) * (S.t.twojmax + 1);  // cplx in one layer buffer
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, snap_team), [&](const int64_t slot) {
@@ -42,7 +42,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
         const int64_t iter = league_rank * snap_team + slot;
         const int64_t p = (iter % S.natoms) * S.nnbor + iter / S.natoms;
         if (iter < npairs && S.jatom[p] >= 0)
-          *reinterpret_cast<snap::CK*>(ck + 5 * slot) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
+          *reinterpret_cast<snap::CK*>(ck + slot * (sizeof(snap::CK) / 8)) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
       });
     });
     pmkk::team_barrier(team);
@@ -56,7 +56,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
           snap::UElem o{0, -1, {0.0, 0.0}, {0.0, 0.0}};
           double w = 0.0;
           if (live) {
-            const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + 5 * slot);
+            const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + slot * (sizeof(snap::CK) / 8));
             snap::cplx* const mine = reinterpret_cast<snap::cplx*>(layers) + 2 * ls * slot;
             o = snap::ui_element(S.t, c, (int)j, (int)e, mine + ((j + 1) % 2) * ls, mine + (j % 2) * ls);
             w = c.sfac;

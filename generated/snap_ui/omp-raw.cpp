@@ -27,7 +27,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   [[maybe_unused]] const int64_t snap_vector = 32;
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
-  const int64_t pm_scratch0_bytes = (8 * (5 * snap_team) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
@@ -52,7 +52,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
       [[maybe_unused]] char* const pm_scratch1 = pm_team_global + pm_scratch0_bytes;
   #endif
       double* const ck = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-      double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (5 * snap_team));  // scratch level 0
+      double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (snap_team * (sizeof(snap::CK) / 8)));  // scratch level 0
       const int64_t npairs = (int64_t)S.natoms * S.nnbor;
       const int64_t ls = (S.t.twojmax + 1) * (S.t.twojmax + 1);  // cplx in one layer buffer
       #pragma omp for
@@ -62,7 +62,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
           const int64_t iter = league_rank * snap_team + slot;
           const int64_t p = (iter % S.natoms) * S.nnbor + iter / S.natoms;
           if (iter < npairs && S.jatom[p] >= 0)
-            *reinterpret_cast<snap::CK*>(ck + 5 * slot) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
+            *reinterpret_cast<snap::CK*>(ck + slot * (sizeof(snap::CK) / 8)) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
         }
       }
       #pragma omp barrier
@@ -78,7 +78,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
             snap::UElem o{0, -1, {0.0, 0.0}, {0.0, 0.0}};
             double w = 0.0;
             if (live) {
-              const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + 5 * slot);
+              const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + slot * (sizeof(snap::CK) / 8));
               snap::cplx* const mine = reinterpret_cast<snap::cplx*>(layers) + 2 * ls * slot;
               o = snap::ui_element(S.t, c, (int)j, (int)e, mine + ((j + 1) % 2) * ls, mine + (j % 2) * ls);
               w = c.sfac;

@@ -25,12 +25,12 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   [[maybe_unused]] const int64_t snap_vector = 32;
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
-  const int64_t pm_scratch0_bytes = (8 * (5 * snap_team) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
   std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // both levels: host memory
   [[maybe_unused]] char* const pm_scratch0 = reinterpret_cast<char*>(pm_scratch.data());
   [[maybe_unused]] char* const pm_scratch1 = pm_scratch0 + pm_scratch0_bytes;
   double* const ck = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-  double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (5 * snap_team));  // scratch level 0
+  double* const layers = reinterpret_cast<double*>(pm_scratch0 + 8 * (snap_team * (sizeof(snap::CK) / 8)));  // scratch level 0
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
     const int64_t npairs = (int64_t)S.natoms * S.nnbor;
     const int64_t ls = (S.t.twojmax + 1) * (S.t.twojmax + 1);  // cplx in one layer buffer
@@ -39,7 +39,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
         const int64_t iter = league_rank * snap_team + slot;
         const int64_t p = (iter % S.natoms) * S.nnbor + iter / S.natoms;
         if (iter < npairs && S.jatom[p] >= 0)
-          *reinterpret_cast<snap::CK*>(ck + 5 * slot) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
+          *reinterpret_cast<snap::CK*>(ck + slot * (sizeof(snap::CK) / 8)) = snap::cayley_klein(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
       }
     }
     // team barrier: the team's threads ran one after the other
@@ -53,7 +53,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
           snap::UElem o{0, -1, {0.0, 0.0}, {0.0, 0.0}};
           double w = 0.0;
           if (live) {
-            const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + 5 * slot);
+            const snap::CK c = *reinterpret_cast<const snap::CK*>(ck + slot * (sizeof(snap::CK) / 8));
             snap::cplx* const mine = reinterpret_cast<snap::cplx*>(layers) + 2 * ls * slot;
             o = snap::ui_element(S.t, c, (int)j, (int)e, mine + ((j + 1) % 2) * ls, mine + (j % 2) * ls);
             w = c.sfac;
