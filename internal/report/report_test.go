@@ -121,7 +121,7 @@ func TestGenerateReportsSpecErrors(t *testing.T) {
 	_, err := Generate(dir, Options{SpecDir: spec})
 	require.Error(t, err)
 	msg := strings.ReplaceAll(err.Error(), spec+"/", "")
-	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: axpby, cgsolve, dot, spmv)
+	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: axpby, cgsolve, dot, snap_duarray, snap_ui, snap_yi, spmv, stencil_md, stencil_tiled)
 figures.yaml:2:48: figure "f": variants is empty
 template: page.html.tmpl:1: bad character U+007D '}'`, msg)
 	assert.NoFileExists(t, filepath.Join(dir, reportFile), "nothing is written when a spec is wrong")

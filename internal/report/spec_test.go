@@ -35,7 +35,7 @@ func TestParseFiguresMessages(t *testing.T) {
 	head := "figures:\n  - id: f\n    title: T\n"
 	tests := []struct{ name, yaml, want string }{
 		{"unknown kernel", head + "    kernel: spmvv\n    variants: [{variant: omp-raw}]\n",
-			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: axpby, cgsolve, dot, spmv)`},
+			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: axpby, cgsolve, dot, snap_duarray, snap_ui, snap_yi, spmv, stencil_md, stencil_tiled)`},
 		{"unknown field", head + "    kernel: dot\n    colour: red\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:5:5: unknown field "colour" in figure (known: families, id, kernel, kind, log_x, panel_by, paper, sizes, target, title, variants, x, x_label, y)`},
 		{"empty variants", head + "    kernel: dot\n    variants: []\n",
