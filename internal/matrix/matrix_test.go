@@ -22,7 +22,8 @@ func TestVariantIDs(t *testing.T) {
 	}
 	assert.Equal(t, []string{"serial", "omp-host", "kk-omp-a", "kk-omp-a-wo-num-teams", "kk-omp-b", "kk-omp-b-wo-num-teams",
 		"omp-raw", "omp-lambda", "omp-class", "kk-cuda-3lvl", "kk-cuda-2lvl", "kk-ompx", "kk-ompx-shfl", "kk-ompx-opt",
-		"kk-ompx-warp", "direct-ompx", "direct-ompx-warp"}, ids)
+		"kk-ompx-warp", "direct-ompx", "direct-ompx-warp",
+		"kk-cuda-l1-3lvl", "kk-cuda-l1-2lvl", "kk-omp-l1-a", "kk-omp-l1-b"}, ids)
 	for _, v := range Variants(ss) {
 		switch v.ID {
 		case "kk-cuda-2lvl":
