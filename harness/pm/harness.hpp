@@ -334,6 +334,12 @@ class Array : public Buffer {
     std::fill(host_.begin(), host_.end(), T(0));
     upload();
   }
+  // Values computed on the host (a SNAP reference stage, snap/pm_snap.hpp).
+  void fill_values(const std::vector<double>& v) {
+    if (static_cast<int64_t>(v.size()) != n_) die("fill_values: wrong number of values for ", name().c_str());
+    for (int64_t i = 0; i < n_; ++i) host_[i] = static_cast<T>(v[i]);
+    upload();
+  }
   T* ref() { return ref_.data(); }  // host copy the reference reads and writes
   T* dev() { return static_cast<T*>(mem_.data()); }
   int64_t size() const { return n_; }

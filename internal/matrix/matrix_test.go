@@ -24,7 +24,8 @@ func TestVariantIDs(t *testing.T) {
 		"omp-raw", "omp-lambda", "omp-class", "kk-cuda-3lvl", "kk-cuda-2lvl", "kk-ompx", "kk-ompx-shfl", "kk-ompx-opt",
 		"kk-ompx-warp", "direct-ompx", "direct-ompx-warp",
 		"omp-region", "omp-region-map", "raja-omp-block", "raja-omp-teams", "raja-omp-split", "raja-omp-async", "raja-omp-map",
-		"raja-raw-block", "raja-raw-teams", "raja-raw-split", "raja-raw-async", "raja-host-seq", "raja-host-omp", "raja-cuda"}, ids)
+		"raja-raw-block", "raja-raw-teams", "raja-raw-split", "raja-raw-async", "raja-host-seq", "raja-host-omp", "raja-cuda",
+		"kk-cuda-l1-3lvl", "kk-cuda-l1-2lvl", "kk-omp-l1-a", "kk-omp-l1-b"}, ids)
 	for _, v := range Variants(ss) {
 		switch v.ID {
 		case "kk-cuda-2lvl":

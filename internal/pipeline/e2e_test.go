@@ -201,7 +201,7 @@ func TestUnknownNamesAreErrors(t *testing.T) {
 	require.Error(t, err)
 	lines := strings.Split(err.Error(), "\n")
 	require.Len(t, lines, 3)
-	assert.Equal(t, `unknown kernel "axpy" (known: axpby, cgsolve, dot, spmv, stencil_md, stencil_tiled)`, lines[0])
+	assert.Equal(t, `unknown kernel "axpy" (known: axpby, cgsolve, dot, snap_duarray, snap_ui, snap_yi, spmv, stencil_md, stencil_tiled)`, lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], `unknown variant "kk-omp-c" (known: serial, omp-host, kk-omp-a,`), lines[1])
 	assert.Equal(t, `unknown size set "huge" (known: ci, default, gpu)`, lines[2])
 }

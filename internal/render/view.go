@@ -34,6 +34,7 @@ type Program struct {
 	// "kk/cuda.hpp"), set only when a kernel of the program uses them.
 	TeamLayer string
 	Scratch   bool // a kernel of the program has team scratch (pm/scratch.hpp)
+	Snap      bool // the kernel takes a SNAP system (snap/pm_snap.hpp)
 }
 
 // Func is one C++ function: a kernel lowered by the backend, or a reference.
@@ -89,6 +90,7 @@ func newProgram(e *Engine, k *spec.Kernel, kernels map[string]*spec.Kernel, v *m
 		kinds = append(kinds, kernels[u].Kinds()...)
 	}
 	p.Scratch = slices.Contains(kinds, "team_scratch")
+	p.Snap = k.SnapSource() != ""
 	if s.Layer != "" && usesTeamExtensions(kinds) {
 		p.TeamLayer = strings.TrimSuffix(s.Layer, ".hpp") + "_team.hpp"
 	}
@@ -104,6 +106,8 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	for _, a := range k.Args {
 		names = append(names, a.Name)
 		switch {
+		case a.Type == "snap":
+			params = append(params, "const snap::System "+a.Name) // device pointers, passed by value
 		case a.Type == "csr":
 			params = append(params, "const pm::Csr& "+a.Name)
 			if !ref {
@@ -161,6 +165,9 @@ func newMain(k *spec.Kernel) Main {
 	var refArgs, devArgs []string
 	for _, a := range k.Args {
 		switch {
+		case a.Type == "snap":
+			m.Decls = append(m.Decls, snapDecls(a)...)
+			refArgs = append(refArgs, a.Name+"_data.ref()")
 		case a.Type == "csr":
 			m.Decls = append(m.Decls,
 				fmt.Sprintf("pm::CsrArray %s_data(run, %q, pm::minife27(%s));", a.Name, a.Name, a.Init.Grid),
@@ -172,6 +179,8 @@ func newMain(k *spec.Kernel) Main {
 			switch a.Init.Kind {
 			case "random":
 				m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_random(opt.seed, %s, %s);", a.Name, cFloat(a.Init.Lo), cFloat(a.Init.Hi)))
+			case "snap":
+				m.Decls = append(m.Decls, snapFill(k, a))
 			case "zero", "":
 				if a.Intent != "out" {
 					m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_zero();", a.Name))
@@ -249,12 +258,19 @@ func (n *Node) Render() (string, error) {
 	if n.Kind == "code" {
 		return strings.TrimSpace(n.Code), nil
 	}
+	if n.Sequential() {
+		return n.seqFor()
+	}
 	p := n.f.p
 	tmpl, ok := p.e.hookName(p.Backend, n.Hook())
 	if !ok {
 		return "", fmt.Errorf("%s: backend %s does not lower %s", n.Pos, p.Backend, n.Hook())
 	}
-	return p.e.exec(tmpl, n)
+	out, err := p.e.exec(tmpl, n)
+	if err == nil && n.Kind == "atomic_add" && n.Cond != "" {
+		out = guard(n.Cond, out)
+	}
+	return out, err
 }
 
 // Body renders the node's children in order, one after the other.
@@ -264,7 +280,11 @@ func (n *Node) Body() (string, error) {
 		parts = append(parts, n.prefix)
 	}
 	for _, c := range n.Node.Body {
-		child := n.f.node(c, n.Depth+1, n.Kind)
+		parent := n.Kind
+		if n.Sequential() { // transparent: its body is as in the enclosing pattern
+			parent = n.parent
+		}
+		child := n.f.node(c, n.Depth+1, parent)
 		child.Parent = n
 		s, err := child.Render()
 		if err != nil {

@@ -53,7 +53,7 @@ var SizeSets = []string{"ci", "default", "gpu"}
 // Arg is a kernel argument: a scalar, an array or a CSR matrix.
 type Arg struct {
 	Name   string
-	Type   string // int64, double, double[], int64[], csr
+	Type   string // int64, double, double[], int64[], csr, snap
 	Value  string // scalars: a C++ expression, may use "size"
 	Extent string // arrays: a C++ expression over earlier arguments
 	Init   Init
@@ -63,9 +63,10 @@ type Arg struct {
 
 // Init says how an array is filled.
 type Init struct {
-	Kind   string // random, zero, minife27, or "" (outputs)
+	Kind   string // random, zero, minife27, bcc_w, snap, or "" (outputs)
 	Lo, Hi float64
-	Grid   string // minife27: the grid size expression
+	Grid   string // minife27, bcc_w: the size expression
+	Stage  string // snap: the reference stage that fills the array (snap.go)
 }
 
 // Tunable is a named integer constant of the kernel a strategy may override.
@@ -92,6 +93,7 @@ type Node struct {
 	Indices, Begins, Ends []string
 	Scratch               []Scratch // team: scratch views
 	Target, Value         string    // atomic_add: target += value
+	Cond                  string    // atomic_add: only where this C++ condition holds (optional)
 }
 
 // Patterns lists the node kinds, and where each may appear.
@@ -263,7 +265,7 @@ func parseSize(d diag.Decoder, n *yaml.Node) Size {
 	return s
 }
 
-var argTypes = map[string]bool{"int64": true, "double": true, "double[]": true, "int64[]": true, "csr": true}
+var argTypes = map[string]bool{"int64": true, "double": true, "double[]": true, "int64[]": true, "csr": true, "snap": true}
 var intents = map[string]bool{"in": true, "out": true, "inout": true, "scratch": true}
 
 func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
@@ -283,7 +285,7 @@ func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
 		}
 		seen[a.Name] = true
 		if !argTypes[a.Type] {
-			d.Add(f["type"], "unknown argument type %q (known: csr, double, double[], int64, int64[])", a.Type)
+			d.Add(f["type"], "unknown argument type %q (known: csr, double, double[], int64, int64[], snap)", a.Type)
 			continue
 		}
 		a.Value = d.String(f["value"], "value")
@@ -291,6 +293,8 @@ func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
 		a.Intent = d.String(f["intent"], "intent")
 		a.Init = parseInit(d, f["init"])
 		switch {
+		case a.Type == "snap" || a.Init.Kind == "bcc_w":
+			checkSnapArg(d, item, f, a)
 		case a.Type == "csr":
 			if a.Init.Kind != "minife27" {
 				d.Add(item, "csr argument %q needs init: {minife27: <grid size>}", a.Name)
@@ -317,6 +321,9 @@ func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
 				}
 			}
 		}
+		if a.Init.Kind == "snap" {
+			checkSnapStage(d, f["init"], a, args)
+		}
 		args = append(args, a)
 	}
 	return args
@@ -326,12 +333,16 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 	if n == nil {
 		return Init{}
 	}
-	f := d.Fields(n, "init", "random", "zero", "minife27")
+	f := d.Fields(n, "init", "random", "zero", "minife27", "bcc_w", "snap")
 	if len(f) != 2 {
-		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>")
+		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>, bcc_w: <cells>, snap: <stage>")
 		return Init{}
 	}
 	switch {
+	case f["bcc_w"] != nil:
+		return Init{Kind: "bcc_w", Grid: d.String(f["bcc_w"], "bcc_w")}
+	case f["snap"] != nil:
+		return Init{Kind: "snap", Stage: d.String(f["snap"], "snap")}
 	case f["random"] != nil:
 		r := f["random"]
 		items := d.Seq(r, "random")
@@ -422,7 +433,11 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 	if node.Begin == "" {
 		node.Begin = "0"
 	}
-	node.Body = parseBody(d, f["body"], node)
+	parent := node
+	if node.Sequential() { // its body is placed as in the enclosing pattern (seqfor.go)
+		parent = &Node{Kind: where}
+	}
+	node.Body = parseBody(d, f["body"], parent)
 	return node
 }
 

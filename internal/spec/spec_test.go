@@ -49,7 +49,7 @@ flops: n
 tolerance: -1
 `, strings.Join([]string{
 			`badpattern.yaml:2:46: sizes must be positive, not 0`,
-			`badpattern.yaml:4:21: unknown argument type "float[]" (known: csr, double, double[], int64, int64[])`,
+			`badpattern.yaml:4:21: unknown argument type "float[]" (known: csr, double, double[], int64, int64[], snap)`,
 			`badpattern.yaml:5:63: array "y" is an output: it is poisoned, not initialised`,
 			`badpattern.yaml:7:3: team_thread_for cannot appear in top (only in team)`,
 			`badpattern.yaml:11:12: tolerance is -1 at n=1 (size set ci): it must be positive and finite`,

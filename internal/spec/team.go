@@ -50,7 +50,7 @@ var nodeFields = map[string][]string{
 	"thread_vector_for":    {"index", "begin", "end", "body"},
 	"thread_vector_reduce": {"index", "begin", "end", "acc", "body"},
 	"team_barrier":         {},
-	"atomic_add":           {"target", "value"},
+	"atomic_add":           {"target", "value", "if"},
 }
 
 // multiDim says which loops take a list of indices: mdrange_for must (2 or 3),
@@ -228,6 +228,7 @@ func parseExtra(d diag.Decoder, val *yaml.Node, f map[string]*yaml.Node, node *N
 		d.Require(val, f, node.Kind, "target", "value")
 		node.Target = d.String(f["target"], "target")
 		node.Value = d.String(f["value"], "value")
+		node.Cond = d.String(f["if"], "if")
 		return true
 	case "team":
 		node.Scratch = parseScratch(d, f["scratch"])

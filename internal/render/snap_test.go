@@ -1,0 +1,37 @@
+package render_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSnapLowering: a snap argument becomes a pm::SnapSystem in main and a
+// snap::System parameter, a stage init fills its array, a sequential for is a
+// plain loop around the team-level nodes of its body in every backend, and an
+// atomic_add with if is guarded.
+func TestSnapLowering(t *testing.T) {
+	p := load(t)
+	files, err := p.Render()
+	require.NoError(t, err)
+	for _, variant := range []string{"serial.cpp", "omp-raw.cpp", "kk-cuda-3lvl.cu", "kk-ompx.cpp", "direct-ompx.cpp"} {
+		src := string(files[filepath.Join("generated", "snap_ui", variant)])
+		require.NotEmpty(t, src, variant)
+		assert.Contains(t, src, `#include "snap/pm_snap.hpp"`, variant)
+		assert.Contains(t, src, `pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));`, variant)
+		assert.Contains(t, src, "void snap_ui_kernel(const snap::System S, double* ulisttot)", variant)
+		assert.Contains(t, src, `ulisttot_data.fill_values(S_data.stage("utot_init"));`, variant)
+		assert.Contains(t, src, "ref::snap_ui(S_data.ref(), ulisttot_data.ref())", variant)
+		loop := strings.Index(src, "for (int64_t j = 0; j < S.t.twojmax + 1; ++j) {")
+		require.GreaterOrEqual(t, loop, 0, variant)
+		assert.Contains(t, src[loop:], "if (live && o.jjm >= 0) {", variant)
+	}
+	yi := string(files[filepath.Join("generated", "snap_yi", "serial.cpp")])
+	assert.Contains(t, yi, `ulisttot_data.fill_values(S_data.stage("ulisttot"));`)
+	_, err = os.Stat(filepath.Join(root, "harness", "snap", "pm_snap.hpp"))
+	assert.NoError(t, err)
+}
