@@ -62,8 +62,8 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Equal(t, `report: read DIR: 274 kernel records, 6 copy records, 101 build rows
 report: read ../../templates/report: 19 figures, 25 claims
 report: 2 kernel records unverified or failed: left out of figures and claims
-report: figures: 12 drawn, 0 skipped for lack of data
-report: claims: 11 of 16 claims reproduced, 1 not reproduced, 0 inconclusive, 4 not measurable
+report: figures: 12 drawn, 7 skipped for lack of data
+report: claims: 11 of 25 claims reproduced, 1 not reproduced, 0 inconclusive, 13 not measurable
 report: cells: 101 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 90 verified
 report: wrote 27 files into DIR
 `, strings.ReplaceAll(progress.String(), dir, "DIR"))
@@ -127,7 +127,7 @@ func TestGenerateReportsSpecErrors(t *testing.T) {
 	msg := strings.ReplaceAll(err.Error(), spec+"/", "")
 	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
 figures.yaml:2:48: figure "f": variants is empty
-tables.yaml:2:14: table "dott": unknown kernel "dott" (known: axpby, cgsolve, dot, spmv)
+tables.yaml:2:14: table "dott": unknown kernel "dott" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
 template: page.html.tmpl:1: bad character U+007D '}'`, msg)
 	assert.NoFileExists(t, filepath.Join(dir, reportFile), "nothing is written when a spec is wrong")
 }
