@@ -123,7 +123,7 @@ func TestGenerateReportsSpecErrors(t *testing.T) {
 	msg := strings.ReplaceAll(err.Error(), spec+"/", "")
 	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
 figures.yaml:2:48: figure "f": variants is empty
-tables.yaml:2:14: table "dott": unknown kernel "dott" (known: axpby, cgsolve, dot, spmv)
+tables.yaml:2:14: table "dott": unknown kernel "dott" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
 template: page.html.tmpl:1: bad character U+007D '}'`, msg)
 	assert.NoFileExists(t, filepath.Join(dir, reportFile), "nothing is written when a spec is wrong")
 }
