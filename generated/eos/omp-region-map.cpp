@@ -25,7 +25,7 @@ void eos(const int64_t n, const double q, const double r, const double t, const 
 namespace dev {
 
 void eos_kernel(const int64_t n, const double q, const double r, const double t, const double* y, const double* z, const double* u, double* x) {
-  #pragma omp target map(to : y[0:n], z[0:n], u[0:n + 7]) map(from : x[0:n])
+  #pragma omp target map(to : y[0:n], z[0:n], u[0:n + 6]) map(from : x[0:n])
   {
     #pragma omp parallel for
     for (int64_t k = 0; k < n; ++k) {
@@ -54,7 +54,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> z_data(run, "z", n, pm::kIn);
   z_data.fill_random(opt.seed, -1.0, 1.0);
   double* const z = z_data.dev();
-  pm::Array<double> u_data(run, "u", n + 7, pm::kIn);
+  pm::Array<double> u_data(run, "u", n + 6, pm::kIn);
   u_data.fill_random(opt.seed, -1.0, 1.0);
   double* const u = u_data.dev();
   pm::Array<double> x_data(run, "x", n, pm::kOut);

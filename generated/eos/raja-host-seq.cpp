@@ -53,7 +53,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> z_data(run, "z", n, pm::kIn);
   z_data.fill_random(opt.seed, -1.0, 1.0);
   double* const z = z_data.dev();
-  pm::Array<double> u_data(run, "u", n + 7, pm::kIn);
+  pm::Array<double> u_data(run, "u", n + 6, pm::kIn);
   u_data.fill_random(opt.seed, -1.0, 1.0);
   double* const u = u_data.dev();
   pm::Array<double> x_data(run, "x", n, pm::kOut);

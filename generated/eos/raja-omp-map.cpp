@@ -28,13 +28,13 @@ void eos(const int64_t n, const double q, const double r, const double t, const 
 namespace dev {
 
 void eos_kernel(const int64_t n, const double q, const double r, const double t, const double* y, const double* z, const double* u, double* x) {
-  #pragma omp target enter data map(to : y[0:n], z[0:n], u[0:n + 7]) map(alloc : x[0:n])
+  #pragma omp target enter data map(to : y[0:n], z[0:n], u[0:n + 6]) map(alloc : x[0:n])
   praja::forall<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k) {
     x[k] = u[k] + r * (z[k] + r * y[k]) +
            t * (u[k + 3] + r * (u[k + 2] + r * u[k + 1]) + t * (u[k + 6] + q * (u[k + 5] + q * u[k + 4])));
   });
   praja::synchronize<exec_policy>();
-  #pragma omp target exit data map(from : x[0:n]) map(release : y[0:n], z[0:n], u[0:n + 7])
+  #pragma omp target exit data map(from : x[0:n]) map(release : y[0:n], z[0:n], u[0:n + 6])
 }
 
 void eos(const int64_t n, const double q, const double r, const double t, const double* y, const double* z, const double* u, double* x) {
@@ -56,7 +56,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> z_data(run, "z", n, pm::kIn);
   z_data.fill_random(opt.seed, -1.0, 1.0);
   double* const z = z_data.dev();
-  pm::Array<double> u_data(run, "u", n + 7, pm::kIn);
+  pm::Array<double> u_data(run, "u", n + 6, pm::kIn);
   u_data.fill_random(opt.seed, -1.0, 1.0);
   double* const u = u_data.dev();
   pm::Array<double> x_data(run, "x", n, pm::kOut);

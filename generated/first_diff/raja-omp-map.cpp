@@ -26,12 +26,12 @@ void first_diff(const int64_t n, const double* y, double* x) {
 namespace dev {
 
 void first_diff_kernel(const int64_t n, const double* y, double* x) {
-  #pragma omp target enter data map(to : y[0:n + 1]) map(alloc : x[0:n])
+  #pragma omp target enter data map(to : y[0:n + 2]) map(alloc : x[0:n])
   praja::forall<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k) {
     x[k] = y[k + 1] - y[k];
   });
   praja::synchronize<exec_policy>();
-  #pragma omp target exit data map(from : x[0:n]) map(release : y[0:n + 1])
+  #pragma omp target exit data map(from : x[0:n]) map(release : y[0:n + 2])
 }
 
 void first_diff(const int64_t n, const double* y, double* x) {
@@ -44,7 +44,7 @@ void first_diff(const int64_t n, const double* y, double* x) {
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "first_diff", size);
   const int64_t n = size;
-  pm::Array<double> y_data(run, "y", n + 1, pm::kIn);
+  pm::Array<double> y_data(run, "y", n + 2, pm::kIn);
   y_data.fill_random(opt.seed, -1.0, 1.0);
   double* const y = y_data.dev();
   pm::Array<double> x_data(run, "x", n, pm::kOut);

@@ -42,7 +42,7 @@ void first_diff(const int64_t n, const double* y, double* x) {
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "first_diff", size);
   const int64_t n = size;
-  pm::Array<double> y_data(run, "y", n + 1, pm::kIn);
+  pm::Array<double> y_data(run, "y", n + 2, pm::kIn);
   y_data.fill_random(opt.seed, -1.0, 1.0);
   double* const y = y_data.dev();
   pm::Array<double> x_data(run, "x", n, pm::kOut);

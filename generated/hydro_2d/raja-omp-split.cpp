@@ -78,7 +78,7 @@ void hydro_2d(const int64_t n, const int64_t jw, const double* zp, const double*
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "hydro_2d", size);
   const int64_t n = size;
-  const int64_t jw = size + 1;
+  const int64_t jw = size + 2;
   pm::Array<double> zp_data(run, "zp", 7 * jw, pm::kIn);
   zp_data.fill_random(opt.seed, -1.0, 1.0);
   double* const zp = zp_data.dev();

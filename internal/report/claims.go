@@ -249,8 +249,14 @@ func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
 			Denominator: d.Variant + "@" + d.Toolchain,
 		})
 	}
-	if sizes == "largest" && len(out) > 0 {
+	if len(out) == 0 {
+		return out
+	}
+	switch sizes {
+	case "largest":
 		return out[len(out)-1:]
+	case "smallest":
+		return out[:1]
 	}
 	return out
 }
@@ -287,8 +293,11 @@ func (r ClaimResult) why() string {
 func (r ClaimResult) Expected() string {
 	c := r.Claim
 	at := "at the largest common size"
-	if c.Sizes == "all" {
+	switch c.Sizes {
+	case "all":
 		at = "over all sizes"
+	case "smallest":
+		at = "at the smallest common size"
 	}
 	agg := "the " + c.Aggregate + "'s 95% interval"
 	if c.Aggregate == "all" {

@@ -175,3 +175,29 @@ func TestClaimsMarkdown(t *testing.T) {
 	require.NoError(t, err)
 	golden(t, "claims_mem.md", ClaimsMarkdown("mem", EvaluateClaims(claims, memResults())))
 }
+
+// sizes: smallest judges the smallest size common to each pair (a small data
+// set), where the largest would pass another band.
+func TestClaimAtSmallestSize(t *testing.T) {
+	const src = `claims:
+  - id: small
+    paper: 002 Fig. 3
+    quote: Q
+    statement: At the small size OMP reaches two thirds of KK-CUDA.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    sizes: smallest
+    aggregate: all
+    range: [0.60, 0.68]
+`
+	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, memResults())
+	require.Len(t, got, 1)
+	require.Len(t, got[0].Ratios, 1)
+	assert.EqualValues(t, 32, got[0].Ratios[0].Size)
+	assert.InDelta(t, 1200.0/1800, got[0].Ratios[0].Value, 1e-12)
+	assert.Equal(t, Reproduced, got[0].Outcome)
+	assert.Equal(t, "every ratio's 95% interval in [0.60, 0.68] at the smallest common size", got[0].Expected())
+}

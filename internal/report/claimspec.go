@@ -27,7 +27,7 @@ type ClaimSpec struct {
 	Denominator   Selector
 	Target        string    // device (default), host or any: which toolchains
 	SameToolchain bool      // pair only series of one toolchain
-	Sizes         string    // largest (common to a pair) or all
+	Sizes         string    // largest or smallest (common to a pair), or all
 	Aggregate     string    // median, geomean, min, max or all
 	Range         []float64 // ratio: [lo, hi]; .inf for open
 	Margin        float64   // order: faster by at least this fraction
@@ -104,7 +104,7 @@ func number(d diag.Decoder, n *yaml.Node, what string) float64 {
 
 var (
 	claimTypes  = []string{"ratio", "order"}
-	sizeChoices = []string{"largest", "all"}
+	sizeChoices = []string{"largest", "smallest", "all"}
 	aggregates  = []string{"median", "geomean", "min", "max", "all"}
 )
 

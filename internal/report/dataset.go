@@ -24,6 +24,8 @@ type point struct {
 	Bytes    float64 // the papers' byte count
 	BytesMin float64 // minimum memory traffic; 0 in older folders
 	M        *stats.Measurement
+	// kind normalized: the median time over the reference's, its interval
+	Norm, NormLo, NormHi float64
 }
 
 // GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).

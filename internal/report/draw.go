@@ -142,7 +142,7 @@ func panelPlot(f figure, p panel) (*plot.Plot, error) {
 	pl.Y.Min = 0
 	pl.Add(plotter.NewGrid())
 	var err error
-	if f.Spec.Kind == "bars" {
+	if f.Spec.Kind == "bars" || f.Spec.Kind == "normalized" {
 		err = addBars(pl, f, p)
 	} else {
 		err = addLines(pl, f, p)
@@ -160,6 +160,9 @@ func panelPlot(f figure, p panel) (*plot.Plot, error) {
 }
 
 func yLabel(y string) string {
+	if y == "normalized" {
+		return "time / reference time, lower is better"
+	}
 	if y == "median_s" {
 		return "median time (s), lower is better"
 	}
@@ -167,6 +170,9 @@ func yLabel(y string) string {
 }
 
 func yValue(y string, p point) float64 {
+	if y == "normalized" {
+		return p.Norm
+	}
 	if y == "median_s" {
 		return p.MedianS
 	}
@@ -177,6 +183,9 @@ func yValue(y string, p point) float64 {
 // and above it.
 func yInterval(y string, p point) (below, above float64) {
 	v := yValue(y, p)
+	if y == "normalized" {
+		return v - p.NormLo, p.NormHi - v
+	}
 	if p.M == nil {
 		return 0, 0
 	}
@@ -261,6 +270,9 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 	names := make([]string, len(f.Sizes))
 	for i, s := range f.Sizes {
 		names[i] = formatSize(s)
+		if i < len(f.Names) {
+			names[i] = f.Names[i]
+		}
 	}
 	pl.NominalX(names...)
 	pl.X.Min, pl.X.Max = -0.5, float64(len(f.Sizes))-0.5
@@ -338,7 +350,7 @@ func legendWidth(leg plot.Legend, f figure) vg.Length {
 }
 
 func thumbnail(kind string, style int) ([]plot.Thumbnailer, error) {
-	if kind == "bars" {
+	if kind == "bars" || kind == "normalized" {
 		b, err := plotter.NewBarChart(plotter.Values{1}, vg.Points(8))
 		if err != nil {
 			return nil, err

@@ -28,8 +28,14 @@ type FigureSpec struct {
 	LogX     bool
 	Kind     string  // lines or bars
 	Sizes    []int64 // only these sizes; bars default to three spread sizes
-	Series   []SeriesSpec
-	Node     *yaml.Node
+	// kind normalized: every kernel of Kernels on the x axis, each series'
+	// median time over NormalizeTo's (same kernel and toolchain) at the
+	// smallest or largest size both measured (At), or among Sizes.
+	Kernels     []string
+	NormalizeTo string
+	At          string // largest (default) or smallest
+	Series      []SeriesSpec
+	Node        *yaml.Node
 }
 
 // SeriesSpec is one variant of a figure and its legend label. A reference
@@ -58,12 +64,13 @@ func decodeFigures(d diag.Decoder, root *yaml.Node) figuresDoc {
 	}
 	for _, item := range d.Seq(f["figures"], "figures") {
 		g := fields(d, item, "figure", "id", "title", "paper", "kernel", "x", "x_label", "y", "panel_by", "target",
-			"families", "log_x", "kind", "sizes", "variants")
+			"families", "log_x", "kind", "sizes", "variants", "kernels", "normalize_to", "at")
 		fs := FigureSpec{ID: d.String(g["id"], "id"), Title: d.String(g["title"], "title"), Paper: d.String(g["paper"], "paper"),
 			Kernel: d.String(g["kernel"], "kernel"), X: d.String(g["x"], "x"), XLabel: d.String(g["x_label"], "x_label"),
 			Y: d.String(g["y"], "y"), Panel: d.String(g["panel_by"], "panel_by"), Target: d.String(g["target"], "target"),
 			Families: d.Strings(g["families"], "families"), LogX: d.Bool(g["log_x"], "log_x"), Kind: d.String(g["kind"], "kind"),
-			Sizes: d.Ints(g["sizes"], "sizes")}
+			Sizes: d.Ints(g["sizes"], "sizes"), Kernels: d.Strings(g["kernels"], "kernels"),
+			NormalizeTo: d.String(g["normalize_to"], "normalize_to"), At: d.String(g["at"], "at")}
 		if item.Kind == yaml.MappingNode {
 			fs.Node = item
 		}
@@ -86,7 +93,8 @@ var (
 	yValues      = []string{"gbps", "median_s"}
 	panelValues  = []string{"toolchain", "none"}
 	targetValues = []string{"any", "host", "device"}
-	kindValues   = []string{"lines", "bars"}
+	kindValues   = []string{"lines", "bars", "normalized"}
+	atValues     = []string{"largest", "smallest"}
 	idRE         = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
 
@@ -127,6 +135,13 @@ func (f *FigureSpec) defaults(v *results.Vocabulary) {
 	def(&f.Panel, panelValues)
 	def(&f.Target, targetValues)
 	def(&f.Kind, kindValues)
+	if f.Kind == "normalized" {
+		def(&f.At, atValues)
+		f.Y = "normalized"
+		if f.XLabel == "" {
+			f.XLabel = "kernel"
+		}
+	}
 	if f.XLabel == "" {
 		f.XLabel = v.SizeLabel(f.Kernel)
 	}
@@ -146,9 +161,18 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 	if f.Title == "" {
 		errs.at(file, n, "%s: title is missing", name)
 	}
-	checkName(file, valueNode(n, "kernel"), name, "kernel", f.Kernel, v.KernelNames(), errs)
+	if f.Kind == "normalized" {
+		f.validateNormalized(file, name, errs, v)
+	} else {
+		checkName(file, valueNode(n, "kernel"), name, "kernel", f.Kernel, v.KernelNames(), errs)
+		checkEnum(file, n, name, "y", f.Y, yValues, errs)
+		for _, field := range []string{"kernels", "normalize_to", "at"} {
+			if hasKey(n, field) {
+				errs.at(file, valueNode(n, field), "%s: %s applies to kind normalized only", name, field)
+			}
+		}
+	}
 	checkEnum(file, n, name, "x", f.X, []string{"size"}, errs)
-	checkEnum(file, n, name, "y", f.Y, yValues, errs)
 	checkEnum(file, n, name, "panel_by", f.Panel, panelValues, errs)
 	checkEnum(file, n, name, "target", f.Target, targetValues, errs)
 	checkEnum(file, n, name, "kind", f.Kind, kindValues, errs)
@@ -164,6 +188,29 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 		checkName(file, itemNode(n, "families", i), name, "family", fam, v.Families, errs)
 	}
 	f.validateSeries(file, name, errs, v)
+}
+
+// validateNormalized checks a figure of kind normalized: kernels instead of
+// kernel, the variant every time is divided by, and which size.
+func (f *FigureSpec) validateNormalized(file, name string, errs *ErrorList, v *results.Vocabulary) {
+	n := f.Node
+	if f.Kernel != "" {
+		errs.at(file, valueNode(n, "kernel"), "%s: kind normalized takes kernels, not kernel", name)
+	}
+	if len(f.Kernels) == 0 {
+		errs.at(file, n, "%s: kind normalized needs kernels", name)
+	}
+	for i, k := range f.Kernels {
+		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, v.KernelNames(), errs)
+	}
+	checkName(file, valueNode(n, "normalize_to"), name, "normalize_to", f.NormalizeTo, v.VariantNames(), errs)
+	checkEnum(file, n, name, "at", f.At, atValues, errs)
+	if f.LogX {
+		errs.at(file, valueNode(n, "log_x"), "%s: log_x does not apply to kind normalized", name)
+	}
+	if hasKey(n, "y") {
+		errs.at(file, valueNode(n, "y"), "%s: kind normalized draws time over the reference's; y does not apply", name)
+	}
 }
 
 func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList, v *results.Vocabulary) {
@@ -216,4 +263,14 @@ func checkEnum(file string, owner *yaml.Node, name, field, value string, values 
 	if !slices.Contains(values, value) {
 		errs.at(file, valueNode(owner, field), "%s: %s must be one of %s, not %q", name, field, strings.Join(values, ", "), value)
 	}
+}
+
+// hasKey reports whether the mapping n has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }

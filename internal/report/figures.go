@@ -13,9 +13,10 @@ import (
 type figure struct {
 	Spec   FigureSpec
 	Panels []panel
-	Sizes  []int64 // bars: the sizes shown, in order
-	Note   string  // why the figure is skipped; empty when drawn
-	Stream bool    // the roofline comes from stream records (else copy records)
+	Sizes  []int64  // bars: the sizes shown, in order (normalized: kernel indices)
+	Names  []string // normalized: the x labels (kernels), one per entry of Sizes
+	Note   string   // why the figure is skipped; empty when drawn
+	Stream bool     // the roofline comes from stream records (else copy records)
 }
 
 // panel is one plot of a figure: one toolchain, or all of them.
@@ -36,6 +37,9 @@ type series struct {
 // buildFigure selects the data of spec from ds and arranges it in panels.
 func buildFigure(spec FigureSpec, ds *dataset) figure {
 	f := figure{Spec: spec, Stream: ds.stream}
+	if spec.Kind == "normalized" {
+		return buildNormalized(f, ds)
+	}
 	keys := figureKeys(spec, ds)
 	if len(keys) == 0 {
 		f.Note = fmt.Sprintf("no verified %s results of %s on %s toolchains",

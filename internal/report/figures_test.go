@@ -107,3 +107,72 @@ func TestRenderFigureWithOddSizes(t *testing.T) {
 	assert.Contains(t, string(svg), "<svg")
 	assert.Equal(t, "\x89PNG", string(png[:4]))
 }
+
+const normFigures = `figures:
+  - id: norm
+    title: time over OMP-raw
+    kind: normalized
+    kernels: [spmv, axpby]
+    normalize_to: omp-raw
+    at: smallest
+    variants:
+      - {variant: kk-omp-b, label: KK-OMP-b}
+      - {variant: kk-cuda-3lvl, label: KK-CUDA}
+`
+
+// A normalized figure: kernels on the x axis, each bar a series' time over
+// the reference variant's on the same kernel and toolchain, with the ratio's
+// interval; a toolchain without the reference has no bars.
+func TestBuildFigureNormalized(t *testing.T) {
+	figs, err := ParseFigures("n.yaml", []byte(normFigures), testVocab(t))
+	require.NoError(t, err)
+	spec := figs[0]
+	assert.Equal(t, "normalized", spec.Y)
+	assert.Equal(t, "kernel", spec.XLabel)
+	f := buildFigure(spec, newDataset(memResults()))
+	require.Empty(t, f.Note)
+	assert.Equal(t, []string{"spmv", "axpby"}, f.Names)
+	require.Len(t, f.Panels, 1, "nvcc built no omp-raw: no panel")
+	require.Equal(t, []string{"KK-OMP-b"}, labels(f.Panels[0]))
+	pts := f.Panels[0].Series[0].Points
+	require.Len(t, pts, 1, "no axpby data")
+	assert.EqualValues(t, 0, pts[0].Size, "the kernel's index")
+	assert.InDelta(t, 1200.0/900, pts[0].Norm, 1e-12, "smallest common size 32: time ratio = GB/s ratio inverted")
+	assert.True(t, pts[0].NormLo < pts[0].Norm && pts[0].Norm < pts[0].NormHi)
+
+	spec.At = "largest"
+	f = buildFigure(spec, newDataset(memResults()))
+	assert.InDelta(t, 1400.0/1000, f.Panels[0].Series[0].Points[0].Norm, 1e-12)
+	svg, _, err := renderFigure(f)
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "spmv")
+
+	spec.NormalizeTo = "omp-class"
+	f = buildFigure(spec, newDataset(memResults()))
+	assert.Equal(t, "no verified results of kk-omp-b, kk-cuda-3lvl with omp-class on one toolchain (any) for spmv, axpby", f.Note)
+}
+
+func TestNormalizedFigureErrors(t *testing.T) {
+	src := `figures:
+  - id: norm
+    title: t
+    kind: normalized
+    kernel: spmv
+    y: gbps
+    at: middle
+    variants: [{variant: omp-raw}]
+  - id: plain
+    title: t
+    kernel: spmv
+    normalize_to: omp-raw
+    variants: [{variant: omp-raw}]
+`
+	_, err := ParseFigures("n.yaml", []byte(src), testVocab(t))
+	require.Error(t, err)
+	assert.Equal(t, `n.yaml:2:5: figure "norm": kind normalized needs kernels
+n.yaml:2:5: figure "norm": normalize_to is missing
+n.yaml:5:13: figure "norm": kind normalized takes kernels, not kernel
+n.yaml:6:8: figure "norm": kind normalized draws time over the reference's; y does not apply
+n.yaml:7:9: figure "norm": at must be one of largest, smallest, not "middle"
+n.yaml:12:19: figure "plain": normalize_to applies to kind normalized only`, err.Error())
+}

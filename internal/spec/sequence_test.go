@@ -14,7 +14,7 @@ args: [{name: n, type: int64, value: size}, {name: x, type: "double[]", extent: 
 reference: ";"
 bytes: n
 flops: n
-tolerance: 1
+tolerance: 2 * eps
 `
 
 func TestShippedSequences(t *testing.T) {

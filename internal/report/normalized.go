@@ -1,0 +1,93 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/stats"
+)
+
+// buildNormalized fills a figure of kind normalized: one panel per
+// toolchain (or one for all), every kernel of the spec a bar group, each
+// series' bar its median time over the NormalizeTo variant's on the same
+// kernel and toolchain, at the smallest or largest size both measured (among
+// the spec's sizes when given). The interval is the ratio's, replicate by
+// replicate. A series without the reference on its toolchain has no bar.
+func buildNormalized(f figure, ds *dataset) figure {
+	spec := f.Spec
+	f.Names = spec.Kernels
+	for i := range spec.Kernels {
+		f.Sizes = append(f.Sizes, int64(i))
+	}
+	var tcs []string
+	bars := map[string][]series{} // toolchain -> series with points
+	for _, tc := range ds.order {
+		if !spec.admits(ds, tc) {
+			continue
+		}
+		for si, s := range spec.Series {
+			sr := series{Label: s.Label, Style: si}
+			for ki, kernel := range spec.Kernels {
+				num := ds.series[seriesKey{kernel, s.Variant, tc}]
+				ref := ds.series[seriesKey{kernel, spec.NormalizeTo, tc}]
+				if p, ok := normalizedPoint(spec, num, ref); ok {
+					p.Size = int64(ki)
+					sr.Points = append(sr.Points, p)
+				}
+			}
+			if len(sr.Points) > 0 {
+				sr.key = seriesKey{strings.Join(spec.Kernels, ","), s.Variant, tc}
+				bars[tc] = append(bars[tc], sr)
+			}
+		}
+		if len(bars[tc]) > 0 {
+			tcs = append(tcs, tc)
+		}
+	}
+	if len(tcs) == 0 {
+		f.Sizes, f.Names = nil, nil
+		f.Note = fmt.Sprintf("no verified results of %s with %s on one toolchain (%s) for %s",
+			specVariants(spec), spec.NormalizeTo, spec.where(), strings.Join(spec.Kernels, ", "))
+		return f
+	}
+	if spec.Panel == "none" {
+		p := panel{Title: strings.Join(tcs, ", ")}
+		for _, tc := range tcs {
+			for _, s := range bars[tc] {
+				if len(tcs) > 1 {
+					s.Label += " (" + tc + ")"
+				}
+				p.Series = append(p.Series, s)
+			}
+		}
+		f.Panels = []panel{p}
+		return f
+	}
+	for _, tc := range tcs {
+		f.Panels = append(f.Panels, panel{Title: toolchainTitle(ds, tc), Series: bars[tc]})
+	}
+	return f
+}
+
+// normalizedPoint is num's time over ref's at the chosen common size.
+func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
+	var common []point // pairs (num, ref), ascending size
+	for _, p := range sizeFilter(num, spec.Sizes) {
+		if q, ok := pointAt(ref, p.Size); ok && p.GBps > 0 && q.GBps > 0 {
+			common = append(common, p, q)
+		}
+	}
+	if len(common) == 0 {
+		return point{}, false
+	}
+	i := len(common) - 2
+	if spec.At == "smallest" {
+		i = 0
+	}
+	p, q := common[i], common[i+1]
+	// time ratio t_num / t_ref = (bytes/GBps_num) / (bytes/GBps_ref)
+	boot := stats.Ratio(q.gbpsBoot(), p.gbpsBoot())
+	p.Norm = q.GBps / p.GBps
+	p.NormLo, p.NormHi = stats.Interval(boot)
+	return p, true
+}
