@@ -149,7 +149,7 @@ func TestBuildFigureNormalized(t *testing.T) {
 
 	spec.NormalizeTo = "omp-class"
 	f = buildFigure(spec, newDataset(memResults()))
-	assert.Equal(t, "no verified results of kk-omp-b, kk-cuda-3lvl with omp-class on one toolchain (any) for spmv, axpby", f.Note)
+	assert.Equal(t, "no verified results of kk-omp-b, kk-cuda-3lvl with omp-class on one toolchain (any) for any of spmv, axpby", f.Note)
 }
 
 func TestNormalizedFigureErrors(t *testing.T) {

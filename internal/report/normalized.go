@@ -46,8 +46,8 @@ func buildNormalized(f figure, ds *dataset) figure {
 	}
 	if len(tcs) == 0 {
 		f.Sizes, f.Names = nil, nil
-		f.Note = fmt.Sprintf("no verified results of %s with %s on one toolchain (%s) for %s",
-			specVariants(spec), spec.NormalizeTo, spec.where(), strings.Join(spec.Kernels, ", "))
+		f.Note = fmt.Sprintf("no verified results of %s with %s on one toolchain (%s) for any of %s",
+			specVariants(spec), spec.NormalizeTo, spec.where(), kernelList(spec.Kernels))
 		return f
 	}
 	if spec.Panel == "none" {
@@ -90,4 +90,12 @@ func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
 	p.Norm = q.GBps / p.GBps
 	p.NormLo, p.NormHi = stats.Interval(boot)
 	return p, true
+}
+
+// kernelList names up to four kernels, then how many more.
+func kernelList(ks []string) string {
+	if len(ks) <= 4 {
+		return strings.Join(ks, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ks[:4], ", "), len(ks)-4)
 }
