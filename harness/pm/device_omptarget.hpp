@@ -37,6 +37,8 @@ inline void* alloc(size_t bytes) {
   return p;
 }
 inline void release(void* p) { std::free(p); }
+inline void* host_alloc(size_t bytes) { return std::malloc(bytes); }
+inline void host_release(void* p) { std::free(p); }
 inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ class SnapSystem : public Buffer {
   const snap::System& dev() const { return dev_; }
   const snap::Problem& problem() const { return pr_; }
   void restore() override {}  // read-only
+  size_t bytes() const override { return bytes_; }
+  // The tables are read-only: a full check reads each back and compares it
+  // with its host copy.
+  void check(Check& c) override {
+    if (!c.full) return;
+    for (const Table& t : tables_) {
+      std::vector<unsigned char> back(t.bytes);
+      device::to_host(back.data(), t.dev, t.bytes);
+      if (std::memcmp(back.data(), t.host, t.bytes) != 0) c.fail(name() + ": a table changed by the kernel");
+    }
+  }
 
   // The reference value of a stage's output, as doubles (a cplx is two):
   // "utot_init" (wself I), "ulisttot" (compute_ui), "ylist" (compute_yi), "dulist"
@@ -135,6 +147,8 @@ class SnapSystem : public Buffer {
     if (!d) die("device allocation failed for a SNAP table", nullptr);
     device::to_device(d, v.data(), bytes);
     owned_.push_back(d);
+    tables_.push_back({d, v.data(), bytes});
+    bytes_ += bytes;
     return d;
   }
 
@@ -152,6 +166,13 @@ class SnapSystem : public Buffer {
   snap::TableSet ts_;
   snap::System host_{}, dev_{};
   std::vector<void*> owned_;
+  struct Table {
+    const void* dev;
+    const void* host;
+    size_t bytes;
+  };
+  std::vector<Table> tables_;
+  size_t bytes_ = 0;
 };
 
 // The TestSNAP problems by size: cells^3 bcc W cells (10 = the paper's

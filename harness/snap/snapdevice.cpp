@@ -127,7 +127,7 @@ void deidrj_forces(const snap::System s, const snap::cplx* dulist, const snap::c
   }
 }
 
-double rel(const std::vector<double>& got, const double* ref, size_t n) { return pm::rel_error(got.data(), ref, n); }
+double rel(const std::vector<double>& got, const double* ref, size_t n) { return pm::compare(got.data(), ref, static_cast<int64_t>(n)).err; }
 
 template <class T>
 std::vector<double> back(const T* dev, size_t doubles) {

@@ -276,6 +276,11 @@ func addBars(pl *plot.Plot, f figure, p panel) error {
 	}
 	pl.NominalX(names...)
 	pl.X.Min, pl.X.Max = -0.5, float64(len(f.Sizes))-0.5
+	if f.Spec.Kind == "normalized" { // kernel names, upright would overlap
+		pl.X.Tick.Label.Rotation = math.Pi / 2
+		pl.X.Tick.Label.XAlign = draw.XRight
+		pl.X.Tick.Label.YAlign = draw.YCenter
+	}
 	return nil
 }
 

@@ -47,6 +47,13 @@ var gpuEfficiency = map[string]map[string]float64{
 	"kk-ompx-shfl":          {"spmv": 0.64},
 	"kk-ompx-opt":           {"spmv": 0.68},
 	"direct-ompx":           {"spmv": 0.72},
+	// 003's policies on three LCALS kernels: one target region, RAJA's
+	// one block, many blocks (SPMD and split) and async
+	"omp-region":     {"pressure_calc_alt": 0.60, "energy_calc_alt": 0.60, "vol3d_calc": 0.50},
+	"raja-omp-teams": {"pressure_calc_alt": 0.50, "energy_calc_alt": 0.45, "vol3d_calc": 0.55},
+	"raja-omp-block": {"pressure_calc_alt": 0.10, "energy_calc_alt": 0.10, "vol3d_calc": 0.05},
+	"raja-omp-split": {"pressure_calc_alt": 0.45, "energy_calc_alt": 0.40, "vol3d_calc": 0.50},
+	"raja-omp-async": {"pressure_calc_alt": 0.55, "energy_calc_alt": 0.50, "vol3d_calc": 0.55},
 }
 
 var cpuEfficiency = map[string]map[string]float64{
@@ -59,9 +66,10 @@ var cpuEfficiency = map[string]map[string]float64{
 var kernelSizes = map[string][]int64{
 	"axpby": {1 << 16, 1 << 20, 1 << 24}, "dot": {1 << 16, 1 << 20, 1 << 24},
 	"spmv": {16, 32, 64}, "cgsolve": {16, 32, 64},
+	"pressure_calc_alt": {171, 44217, 4421700}, "energy_calc_alt": {171, 44217, 4421700}, "vol3d_calc": {4, 28, 128},
 }
 
-var kernelOrder = []string{"axpby", "dot", "spmv", "cgsolve"}
+var kernelOrder = []string{"axpby", "dot", "spmv", "cgsolve", "pressure_calc_alt", "energy_calc_alt", "vol3d_calc"}
 
 // runSpec describes one synthetic results folder.
 type runSpec struct {
@@ -119,7 +127,10 @@ func cpuRun() runSpec {
 // applies says whether a variant is built by a toolchain in the model.
 func applies(variant string, tc Toolchain) bool {
 	cuda := strings.HasPrefix(variant, "kk-cuda")
+	offload := strings.HasPrefix(variant, "raja-omp") || variant == "omp-region"
 	switch {
+	case offload:
+		return tc.Family != "nvcc" && tc.Target != "host"
 	case tc.Family == "nvcc":
 		return cuda
 	case cuda:
@@ -208,12 +219,18 @@ func (s runSpec) record(cell, kernel, variant string, tc Toolchain, size int64, 
 		rows := math.Pow(float64(size+1), 3)
 		bytes = rows*8 + rows*27*24 + rows*8
 	}
+	lcals := strings.Contains(kernel, "_calc")
+	if kernel == "vol3d_calc" {
+		bytes = math.Pow(float64(size+3), 3) * 8 * 4
+	}
 	sat := bytes / (bytes + 4e6)
 	gbps := s.copyGBps[tc.ID] * eff * sat
 	if f, ok := s.scale[cell]; ok {
 		gbps *= f
 	}
-	gbps = math.Round(gbps*10) / 10
+	if !lcals { // LCALS's small sizes move too few bytes for 0.1 GB/s steps
+		gbps = math.Round(gbps*10) / 10
+	}
 	med := bytes / gbps / 1e9
 	r := Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
 		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med * 0.99, med * 0.995, med, med * 1.005, med * 1.01}, MedianS: med, MinS: med * 0.99,

@@ -46,10 +46,11 @@ func buildNormalized(f figure, ds *dataset) figure {
 	}
 	if len(tcs) == 0 {
 		f.Sizes, f.Names = nil, nil
-		f.Note = fmt.Sprintf("no verified results of %s with %s on one toolchain (%s) for %s",
-			specVariants(spec), spec.NormalizeTo, spec.where(), strings.Join(spec.Kernels, ", "))
+		f.Note = fmt.Sprintf("no verified results of %s with %s on one toolchain (%s) for any of %s",
+			specVariants(spec), spec.NormalizeTo, spec.where(), kernelList(spec.Kernels))
 		return f
 	}
+	f.dropEmptyKernels(bars)
 	if spec.Panel == "none" {
 		p := panel{Title: strings.Join(tcs, ", ")}
 		for _, tc := range tcs {
@@ -90,4 +91,43 @@ func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
 	p.Norm = q.GBps / p.GBps
 	p.NormLo, p.NormHi = stats.Interval(boot)
 	return p, true
+}
+
+// kernelList names up to four kernels, then how many more.
+func kernelList(ks []string) string {
+	if len(ks) <= 4 {
+		return strings.Join(ks, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ks[:4], ", "), len(ks)-4)
+}
+
+// dropEmptyKernels leaves out the kernels no series has a bar for, and
+// renumbers the points' positions.
+func (f *figure) dropEmptyKernels(bars map[string][]series) {
+	used := make([]bool, len(f.Names))
+	for _, ss := range bars {
+		for _, s := range ss {
+			for _, p := range s.Points {
+				used[p.Size] = true
+			}
+		}
+	}
+	pos := make([]int64, len(f.Names))
+	var names []string
+	var sizes []int64
+	for i, u := range used {
+		if u {
+			pos[i] = int64(len(names))
+			sizes = append(sizes, int64(len(names)))
+			names = append(names, f.Names[i])
+		}
+	}
+	for _, ss := range bars {
+		for _, s := range ss {
+			for j := range s.Points {
+				s.Points[j].Size = pos[s.Points[j].Size]
+			}
+		}
+	}
+	f.Names, f.Sizes = names, sizes
 }

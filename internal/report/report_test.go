@@ -57,15 +57,15 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Contains(t, sum.Written, "claims.md")
 	assert.Contains(t, sum.Written, "report.html")
 	assert.Contains(t, sum.Written, "figures/fig18-spmv-ompx.png")
-	assert.Equal(t, map[Outcome]int{Reproduced: 11, NotReproduced: 1, NotMeasurable: 13}, ClaimCounts(sum.Claims))
+	assert.Equal(t, map[Outcome]int{Reproduced: 17, NotReproduced: 1, NotMeasurable: 13}, ClaimCounts(sum.Claims))
 
-	assert.Equal(t, `report: read DIR: 274 kernel records, 6 copy records, 101 build rows
-report: read ../../templates/report: 19 figures, 25 claims
+	assert.Equal(t, `report: read DIR: 409 kernel records, 6 copy records, 146 build rows
+report: read ../../templates/report: 22 figures, 31 claims
 report: 2 kernel records unverified or failed: left out of figures and claims
-report: figures: 12 drawn, 7 skipped for lack of data
-report: claims: 11 of 25 claims reproduced, 1 not reproduced, 0 inconclusive, 13 not measurable
-report: cells: 101 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 90 verified
-report: wrote 27 files into DIR
+report: figures: 15 drawn, 7 skipped for lack of data
+report: claims: 17 of 31 claims reproduced, 1 not reproduced, 0 inconclusive, 13 not measurable
+report: cells: 146 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 135 verified
+report: wrote 33 files into DIR
 `, strings.ReplaceAll(progress.String(), dir, "DIR"))
 
 	md, err := os.ReadFile(filepath.Join(dir, claimsFile))
@@ -160,7 +160,7 @@ func TestPageContents(t *testing.T) {
 		`<a href="figures/fig18-spmv-ompx.png">`,
 		// cells
 		`<table id="cells">`,
-		"1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 90 verified",
+		"1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 135 verified",
 		`<td class="status">failed to build</td>`,
 		"ptxas fatal: Unresolved extern function &#39;omp_get_team_num&#39;",
 		`<a href="logs/build/spmv.kk-omp-a.gcc12-nvptx.log">build</a>`,
@@ -173,7 +173,7 @@ func TestPageContents(t *testing.T) {
 			t.Errorf("report.html lacks %s", want)
 		}
 	}
-	assert.Equal(t, 12, strings.Count(page, "<svg"), "every figure is inline")
+	assert.Equal(t, 15, strings.Count(page, "<svg"), "every figure is inline")
 	assert.NotContains(t, page, "<?xml")
 	assert.NotContains(t, page, `src="http`, "self-contained")
 }
