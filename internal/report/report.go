@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -194,7 +195,7 @@ func writeOutputs(dir string, out map[string][]byte) ([]string, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), out[name], 0o644); err != nil {
+		if err := fsutil.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), out[name], 0o644); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"io/fs"
 	"os"
 )
@@ -37,7 +38,7 @@ func UpdateResultsLog(path, id string, tables []byte) (bool, error) {
 	if bytes.Equal(out, doc) {
 		return true, nil
 	}
-	return true, os.WriteFile(path, out, 0o644)
+	return true, fsutil.WriteFile(path, out, 0o644)
 }
 
 // replaceBlock puts body between the markers of id.
