@@ -35,13 +35,13 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 		`{"kind":"kernel","cell":"k.v.tc","size":1,"verified":true,"gbps":1,"commit":"bbb","dirty":true}`)
 	writeBatch(t, c, `{"id":"c","started":"2026-01-01T02:00:00Z","finished":"2026-01-01T03:00:00Z","commit":"ccc","dirty":true,"build_dirty":true,"gpus":[{"name":"G","driver":"1","memory_mib":80,"uuid":"GPU-1"}]}`,
 		`{"kind":"copy","toolchain":"tc","gbps":3000,"target":"sm_90"}`,
-		`{"kind":"kernel","cell":"k.v.tc","size":2,"trial":1,"verified":true,"gbps":2.1,"target":"sm_90"}`)
+		`{"kind":"kernel","cell":"k.v.tc","size":2,"trial":2,"verified":true,"gbps":2.1,"target":"sm_90"}`)
 	out := filepath.Join(root, "merged")
 	require.NoError(t, Merge(out, []string{a, b, c}))
 
 	recs, err := ReadJSONL(out)
 	require.NoError(t, err)
-	require.Len(t, recs, 4, "trial 1 of size 2 is a measurement of its own")
+	require.Len(t, recs, 4, "trial 2 of size 2 is a measurement of its own (a record without trial is trial 1)")
 	assert.Equal(t, 2.0, float64(recs[0].Size))
 	assert.True(t, recs[1].Verified)
 	assert.Equal(t, 3000.0, recs[2].GBps)
@@ -53,7 +53,7 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 	assert.True(t, recs[1].Dirty, "the record's own dirty flag stays")
 	assert.Equal(t, []string{"c", "ccc", "GPU-1"}, []string{recs[3].BatchID, recs[3].Commit, recs[3].GPUUUID})
 	assert.True(t, recs[3].Dirty)
-	assert.Equal(t, 1, recs[3].Trial)
+	assert.Equal(t, 2, recs[3].Trial)
 
 	b2, err := os.ReadFile(filepath.Join(out, "run.json"))
 	require.NoError(t, err)
