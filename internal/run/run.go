@@ -27,10 +27,10 @@ import (
 
 // Options configure a run.
 type Options struct {
-	BuildDir  string
-	Reps      int
-	Warmup    int
-	Timeout   time.Duration // per process
+	BuildDir string
+	Reps     int
+	Warmup   int
+	Timeout  time.Duration // per process
 	// CopyBytes sizes the STREAM measurement (copy, triad, dot and the
 	// runtime's copy: --stream-bytes, two arrays' worth) of the first program
 	// of each toolchain; 0 skips it.
