@@ -184,20 +184,7 @@ func Chunks(items []work.Item, n int) [][]work.Item {
 // newDir names a fresh campaign folder when -out is not given.
 func newDir(root, suffix string) string {
 	host, _ := os.Hostname()
-	return filepath.Join(root, "results", time.Now().UTC().Format("20060102-150405")+"-"+slugOf(host)+"-"+suffix)
-}
-
-func slugOf(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return "host"
-	}
-	return b.String()
+	return filepath.Join(root, "results", time.Now().UTC().Format("20060102-150405")+"-"+pipeline.Slug(host)+"-"+suffix)
 }
 
 // Binary returns the portmatrix CLI that workers run: the cluster file's

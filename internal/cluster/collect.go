@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -188,7 +187,7 @@ func stageShard(c Campaign, id string, done map[string]string, dst string) (Shar
 			}
 		}
 	}
-	if err := copyDir(filepath.Join(src, "logs"), filepath.Join(dst, "logs")); err != nil {
+	if err := results.CopyTree(filepath.Join(src, "logs"), filepath.Join(dst, "logs")); err != nil {
 		return info, nil, err
 	}
 	var agree []results.Record
@@ -201,24 +200,4 @@ func stageShard(c Campaign, id string, done map[string]string, dst string) (Shar
 		}
 	}
 	return info, agree, nil
-}
-
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return fsutil.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
 }

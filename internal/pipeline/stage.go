@@ -372,7 +372,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	gpu := cfg.gpu()
 	dir := cfg.Out
 	if dir == "" {
-		dir = filepath.Join(cfg.Root, "results", time.Now().UTC().Format("20060102-150405")+"-"+slug(mach.Machine.Hostname))
+		dir = filepath.Join(cfg.Root, "results", time.Now().UTC().Format("20060102-150405")+"-"+Slug(mach.Machine.Hostname))
 	}
 	started := time.Now().UTC()
 	var prev *results.Run
@@ -635,7 +635,9 @@ func Latest(root string) (string, error) {
 	return filepath.Join(root, dirs[len(dirs)-1]), nil
 }
 
-func slug(s string) string {
+// Slug is s in lower-case letters, digits and '-' ("host" when none is left):
+// the machine part of a results folder's name.
+func Slug(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {

@@ -94,7 +94,7 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 	r.Min, r.Max = minOf(vals), maxOf(vals)
 	lo, hi := c.band()
 	if c.Aggregate == "all" {
-		r.Value = median(vals)
+		r.Value = stats.Median(vals)
 		r.Lo, r.Hi = math.Inf(1), math.Inf(-1)
 		inside, outside := 0, 0
 		for _, x := range r.Ratios {
@@ -141,7 +141,7 @@ func aggregate(how string, v []float64) float64 {
 	case "max":
 		return maxOf(v)
 	default:
-		return median(v)
+		return stats.Median(v)
 	}
 }
 

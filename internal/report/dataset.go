@@ -217,7 +217,7 @@ func (ds *dataset) addStreams(recs []Record) {
 	best := map[string]float64{}
 	bestOp := map[string]string{}
 	for k, v := range vals {
-		m := median(v)
+		m := stats.Median(v)
 		if m > best[k.dev] || m == best[k.dev] && "stream "+k.op < bestOp[k.dev] {
 			best[k.dev], bestOp[k.dev] = m, "stream "+k.op
 		}
@@ -265,7 +265,7 @@ func (ds *dataset) addCopies(recs []Record) {
 	}
 	for tc, devs := range devices {
 		for _, d := range devs {
-			if m := median(byDevice[d]); m > ds.copyGBps[tc] {
+			if m := stats.Median(byDevice[d]); m > ds.copyGBps[tc] {
 				ds.copyGBps[tc], ds.roofOp[tc] = m, "copy"
 			}
 		}

@@ -5,19 +5,6 @@ import (
 	"sort"
 )
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func geomean(v []float64) float64 {
 	if len(v) == 0 {
 		return 0

@@ -99,7 +99,7 @@ func Merge(out string, dirs []string) error {
 		for _, r := range builds {
 			rows[r.Cell] = r
 		}
-		if err := copyTree(filepath.Join(dir, LogsDir), filepath.Join(out, LogsDir)); err != nil {
+		if err := CopyTree(filepath.Join(dir, LogsDir), filepath.Join(out, LogsDir)); err != nil {
 			return err
 		}
 	}
@@ -131,7 +131,8 @@ func Merge(out string, dirs []string) error {
 	return WriteRun(out, merged)
 }
 
-func copyTree(src, dst string) error {
+// CopyTree copies the folder src into dst; a missing src copies nothing.
+func CopyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
