@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,9 +38,9 @@ func cells(t *testing.T, root string) []*matrix.Cell {
 }
 
 // fakeCompiler "compiles" by copying the source, and fails on "bad".
-func fakeCompiler(calls *int) func(context.Context, string, string, ...string) ([]byte, error) {
+func fakeCompiler(calls *atomic.Int32) func(context.Context, string, string, ...string) ([]byte, error) {
 	return func(_ context.Context, _ string, _ string, args ...string) ([]byte, error) {
-		*calls++
+		calls.Add(1)
 		src, out := args[len(args)-1], args[len(args)-2]
 		b, _ := os.ReadFile(src)
 		if strings.Contains(string(b), "bad") {
@@ -53,7 +54,7 @@ func TestFailureIsARowAndOthersBuild(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
 	cs := cells(t, root)
-	calls := 0
+	var calls atomic.Int32
 	var log bytes.Buffer
 	opt := Options{Root: root, Dir: filepath.Join(root, "build"), Jobs: 2, Log: &log, Compiler: fakeCompiler(&calls)}
 	res, err := Run(context.Background(), cs, opt)
@@ -71,30 +72,30 @@ func TestFailureIsARowAndOthersBuild(t *testing.T) {
 	logText, err := os.ReadFile(res[1].Log)
 	require.NoError(t, err)
 	assert.Contains(t, string(logText), "error: expected ';'")
-	assert.Equal(t, 3, calls)
+	assert.EqualValues(t, 3, calls.Load())
 
 	// Nothing changed: nothing is compiled again, the failure is remembered.
-	calls = 0
+	calls.Store(0)
 	res, err = Run(context.Background(), cs, opt)
 	require.NoError(t, err)
 	assert.Equal(t, Cached, res[0].Status)
 	assert.Equal(t, Failed, res[1].Status)
 	assert.Equal(t, "bad.cpp:3:7: error: expected ';'", res[1].Reason)
-	assert.Equal(t, 0, calls)
+	assert.EqualValues(t, 0, calls.Load())
 
 	// A source edit rebuilds that cell only; so does a new compiler identity.
 	require.NoError(t, os.WriteFile(filepath.Join(root, cs[0].Source()), []byte("// good, edited\n"), 0o644))
-	calls = 0
+	calls.Store(0)
 	res, err = Run(context.Background(), cs, opt)
 	require.NoError(t, err)
 	assert.Equal(t, Built, res[0].Status)
 	assert.Equal(t, Cached, res[2].Status)
-	assert.Equal(t, 1, calls)
+	assert.EqualValues(t, 1, calls.Load())
 	cs[0].Toolchain.Identity = "fakecc 2"
-	calls = 0
+	calls.Store(0)
 	_, err = Run(context.Background(), cs, opt)
 	require.NoError(t, err)
-	assert.Equal(t, 3, calls)
+	assert.EqualValues(t, 3, calls.Load())
 }
 
 func TestMissingSource(t *testing.T) {
@@ -102,7 +103,7 @@ func TestMissingSource(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
 	cs := cells(t, root)
 	require.NoError(t, os.Remove(filepath.Join(root, cs[0].Source())))
-	calls := 0
+	var calls atomic.Int32
 	res, err := Run(context.Background(), cs[:1], Options{Root: root, Dir: filepath.Join(root, "build"), Compiler: fakeCompiler(&calls)})
 	require.NoError(t, err)
 	assert.Equal(t, Failed, res[0].Status)

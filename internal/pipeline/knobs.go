@@ -208,9 +208,12 @@ func KnobHelp() string {
 }
 
 // internalEnv are PM_ variables that are not knobs: set by the schedulers
-// for their workers, read by the harness, or by tests.
+// for their workers, read by the harness, by tests (CI exports some around
+// go test) or by scripts/.
 var internalEnv = map[string]bool{"PM_WORKER": true, "PM_GPU_UUID": true, "PM_DEVICE_NAME": true,
-	"PM_SLURM_TEST": true, "PM_E2E": true, "PM_GPUS": true, "PM_RUN_LIMIT": true}
+	"PM_SLURM_TEST": true, "PM_E2E": true, "PM_GPUS": true, "PM_RUN_LIMIT": true,
+	"PM_REQUIRE_TOOLCHAINS": true, "PM_PROBE_OUT": true, "PM_HOST_DATA": true, "PM_SEEDS_DIR": true,
+	"PM_DEBIAN_MIRROR": true, "PM_LLVM22_SUITES": true, "PM_HOST_BUILD": true, "PM_XZ": true}
 
 // FromEnv reads every knob from the environment (the magefile's way). A PM_
 // variable that is no knob is an error, with the closest knob's name.
