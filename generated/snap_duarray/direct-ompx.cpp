@@ -65,9 +65,9 @@ void snap_duarray_kernel(const snap::System S, double* dulist) {
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global) firstprivate(S)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global) firstprivate(S)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -121,9 +121,9 @@ void snap_duarray_kernel(const snap::System S, double* dulist) {
   } else {
     // max_teams teams walk the league (Fig. 12)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global) firstprivate(S)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dulist, pm_global) firstprivate(S)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID

@@ -65,9 +65,9 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global) firstprivate(S)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global) firstprivate(S)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -136,9 +136,9 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   } else {
     // max_teams teams walk the league (Fig. 12)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global) firstprivate(S)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global) firstprivate(S)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID

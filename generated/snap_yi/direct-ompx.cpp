@@ -46,7 +46,7 @@ void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist)
   const int64_t pm_points = ((S.natoms + snap_vector - 1) / snap_vector) * (S.t.idxz_max) * snap_vector;
   if (pm_points > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_points + 255) / 256, INT32_MAX));
-    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(ulisttot, ylist)
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(ulisttot, ylist) firstprivate(S)
     {
       const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * ompx::block_dim_x();
       for (int64_t pm_point = int64_t{ompx::block_id_x()} * ompx::block_dim_x() + ompx::thread_id_x(); pm_point < pm_points; pm_point += pm_stride) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "parallel.hpp"
+
 namespace pm {
 
 // Csr is what kernels see: a view of device (or host) arrays.
@@ -26,15 +28,23 @@ struct CsrHost {
 
 // minife27 builds a symmetric, strictly diagonally dominant matrix (so CG
 // converges) whose off-diagonal values vary per edge, so that a wrong column
-// index or a missed term changes the product.
+// index or a missed term changes the product. Rows are filled in parallel:
+// each row's length follows from its position on the grid.
 inline CsrHost minife27(int64_t N) {
   const int64_t n1 = N + 1;
   CsrHost m;
   m.nrows = n1 * n1 * n1;
+  auto span = [n1](int64_t i) -> int64_t { return (i > 0) + 1 + (i < n1 - 1); };  // neighbours along one axis
+  auto row_len = [&](int64_t row) {
+    const int64_t ix = row % n1, iy = (row / n1) % n1, iz = row / (n1 * n1);
+    return span(ix) * span(iy) * span(iz);
+  };
   m.row_ptr.resize(m.nrows + 1);
   m.row_ptr[0] = 0;
-  m.col_idx.reserve(m.nrows * 27);
-  m.values.reserve(m.nrows * 27);
+  for (int64_t row = 0; row < m.nrows; ++row) m.row_ptr[row + 1] = m.row_ptr[row] + row_len(row);
+  const int64_t nnz = m.row_ptr[m.nrows];
+  m.col_idx.resize(nnz);
+  m.values.resize(nnz);
   auto weight = [](int64_t i, int64_t j) {
     const uint64_t lo = i < j ? i : j, hi = i < j ? j : i;
     uint64_t z = lo * 0x9E3779B97F4A7C15ull ^ (hi + 0x632BE59BD9B4E019ull);
@@ -42,31 +52,31 @@ inline CsrHost minife27(int64_t N) {
     z ^= z >> 29;
     return -(0.5 + 0.5 * ((z >> 11) * 0x1.0p-53));
   };
-  for (int64_t iz = 0; iz < n1; ++iz)
-    for (int64_t iy = 0; iy < n1; ++iy)
-      for (int64_t ix = 0; ix < n1; ++ix) {
-        const int64_t row = (iz * n1 + iy) * n1 + ix;
-        int64_t diag_at = -1;
-        double off = 0;
-        for (int64_t dz = -1; dz <= 1; ++dz)
-          for (int64_t dy = -1; dy <= 1; ++dy)
-            for (int64_t dx = -1; dx <= 1; ++dx) {
-              const int64_t x = ix + dx, y = iy + dy, z = iz + dz;
-              if (x < 0 || y < 0 || z < 0 || x >= n1 || y >= n1 || z >= n1) continue;
-              const int64_t col = (z * n1 + y) * n1 + x;
-              m.col_idx.push_back(col);
-              if (col == row) {
-                diag_at = static_cast<int64_t>(m.values.size());
-                m.values.push_back(0);
-              } else {
-                const double w = weight(row, col);
-                off += std::fabs(w);
-                m.values.push_back(w);
-              }
+  parallel_parts(m.nrows, [&](int64_t lo, int64_t hi) {
+    for (int64_t row = lo; row < hi; ++row) {
+      const int64_t ix = row % n1, iy = (row / n1) % n1, iz = row / (n1 * n1);
+      int64_t k = m.row_ptr[row], diag_at = -1;
+      double off = 0;
+      for (int64_t dz = -1; dz <= 1; ++dz)
+        for (int64_t dy = -1; dy <= 1; ++dy)
+          for (int64_t dx = -1; dx <= 1; ++dx) {
+            const int64_t x = ix + dx, y = iy + dy, z = iz + dz;
+            if (x < 0 || y < 0 || z < 0 || x >= n1 || y >= n1 || z >= n1) continue;
+            const int64_t col = (z * n1 + y) * n1 + x;
+            m.col_idx[k] = col;
+            if (col == row) {
+              diag_at = k;
+              m.values[k] = 0;
+            } else {
+              const double w = weight(row, col);
+              off += std::fabs(w);
+              m.values[k] = w;
             }
-        m.values[diag_at] = off + 1.0;
-        m.row_ptr[row + 1] = static_cast<int64_t>(m.values.size());
-      }
+            ++k;
+          }
+      m.values[diag_at] = off + 1.0;
+    }
+  });
   return m;
 }
 

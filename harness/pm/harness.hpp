@@ -19,6 +19,8 @@
 // A failed verification is data (exit 0); only harness errors exit non-zero.
 #pragma once
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cfloat>
 #include <cstdarg>
 #include <cinttypes>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "csr.hpp"
+#include "parallel.hpp"
 
 namespace pm {
 
@@ -149,6 +152,11 @@ inline std::string format(const char* fmt, ...) {
   return buf;
 }
 
+// Seconds since an arbitrary start (the host's steady clock).
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 enum Intent { kIn, kOut, kInOut, kScratch };
 
 // ---------------------------------------------------------------------------
@@ -200,31 +208,34 @@ class Guarded {
 };
 
 // A host view of device data: the device memory itself where the host can
-// read it, else a copy in a staging buffer (pinned where the device has it),
-// kept for the next read and grown when a larger one comes.
+// read it, else a copy in one staging buffer the process shares (pinned where
+// the device has it; checks run one at a time), grown when a larger read comes.
 class HostView {
  public:
-  HostView() = default;
-  HostView(const HostView&) = delete;
-  HostView& operator=(const HostView&) = delete;
-  ~HostView() {
-    if (stage_) device::host_release(stage_);
-  }
   const void* read(const void* dev, size_t bytes) {
     if (device::host_accessible()) return dev;
-    if (bytes > capacity_ || !stage_) {
-      if (stage_) device::host_release(stage_);
-      capacity_ = bytes ? bytes : 64;
-      stage_ = device::host_alloc(capacity_);
-      if (!stage_) die("host staging allocation failed", nullptr);
+    Stage& s = stage();
+    if (bytes > s.capacity || !s.data) {
+      if (s.data) device::host_release(s.data);
+      s.capacity = bytes ? bytes : 64;
+      s.data = device::host_alloc(s.capacity);
+      if (!s.data) die("host staging allocation failed", nullptr);
     }
-    device::to_host(stage_, dev, bytes);
-    return stage_;
+    device::to_host(s.data, dev, bytes);
+    return s.data;
   }
 
  private:
-  void* stage_ = nullptr;
-  size_t capacity_ = 0;
+  // Never released: the process ends with it (a static's destructor would run
+  // after the device runtime may have shut down).
+  struct Stage {
+    void* data = nullptr;
+    size_t capacity = 0;
+  };
+  static Stage& stage() {
+    static Stage s;
+    return s;
+  }
 };
 
 // Comparison of one array with the reference: normwise relative error
@@ -327,7 +338,10 @@ class Array : public Buffer {
 
   void fill_random(uint64_t seed, double lo, double hi) {
     const uint64_t key = key_of(seed, name().c_str());
-    for (int64_t i = 0; i < n_; ++i) host_[i] = static_cast<T>(lo + (hi - lo) * uniform(key, i));
+    T* h = host_.data();
+    parallel_parts(n_, [&](int64_t a, int64_t b) {
+      for (int64_t i = a; i < b; ++i) h[i] = static_cast<T>(lo + (hi - lo) * uniform(key, i));
+    });
     upload();
   }
   void fill_zero() {
@@ -340,7 +354,9 @@ class Array : public Buffer {
     for (int64_t i = 0; i < n_; ++i) host_[i] = static_cast<T>(v[i]);
     upload();
   }
-  T* ref() { return ref_.data(); }  // host copy the reference reads and writes
+  // The host copy the reference reads and writes: an input's own initial data
+  // (a reference that wrote it would fail the input check), else a copy.
+  T* ref() { return intent_ == kIn ? host_.data() : ref_.data(); }
   T* dev() { return static_cast<T*>(mem_.data()); }
   int64_t size() const { return n_; }
   size_t bytes() const override { return mem_.bytes(); }
@@ -367,7 +383,7 @@ class Array : public Buffer {
                       name().c_str(), k.err, c.tolerance, k.worst));
     } else if (intent_ == kIn && c.full) {
       const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
-      if (std::memcmp(got, host_.data(), mem_.bytes()) != 0) {
+      if (!same_bytes(got, host_.data(), mem_.bytes())) {
         int64_t i = 0;
         while (i < n_ && std::memcmp(&got[i], &host_[i], sizeof(T)) == 0) ++i;
         c.fail(format("%s: input changed by the kernel (first at index %" PRId64 ")", name().c_str(), i));
@@ -377,7 +393,7 @@ class Array : public Buffer {
 
  private:
   void upload() {
-    ref_ = host_;
+    if (intent_ != kIn) ref_ = host_;
     device::to_device(dev(), host_.data(), mem_.bytes());
     if (!pristine_) pristine_ = static_cast<T*>(device::alloc(mem_.bytes()));
     if (!pristine_) die("device allocation failed for the initial copy of ", name().c_str());
@@ -418,7 +434,7 @@ class CsrArray : public Buffer {
   void part(Check& c, const char* what, Guarded& g, const void* initial) {
     const std::string guard = g.damage();
     if (!guard.empty()) c.fail(name() + "." + what + ": " + guard);
-    if (c.full && std::memcmp(view_.read(g.data(), g.bytes()), initial, g.bytes()) != 0)
+    if (c.full && !same_bytes(view_.read(g.data(), g.bytes()), initial, g.bytes()))
       c.fail(name() + "." + what + ": input changed by the kernel");
   }
   CsrHost host_;
@@ -505,7 +521,8 @@ inline void json_number(double v, const char* fmt) {
 
 class Run {
  public:
-  Run(const Options& opt, const char* kernel, int64_t size) : opt_(opt), kernel_(kernel), size_(size) {}
+  Run(const Options& opt, const char* kernel, int64_t size)
+      : opt_(opt), kernel_(kernel), size_(size), created_(now_s()) {}
   void add(Buffer* b) { buffers_.push_back(b); }
   void work(double bytes, double bytes_min, double flops) {
     bytes_ = bytes;
@@ -530,6 +547,8 @@ class Run {
     flush_ = flush_wanted(opt_.flush, working_set_);
     const int total = 1 + opt_.warmup + opt_.reps + (composite_ ? 1 : 0);
     device::Timer timer;  // made before the loop: nothing is created in a timed region
+    const double start = now_s();
+    setup_s_ = start - created_;
     for (int r = 0; r < total; ++r) {
       const bool timed = r > opt_.warmup && r <= opt_.warmup + opt_.reps;
       const bool sectioned = composite_ && r == total - 1;
@@ -547,8 +566,11 @@ class Run {
         device::sync();
       }
       sections_on() = false;
+      const double checking = now_s();
       check(r, total);
+      check_s_ += now_s() - checking;
     }
+    measure_s_ = now_s() - start;
     emit();
   }
 
@@ -617,6 +639,9 @@ class Run {
                 runs_, failed_);
     json_number(nonfinite_ ? NAN : max_err_, "%.6g");
     std::printf(",\"tolerance\":%.6g", tolerance_);
+    // Where the process's time went: data and reference before the first run,
+    // all runs with their checks, the checks alone.
+    std::printf(",\"setup_s\":%.4g,\"measure_s\":%.4g,\"check_s\":%.4g", setup_s_, measure_s_, check_s_);
     if (composite_) {
       std::printf(",\"sections\":{");
       bool first = true;
@@ -647,11 +672,12 @@ class Run {
   double* result_ = nullptr;
   double result_ref_ = 0;
   bool composite_ = false;
+  double created_ = 0, setup_s_ = 0, measure_s_ = 0, check_s_ = 0;
 };
 
 template <class T>
 Array<T>::Array(Run& run, const char* name, int64_t n, Intent intent)
-    : Buffer(name), n_(n), intent_(intent), host_(intent == kOut ? 0 : n), ref_(n) {
+    : Buffer(name), n_(n), intent_(intent), host_(intent == kOut ? 0 : n), ref_(intent == kIn ? 0 : n) {
   mem_.allocate(static_cast<size_t>(n) * sizeof(T), name);
   run.add(this);
 }

@@ -47,6 +47,10 @@ type Func struct {
 	Args       string // the parameter names, for a call
 	Prologue   string // CSR unpacking and tunables
 	DevicePtrs string // pointers for is_device_ptr
+	// Firstprivate names the aggregates a kernel takes by value (a SNAP
+	// system): kernel-mode regions copy them in explicitly (an implicitly
+	// mapped struct in an ompx_bare region computed wrong results on the H200).
+	Firstprivate string
 	Bytes      string
 	BytesMin   string
 	Body       string // reference body or driver; "" for lowered kernels
@@ -102,12 +106,13 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	if k.Result != "" {
 		f.Returns = k.Result
 	}
-	var params, names, ptrs, pro []string
+	var params, names, ptrs, byValue, pro []string
 	for _, a := range k.Args {
 		names = append(names, a.Name)
 		switch {
 		case a.Type == "snap":
 			params = append(params, "const snap::System "+a.Name) // device pointers, passed by value
+			byValue = append(byValue, a.Name)
 		case a.Type == "csr":
 			params = append(params, "const pm::Csr& "+a.Name)
 			if !ref {
@@ -142,6 +147,7 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	f.Params = strings.Join(params, ", ")
 	f.Args = strings.Join(names, ", ")
 	f.DevicePtrs = strings.Join(ptrs, ", ")
+	f.Firstprivate = strings.Join(byValue, ", ")
 	f.Prologue = strings.Join(pro, "\n")
 	switch {
 	case k.Pattern == nil:
