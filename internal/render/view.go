@@ -51,11 +51,11 @@ type Func struct {
 	// system): kernel-mode regions copy them in explicitly (an implicitly
 	// mapped struct in an ompx_bare region computed wrong results on the H200).
 	Firstprivate string
-	Bytes      string
-	BytesMin   string
-	Body       string // reference body or driver; "" for lowered kernels
-	Composite  bool
-	args       []spec.Arg
+	Bytes        string
+	BytesMin     string
+	Body         string // reference body or driver; "" for lowered kernels
+	Composite    bool
+	args         []spec.Arg
 }
 
 // Main is the per-size part of main().
