@@ -92,6 +92,9 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
 	say("claims: %s", claimSummary(claims))
 	tables := tablesMarkdown(buildTables(sp.tables, ds))
+	if t := timingMarkdown(res.Kernel); t != "" {
+		tables = append([]byte(t+"\n"), tables...)
+	}
 	out[tablesFile] = append([]byte(fmt.Sprintf("# Tables: %s\n\n", res.Run.ID)), tables...)
 	cells := CellStatuses(res)
 	page, err := renderPage(sp.page, newPageView(res, figs, claims, cells))

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -138,4 +139,18 @@ func TestRecordDeviceHashBeatsBuildRow(t *testing.T) {
 	}
 	ds := newDataset(res)
 	assert.False(t, ds.identical(seriesKey{"spmv", "omp-raw", "clang19-sm90"}, seriesKey{"spmv", "kk-omp-b", "clang19-sm90"}))
+}
+
+func TestTimingSumsElapsedAndTakesMedians(t *testing.T) {
+	recs := []results.Record{
+		{ElapsedS: 2, SetupS: 0.5, MeasureS: 1, CheckS: 0.25},
+		{ElapsedS: 4, SetupS: 1.5, MeasureS: 2, CheckS: 0.75},
+		{ElapsedS: 3, SetupS: 1, MeasureS: 1.5, CheckS: 0.5},
+		{Error: "timed out"}, // no timing: not counted
+	}
+	got := timingMarkdown(recs)
+	assert.Contains(t, got, "3 measurements (one program each) took 0.1 minutes")
+	assert.Contains(t, got, "median 3.00 s (longest 4.0 s): runtime start-up 0.50 s, data and reference 1.00 s")
+	assert.Contains(t, got, "runs with their checks 1.50 s, of which checks 0.50 s")
+	assert.Empty(t, timingMarkdown(recs[3:]))
 }

@@ -65,6 +65,14 @@ type Record struct {
 	Sections  map[string]Section `json:"sections,omitempty"`
 	Error     string             `json:"error,omitempty"`
 
+	// Where the program's time went (harness): data and reference before the
+	// first run, all runs with their checks, the checks alone; and (run stage)
+	// seconds from the program's start to this record, runtime start-up included.
+	SetupS   float64 `json:"setup_s,omitempty"`
+	MeasureS float64 `json:"measure_s,omitempty"`
+	CheckS   float64 `json:"check_s,omitempty"`
+	ElapsedS float64 `json:"elapsed_s,omitempty"`
+
 	RunID            string `json:"run_id,omitempty"`
 	BatchID          string `json:"batch_id,omitempty"`
 	Commit           string `json:"commit,omitempty"`

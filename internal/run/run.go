@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,6 +206,7 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 		return 0, err
 	}
 	fmt.Fprintf(logf, "$ %s %s\n", bin, strings.Join(args, " "))
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return 0, record(w, e, size, opt, "cannot start: "+err.Error())
 	}
@@ -223,6 +225,7 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 			continue
 		}
 		annotate(&r, e, opt)
+		r.ElapsedS = math.Round(time.Since(started).Seconds()*1000) / 1000
 		if err := w.Add(r); err != nil {
 			return n, err
 		}
