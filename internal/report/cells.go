@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -137,7 +138,7 @@ func sortedSizes[V any](m map[int64]V) []int64 {
 	for s := range m {
 		out = append(out, s)
 	}
-	sortInt64(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -91,7 +91,7 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 	for i, x := range r.Ratios {
 		vals[i] = x.Value
 	}
-	r.Min, r.Max = minOf(vals), maxOf(vals)
+	r.Min, r.Max = slices.Min(vals), slices.Max(vals)
 	lo, hi := c.band()
 	if c.Aggregate == "all" {
 		r.Value = stats.Median(vals)
@@ -135,11 +135,11 @@ func (c ClaimSpec) band() (lo, hi float64) {
 func aggregate(how string, v []float64) float64 {
 	switch how {
 	case "geomean":
-		return geomean(v)
+		return stats.Geomean(v)
 	case "min":
-		return minOf(v)
+		return slices.Min(v)
 	case "max":
-		return maxOf(v)
+		return slices.Max(v)
 	default:
 		return stats.Median(v)
 	}

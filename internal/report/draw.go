@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -385,7 +386,7 @@ func sizeTicks(sizes []int64) plot.ConstantTicks {
 			uniq = append(uniq, s)
 		}
 	}
-	sortInt64(uniq)
+	slices.Sort(uniq)
 	step := (len(uniq) + 7) / 8
 	ticks := make(plot.ConstantTicks, len(uniq))
 	for i, s := range uniq {
