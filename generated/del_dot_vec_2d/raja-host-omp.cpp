@@ -100,7 +100,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(4 * eps * rows * rows);
+    return static_cast<double>(8 * eps * rows * rows);
   }();
   run.measure([&] { dev::del_dot_vec_2d(rzmax, jp, rows, nnalls, x, y, xdot, ydot, div); }, tolerance);
 }

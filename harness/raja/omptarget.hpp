@@ -78,6 +78,13 @@ void forall_range(omp_target_split_exec, int64_t begin, int64_t end, const Body&
 
 template <class Body>
 void forall_range(omp_target_async_exec, int64_t begin, int64_t end, const Body& body) {
+  // Without an offload device (the CPU builds' host fallback) the loops run
+  // undeferred: GCC 12's host fallback of a deferred target task hung once
+  // in CI (INT_PREDICT, killed after 5 minutes) and never on its own since.
+  if (omp_get_num_devices() == 0) {
+    forall_range(omp_target_teams_exec(), begin, end, body);
+    return;
+  }
 #pragma omp target teams distribute parallel for schedule(static, 1) firstprivate(body) nowait \
     depend(inout : detail::stream_token)
   for (int64_t i = begin; i < end; ++i) body(i);

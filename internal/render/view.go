@@ -49,15 +49,14 @@ type Func struct {
 	DevicePtrs string // pointers for is_device_ptr
 	// ByValue are the aggregates a kernel takes by value (a SNAP system).
 	// Kernel-mode launches take each through a device copy of its own
-	// (pm_<name>_dev, the direct-ompx prologue's pm_device_value): mapped or
-	// firstprivate into an ompx_bare region, a snap::System arrived wrong on
-	// the H200 with clang 22 (docs/ompx.md).
-	ByValue []ByValue
-	Bytes        string
-	BytesMin     string
-	Body         string // reference body or driver; "" for lowered kernels
-	Composite    bool
-	args         []spec.Arg
+	// (pm_<name>_dev, the direct-ompx prologue's pm_device_value), the path
+	// device arrays take (docs/ompx.md).
+	ByValue   []ByValue
+	Bytes     string
+	BytesMin  string
+	Body      string // reference body or driver; "" for lowered kernels
+	Composite bool
+	args      []spec.Arg
 }
 
 // Main is the per-size part of main().
