@@ -32,23 +32,6 @@
 #define PM_OMPX_WARP_ONLY 0
 #endif
 
-#include <cstring>
-
-// A device copy of an argument passed by value (a snap::System) for the
-// kernel-mode launches, which take it as a device pointer: uploaded when its
-// bytes change, so a timed call normally copies nothing.
-template <class T>
-const T* pm_device_value(const T& v) {
-  static T* dev = nullptr;
-  static T last{};
-  if (!dev || std::memcmp(&last, &v, sizeof(T)) != 0) {
-    if (!dev) dev = static_cast<T*>(pm::device::alloc(sizeof(T)));
-    pm::device::to_device(dev, &v, sizeof(T));
-    std::memcpy(&last, &v, sizeof(T));
-  }
-  return dev;
-}
-
 namespace ref {
 
 void snap_ui(const snap::System S, double* ulisttot) {
@@ -81,14 +64,12 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   char* const pm_global = pm::scratch_pool(pm_teams * pm_scratch1_bytes);
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
-    const snap::System* const pm_S_dev = pm_device_value(S);
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_S_dev, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_S_dev, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
     #endif
     {
-      const snap::System& S = *pm_S_dev;
     #if PM_HAS_OMPX_MULTIDIM_GRID
       const int pm_lane = ompx::thread_id_x(), pm_thread = ompx::thread_id_y();
     #else
@@ -154,14 +135,12 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
     }
   } else {
     // max_teams teams walk the league (Fig. 12)
-    const snap::System* const pm_S_dev = pm_device_value(S);
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_S_dev, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_S_dev, pm_global)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(ulisttot, pm_global)
     #endif
     {
-      const snap::System& S = *pm_S_dev;
     #if PM_HAS_OMPX_MULTIDIM_GRID
       const int pm_lane = ompx::thread_id_x(), pm_thread = ompx::thread_id_y();
     #else

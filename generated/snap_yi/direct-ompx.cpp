@@ -31,23 +31,6 @@
 #define PM_OMPX_WARP_ONLY 0
 #endif
 
-#include <cstring>
-
-// A device copy of an argument passed by value (a snap::System) for the
-// kernel-mode launches, which take it as a device pointer: uploaded when its
-// bytes change, so a timed call normally copies nothing.
-template <class T>
-const T* pm_device_value(const T& v) {
-  static T* dev = nullptr;
-  static T last{};
-  if (!dev || std::memcmp(&last, &v, sizeof(T)) != 0) {
-    if (!dev) dev = static_cast<T*>(pm::device::alloc(sizeof(T)));
-    pm::device::to_device(dev, &v, sizeof(T));
-    std::memcpy(&last, &v, sizeof(T));
-  }
-  return dev;
-}
-
 namespace ref {
 
 void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
@@ -63,10 +46,8 @@ void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist)
   const int64_t pm_points = ((S.natoms + snap_vector - 1) / snap_vector) * (S.t.idxz_max) * snap_vector;
   if (pm_points > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_points + 255) / 256, INT32_MAX));
-    const snap::System* const pm_S_dev = pm_device_value(S);
-    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(ulisttot, ylist, pm_S_dev)
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) is_device_ptr(ulisttot, ylist)
     {
-      const snap::System& S = *pm_S_dev;
       const int64_t pm_stride = int64_t{ompx::grid_dim_x()} * ompx::block_dim_x();
       for (int64_t pm_point = int64_t{ompx::block_id_x()} * ompx::block_dim_x() + ompx::thread_id_x(); pm_point < pm_points; pm_point += pm_stride) {
         const int64_t block = pm_point / ((S.t.idxz_max) * snap_vector);

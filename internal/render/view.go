@@ -47,16 +47,11 @@ type Func struct {
 	Args       string // the parameter names, for a call
 	Prologue   string // CSR unpacking and tunables
 	DevicePtrs string // pointers for is_device_ptr
-	// ByValue are the aggregates a kernel takes by value (a SNAP system).
-	// Kernel-mode launches take each through a device copy of its own
-	// (pm_<name>_dev, the direct-ompx prologue's pm_device_value), the path
-	// device arrays take (docs/ompx.md).
-	ByValue   []ByValue
-	Bytes     string
-	BytesMin  string
-	Body      string // reference body or driver; "" for lowered kernels
-	Composite bool
-	args      []spec.Arg
+	Bytes      string
+	BytesMin   string
+	Body       string // reference body or driver; "" for lowered kernels
+	Composite  bool
+	args       []spec.Arg
 }
 
 // Main is the per-size part of main().
@@ -108,13 +103,11 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 		f.Returns = k.Result
 	}
 	var params, names, ptrs, pro []string
-	var byValue []ByValue
 	for _, a := range k.Args {
 		names = append(names, a.Name)
 		switch {
 		case a.Type == "snap":
 			params = append(params, "const snap::System "+a.Name) // device pointers, passed by value
-			byValue = append(byValue, ByValue{Name: a.Name, Type: "snap::System"})
 		case a.Type == "csr":
 			params = append(params, "const pm::Csr& "+a.Name)
 			if !ref {
@@ -149,7 +142,6 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	f.Params = strings.Join(params, ", ")
 	f.Args = strings.Join(names, ", ")
 	f.DevicePtrs = strings.Join(ptrs, ", ")
-	f.ByValue = byValue
 	f.Prologue = strings.Join(pro, "\n")
 	switch {
 	case k.Pattern == nil:
@@ -158,22 +150,6 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 		f.Body = strings.TrimSpace(k.Reference)
 	}
 	return f
-}
-
-// ByValue is one aggregate argument passed by value.
-type ByValue struct{ Name, Type string }
-
-// DevicePtrsAnd is DevicePtrs followed by the by-value arguments' device
-// copies (pm_<name>_dev): a kernel-mode launch's is_device_ptr list.
-func (f *Func) DevicePtrsAnd() string {
-	names := []string{}
-	if f.DevicePtrs != "" {
-		names = append(names, f.DevicePtrs)
-	}
-	for _, b := range f.ByValue {
-		names = append(names, "pm_"+b.Name+"_dev")
-	}
-	return strings.Join(names, ", ")
 }
 
 func cType(t string) string {
