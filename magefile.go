@@ -75,6 +75,8 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 //	    explicit sizes overriding the set: for every kernel, or per kernel (name=sizes) (-sizes)
 //	PM_REPS=5
 //	    timed repetitions per size (-reps)
+//	PM_REP_SECONDS=2
+//	    seconds of timed calls that bound the reps of a slow measurement, which keeps at least 3 (0: no bound; default 2) (-rep-seconds)
 //	PM_WARMUP=1
 //	    warm-up runs per size (0 allowed) (-warmup)
 //	PM_TRIALS=3

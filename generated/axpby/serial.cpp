@@ -42,7 +42,10 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> y_data(run, "y", n, pm::kInOut);
   y_data.fill_random(opt.seed, -1.0, 1.0);
   double* const y = y_data.dev();
-  ref::axpby(n, a, x_data.ref(), b, y_data.ref());
+  run.reference("045cee4da5735cdc", [&] {
+    ref::axpby(n, a, x_data.ref(), b, y_data.ref());
+    return 0.0;
+  });
   run.work(3.0 * 8 * n, 3.0 * 8 * n, 3.0 * n);
   const double tolerance = [&] {
     using std::sqrt;

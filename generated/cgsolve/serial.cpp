@@ -160,7 +160,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   Ap_data.fill_zero();
   double* const Ap = Ap_data.dev();
   const int64_t iters = 20;
-  const double expected = ref::cgsolve(A_data.ref(), b_data.ref(), x_data.ref(), r_data.ref(), p_data.ref(), Ap_data.ref(), iters);
+  const double expected = run.reference("d44b836291ab31f8", [&] { return ref::cgsolve(A_data.ref(), b_data.ref(), x_data.ref(), r_data.ref(), p_data.ref(), Ap_data.ref(), iters); });
   double got = 0;
   run.result(&got, expected);
   run.composite();

@@ -93,7 +93,10 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> div_data(run, "div", nnalls, pm::kInOut);
   div_data.fill_zero();
   double* const div = div_data.dev();
-  ref::del_dot_vec_2d(rzmax, jp, rows, nnalls, x_data.ref(), y_data.ref(), xdot_data.ref(), ydot_data.ref(), div_data.ref());
+  run.reference("d410bda38f1513f1", [&] {
+    ref::del_dot_vec_2d(rzmax, jp, rows, nnalls, x_data.ref(), y_data.ref(), xdot_data.ref(), ydot_data.ref(), div_data.ref());
+    return 0.0;
+  });
   run.work(5.0 * 8 * rows * rows, 5.0 * 8 * rows * rows, 50.0 * rows * rows);
   const double tolerance = [&] {
     using std::sqrt;

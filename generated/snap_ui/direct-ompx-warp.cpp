@@ -223,7 +223,10 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> ulisttot_data(run, "ulisttot", 2 * S.t.idxu_max * S.natoms, pm::kInOut);
   ulisttot_data.fill_values(S_data.stage("utot_init"));
   double* const ulisttot = ulisttot_data.dev();
-  ref::snap_ui(S_data.ref(), ulisttot_data.ref());
+  run.reference("5dd9d93c90f37814", [&] {
+    ref::snap_ui(S_data.ref(), ulisttot_data.ref());
+    return 0.0;
+  });
   run.work(28.0 * S.natoms * S.nnbor + 16.0 * S.t.idxu_max * S.natoms, 28.0 * S.natoms * S.nnbor + 16.0 * S.t.idxu_max * S.natoms, S_data.flops("ui"));
   const double tolerance = [&] {
     using std::sqrt;

@@ -69,7 +69,10 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   double* const x = x_data.dev();
   pm::Array<double> y_data(run, "y", A.nrows, pm::kOut);
   double* const y = y_data.dev();
-  ref::spmv(A_data.ref(), x_data.ref(), y_data.ref());
+  run.reference("ed348c93be547b8d", [&] {
+    ref::spmv(A_data.ref(), x_data.ref(), y_data.ref());
+    return 0.0;
+  });
   run.work(A.nrows * 8.0 + A.nnz * (8.0 + 8.0 + 8.0) + A.nrows * 8.0, (A.nrows + 1) * 8.0 + A.nnz * (8.0 + 8.0) + A.nrows * 8.0 + A.nrows * 8.0, 2.0 * A.nnz);
   const double tolerance = [&] {
     using std::sqrt;

@@ -89,7 +89,10 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> vol_data(run, "vol", nnalls, pm::kInOut);
   vol_data.fill_zero();
   double* const vol = vol_data.dev();
-  ref::vol3d_calc(rzmax, jp, kp, nnalls, fpz, lpz, x_data.ref(), y_data.ref(), z_data.ref(), vol_data.ref());
+  run.reference("4c544c9eda23d219", [&] {
+    ref::vol3d_calc(rzmax, jp, kp, nnalls, fpz, lpz, x_data.ref(), y_data.ref(), z_data.ref(), vol_data.ref());
+    return 0.0;
+  });
   run.work(4.0 * 8 * (lpz - fpz + 1), 4.0 * 8 * (lpz - fpz + 1), 72.0 * (lpz - fpz + 1));
   const double tolerance = [&] {
     using std::sqrt;

@@ -53,6 +53,16 @@ inline void copy(void* dst, const void* src, size_t bytes) {
 }
 inline void poison(void* p, size_t bytes) { check(cudaMemset(p, 0xFF, bytes), "cudaMemset"); }
 inline void sync() { check(cudaDeviceSynchronize(), "kernel"); }
+// dmem: the device memory the harness keeps for itself (the flush buffer,
+// the STREAM arrays); here the arrays' own.
+namespace dmem {
+using device::alloc;
+using device::copy;
+using device::poison;
+using device::release;
+using device::to_device;
+using device::to_host;
+}  // namespace dmem
 
 // Twice the device's L2 (cudaDevAttrL2CacheSize), written with cudaMemset.
 inline size_t flush_bytes() {

@@ -28,6 +28,16 @@ inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst,
 inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
 inline void sync() {}
+// dmem: the device memory the harness keeps for itself (the flush buffer,
+// the STREAM arrays); here the arrays' own.
+namespace dmem {
+using device::alloc;
+using device::copy;
+using device::poison;
+using device::release;
+using device::to_device;
+using device::to_host;
+}  // namespace dmem
 inline size_t flush_bytes() { return host_cache::flush_bytes(); }
 inline void flush() { host_cache::flush(); }
 inline void stream_copy(double* c, const double* a, int64_t n) { host_cache::stream_copy(c, a, n); }

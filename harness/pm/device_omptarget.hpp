@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "host_cache.hpp"
 
@@ -19,7 +20,11 @@ inline int id() {
   return dev;
 }
 inline bool is_gpu() { return id() != omp_get_initial_device(); }
+#if PM_HOST_DATA
+inline bool host_accessible() { return true; }
+#else
 inline bool host_accessible() { return !is_gpu(); }
+#endif
 // The OpenMP API cannot name a device: the runner passes the GPU's name
 // (nvidia-smi) as PM_DEVICE_NAME, so records of all toolchains group by device.
 inline const char* name() {
@@ -27,27 +32,11 @@ inline const char* name() {
   const char* env = std::getenv("PM_DEVICE_NAME");
   return env && *env ? env : "OpenMP target device";
 }
-#if PM_HOST_DATA
-// Host-resident arrays: the kernel maps them itself, with map clauses on its
-// target region (003 Fig. 3) or target enter/exit data around its loops (Fig.
-// 5), so every call moves its data. Restoring and poisoning stay on the host.
-inline void* alloc(size_t bytes) {
-  void* p = nullptr;
-  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return nullptr;
-  return p;
-}
-inline void release(void* p) { std::free(p); }
-inline void* host_alloc(size_t bytes) { return std::malloc(bytes); }
-inline void host_release(void* p) { std::free(p); }
-inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
-#else
+// dmem: device memory, also where the kernel's arrays are host-resident: what
+// the harness keeps for itself (the L2 flush buffer, the STREAM arrays).
+namespace dmem {
 inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
 inline void release(void* p) { omp_target_free(p, id()); }
-inline void* host_alloc(size_t bytes) { return std::malloc(bytes); }
-inline void host_release(void* p) { std::free(p); }
 inline void to_device(void* dst, const void* src, size_t bytes) {
   omp_target_memcpy(dst, src, bytes, 0, 0, id(), omp_get_initial_device());
 }
@@ -69,6 +58,56 @@ inline void poison(void* p, size_t bytes) {
 #pragma omp target teams distribute parallel for is_device_ptr(w) device(dev)
   for (int64_t i = 0; i < words; ++i) w[i] = ~uint64_t(0);
 }
+}  // namespace dmem
+
+// Host staging for the checks' copies back: pinned where LLVM's runtime has
+// it (copies back run several times faster), else malloc.
+inline std::set<void*>& pinned() {
+  static std::set<void*> blocks;
+  return blocks;
+}
+inline void* host_alloc(size_t bytes) {
+#if defined(__clang__)
+  if (is_gpu()) {
+    if (void* p = omp_alloc(bytes ? bytes : 64, llvm_omp_target_host_mem_alloc)) {
+      pinned().insert(p);
+      return p;
+    }
+  }
+#endif
+  return std::malloc(bytes);
+}
+inline void host_release(void* p) {
+#if defined(__clang__)
+  if (pinned().erase(p)) {
+    omp_free(p, llvm_omp_target_host_mem_alloc);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+#if PM_HOST_DATA
+// Host-resident arrays: the kernel maps them itself, with map clauses on its
+// target region (003 Fig. 3) or target enter/exit data around its loops (Fig.
+// 5), so every call moves its data. Restoring and poisoning stay on the host.
+inline void* alloc(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return nullptr;
+  return p;
+}
+inline void release(void* p) { std::free(p); }
+inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
+#else
+using dmem::alloc;
+using dmem::copy;
+using dmem::poison;
+using dmem::release;
+using dmem::to_device;
+using dmem::to_host;
 #endif
 inline void sync() {
 #pragma omp taskwait
@@ -84,7 +123,7 @@ inline void flush() {
     host_cache::flush();
     return;
   }
-  static uint64_t* const buffer = static_cast<uint64_t*>(alloc(kDeviceFlushBytes));
+  static uint64_t* const buffer = static_cast<uint64_t*>(dmem::alloc(kDeviceFlushBytes));
   static uint64_t round = 0;
   const uint64_t value = ++round;
   uint64_t* const buf = buffer;

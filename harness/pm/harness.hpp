@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <unistd.h>
 #include <cfloat>
 #include <cstdarg>
 #include <cinttypes>
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,7 +56,13 @@ struct Options {
   Flush flush = Flush::kAuto;
   std::string cell;
   std::string toolchain;
+  std::string ref_cache;   // a folder the programs of one run share float64 references in ("": none)
+  double rep_seconds = 0;  // >0: timed reps bounded to about this many seconds of calls, at least kMinReps
 };
+
+// The fewest timed reps a time bound leaves (a measurement's interval needs
+// several).
+constexpr int kMinReps = 3;
 
 [[noreturn]] inline void die(const char* msg, const char* arg) {
   std::fprintf(stderr, "portmatrix harness: %s%s\n", msg, arg ? arg : "");
@@ -69,8 +77,8 @@ inline int64_t parse_int(const char* s, const char* flag) {
 }
 
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
-// --stream-bytes, --flush-l2 auto|on|off, --cell and --toolchain. Without
-// --size the defaults apply.
+// --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR
+// and --rep-seconds S. Without --size the defaults apply.
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -110,6 +118,14 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
       o.cell = value();
     } else if (a == "--toolchain") {
       o.toolchain = value();
+    } else if (a == "--ref-cache") {
+      o.ref_cache = value();
+    } else if (a == "--rep-seconds") {
+      const char* v = value();
+      char* end = nullptr;
+      o.rep_seconds = std::strtod(v, &end);
+      if (!end || *end != '\0' || end == v || !(o.rep_seconds >= 0) || !std::isfinite(o.rep_seconds))
+        die("--rep-seconds takes a number of seconds, not ", v);
     } else {
       die("unknown flag ", argv[i]);
     }
@@ -158,6 +174,37 @@ inline double now_s() {
 }
 
 enum Intent { kIn, kOut, kInOut, kScratch };
+
+// A host array left uninitialised on allocation, so that the threads that
+// fill it first touch its pages (a std::vector of 1e8 doubles spends most of
+// a second zeroing them in one thread).
+template <class T>
+class HostArray {
+ public:
+  explicit HostArray(int64_t n) : n_(n), p_(n > 0 ? new T[static_cast<size_t>(n)] : nullptr) {}
+  T* data() { return p_.get(); }
+  const T* data() const { return p_.get(); }
+  int64_t size() const { return n_; }
+  T& operator[](int64_t i) { return p_[i]; }
+  void fill(T v) {
+    T* d = p_.get();
+    parallel_parts(n_, [&](int64_t a, int64_t b) { std::fill(d + a, d + b, v); });
+  }
+  void copy_from(const HostArray& o) {
+    T* d = p_.get();
+    const T* s = o.p_.get();
+    parallel_parts(n_, [&](int64_t a, int64_t b) { std::memcpy(d + a, s + a, static_cast<size_t>(b - a) * sizeof(T)); });
+  }
+
+ private:
+  int64_t n_;
+  std::unique_ptr<T[]> p_;
+};
+
+// digest hashes bytes in fixed 4 MiB blocks (in parallel, combined in order:
+// the same value on any number of threads), to key cached references by the
+// inputs they were computed from.
+inline uint64_t digest(const void* data, size_t bytes, uint64_t h);
 
 // ---------------------------------------------------------------------------
 // Guarded device memory: kGuardBytes before and after the data, filled with a
@@ -318,6 +365,14 @@ class Buffer {
   virtual void restore() = 0;         // inputs back, outputs poisoned
   virtual void check(Check& c) = 0;   // after a run
   virtual size_t bytes() const = 0;   // data bytes on the device (the working set)
+  // For cached references: the hash of the initial data the reference reads,
+  // and the reference's copy of a checked output (nullptr: none).
+  virtual uint64_t digest_inputs(uint64_t h) const { return h; }
+  virtual void* checked_ref(size_t* bytes) {
+    *bytes = 0;
+    return nullptr;
+  }
+  virtual void reset_ref() {}  // the reference's copy back to its initial data
   const std::string& name() const { return name_; }
 
  private:
@@ -338,14 +393,14 @@ class Array : public Buffer {
 
   void fill_random(uint64_t seed, double lo, double hi) {
     const uint64_t key = key_of(seed, name().c_str());
-    T* h = host_.data();
+    T* h = host_.data();  // first touch in the filling threads
     parallel_parts(n_, [&](int64_t a, int64_t b) {
       for (int64_t i = a; i < b; ++i) h[i] = static_cast<T>(lo + (hi - lo) * uniform(key, i));
     });
     upload();
   }
   void fill_zero() {
-    std::fill(host_.begin(), host_.end(), T(0));
+    host_.fill(T(0));
     upload();
   }
   // Values computed on the host (a SNAP reference stage, snap/pm_snap.hpp).
@@ -360,6 +415,18 @@ class Array : public Buffer {
   T* dev() { return static_cast<T*>(mem_.data()); }
   int64_t size() const { return n_; }
   size_t bytes() const override { return mem_.bytes(); }
+  uint64_t digest_inputs(uint64_t h) const override {
+    return intent_ == kIn || intent_ == kInOut ? digest(host_.data(), mem_.bytes(), h) : h;
+  }
+  void* checked_ref(size_t* bytes) override {
+    if (intent_ != kOut && intent_ != kInOut) return nullptr;
+    *bytes = mem_.bytes();
+    return ref_.data();
+  }
+  void reset_ref() override {
+    if (intent_ == kInOut) ref_.copy_from(host_);
+    if (intent_ == kOut) ref_.fill(T(0));
+  }
 
   void restore() override {
     if (intent_ == kOut || !pristine_)
@@ -393,7 +460,7 @@ class Array : public Buffer {
 
  private:
   void upload() {
-    if (intent_ != kIn) ref_ = host_;
+    if (intent_ != kIn) ref_.copy_from(host_);
     device::to_device(dev(), host_.data(), mem_.bytes());
     if (!pristine_) pristine_ = static_cast<T*>(device::alloc(mem_.bytes()));
     if (!pristine_) die("device allocation failed for the initial copy of ", name().c_str());
@@ -402,7 +469,7 @@ class Array : public Buffer {
 
   int64_t n_;
   Intent intent_;
-  std::vector<T> host_, ref_;
+  HostArray<T> host_, ref_;
   Guarded mem_;
   HostView view_;
   T* pristine_ = nullptr;  // device copy of the initial data, for restore()
@@ -419,6 +486,11 @@ class CsrArray : public Buffer {
   }
   void restore() override {}  // read-only
   size_t bytes() const override { return row_ptr_.bytes() + col_idx_.bytes() + values_.bytes(); }
+  uint64_t digest_inputs(uint64_t h) const override {
+    h = digest(host_.row_ptr.data(), host_.row_ptr.size() * sizeof(int64_t), h);
+    h = digest(host_.col_idx.data(), host_.col_idx.size() * sizeof(int64_t), h);
+    return digest(host_.values.data(), host_.values.size() * sizeof(double), h);
+  }
   void check(Check& c) override {
     part(c, "row_ptr", row_ptr_, host_.row_ptr.data());
     part(c, "col_idx", col_idx_, host_.col_idx.data());
@@ -519,6 +591,118 @@ inline void json_number(double v, const char* fmt) {
     std::printf("null");
 }
 
+inline uint64_t digest(const void* data, size_t bytes, uint64_t h) {
+  constexpr size_t kBlock = size_t(4) << 20;
+  const size_t blocks = (bytes + kBlock - 1) / kBlock;
+  std::vector<uint64_t> part(blocks);
+  const char* p = static_cast<const char*>(data);
+  parallel_parts(static_cast<int64_t>(blocks) << 20, [&](int64_t lo, int64_t hi) {
+    for (size_t b = static_cast<size_t>(lo >> 20); b < static_cast<size_t>(hi >> 20); ++b) {
+      const size_t end = std::min(bytes, (b + 1) * kBlock);
+      uint64_t x = mix(b);
+      size_t i = b * kBlock;
+      for (; i + 8 <= end; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        x = mix(x ^ w);
+      }
+      for (; i < end; ++i) x = mix(x ^ static_cast<unsigned char>(p[i]));
+      part[b] = x;
+    }
+  });
+  h = mix(h ^ bytes);
+  for (uint64_t x : part) h = mix(h ^ x);
+  return h;
+}
+
+// A float64 reference shared by the programs of one run (--ref-cache DIR):
+// the first program of a (kernel, size, toolchain) to compute a slow one
+// saves its checked outputs and result, keyed by the reference's rendered
+// code (the generator's key), the seed, and a hash of every input it read;
+// later programs load it when all of these match, else compute their own.
+class RefCache {
+ public:
+  RefCache(const Options& opt, const char* kernel, int64_t size, const char* key, uint64_t inputs)
+      : inputs_(inputs) {
+    if (opt.ref_cache.empty()) return;
+    uint64_t h = mix(opt.seed);
+    for (const std::string& part : {std::string(kernel), std::to_string(size), opt.toolchain, std::string(key)})
+      h = digest(part.data(), part.size(), h);
+    path_ = format("%s/%s-%" PRId64 "-%016" PRIx64 ".ref", opt.ref_cache.c_str(), kernel, size, h);
+  }
+  // load fills the outputs' references and the result from the file when it
+  // matches (inputs, and a hash of what it holds); false, with every
+  // reference copy as it was, when there is none or it does not match.
+  bool load(const std::vector<Buffer*>& buffers, double* result) {
+    if (path_.empty()) return false;
+    std::FILE* f = std::fopen(path_.c_str(), "rb");
+    if (!f) return false;
+    uint64_t magic = 0, inputs = 0, count = 0, sum = 0;
+    double r = 0;
+    bool ok = read(f, &magic, 8) && magic == kMagic && read(f, &inputs, 8) && inputs == inputs_ && read(f, &sum, 8) &&
+              read(f, &r, 8) && read(f, &count, 8) && count == outputs(buffers);
+    bool touched = false;
+    for (Buffer* b : buffers) {
+      size_t bytes = 0;
+      void* dst = b->checked_ref(&bytes);
+      if (!ok || !dst) continue;
+      uint64_t stored = 0;
+      ok = read(f, &stored, 8) && stored == bytes;
+      touched = touched || ok;
+      ok = ok && read(f, dst, bytes);
+    }
+    std::fclose(f);
+    ok = ok && contents(buffers, r) == sum;
+    if (!ok && touched)
+      for (Buffer* b : buffers) b->reset_ref();
+    if (ok) *result = r;
+    return ok;
+  }
+  void save(const std::vector<Buffer*>& buffers, double result) {
+    if (path_.empty()) return;
+    const std::string tmp = format("%s.%d.tmp", path_.c_str(), static_cast<int>(getpid()));
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) return;  // a cache that cannot be written only costs time
+    const uint64_t count = outputs(buffers), sum = contents(buffers, result);
+    bool ok = std::fwrite(&kMagic, 8, 1, f) == 1 && std::fwrite(&inputs_, 8, 1, f) == 1 &&
+              std::fwrite(&sum, 8, 1, f) == 1 && std::fwrite(&result, 8, 1, f) == 1 && std::fwrite(&count, 8, 1, f) == 1;
+    for (Buffer* b : buffers) {
+      size_t bytes = 0;
+      const void* src = b->checked_ref(&bytes);
+      if (!ok || !src) continue;
+      const uint64_t n = bytes;
+      ok = std::fwrite(&n, 8, 1, f) == 1 && (bytes == 0 || std::fwrite(src, bytes, 1, f) == 1);
+    }
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), path_.c_str()) != 0) std::remove(tmp.c_str());
+  }
+
+ private:
+  static constexpr uint64_t kMagic = 0x3146455244524D50ull;  // "PMRDREF1"
+  static bool read(std::FILE* f, void* dst, size_t bytes) { return bytes == 0 || std::fread(dst, bytes, 1, f) == 1; }
+  static uint64_t contents(const std::vector<Buffer*>& buffers, double result) {
+    uint64_t h = digest(&result, sizeof result, kMagic);
+    for (Buffer* b : buffers) {
+      size_t bytes = 0;
+      if (const void* p = b->checked_ref(&bytes)) h = digest(p, bytes, h);
+    }
+    return h;
+  }
+  static uint64_t outputs(const std::vector<Buffer*>& buffers) {
+    uint64_t n = 0;
+    for (Buffer* b : buffers) {
+      size_t bytes = 0;
+      if (b->checked_ref(&bytes)) ++n;
+    }
+    return n;
+  }
+  uint64_t inputs_;
+  std::string path_;
+};
+
+// References slower than this are saved for the run's other programs.
+constexpr double kRefCacheSeconds = 0.25;
+
 class Run {
  public:
   Run(const Options& opt, const char* kernel, int64_t size)
@@ -537,6 +721,28 @@ class Run {
   }
   void composite() { composite_ = true; }
 
+  // reference runs the float64 reference f (which returns the kernel's
+  // result, or 0) on the host copies, or loads what another program of the
+  // run computed from the same inputs (--ref-cache). key names the
+  // reference's code.
+  template <class F>
+  double reference(const char* key, F f) {
+    const double start = now_s();
+    uint64_t inputs = mix(0x5EED);
+    if (!opt_.ref_cache.empty())
+      for (Buffer* b : buffers_) inputs = b->digest_inputs(inputs);
+    RefCache cache(opt_, kernel_.c_str(), size_, key, inputs);
+    double value = 0;
+    if (cache.load(buffers_, &value)) {
+      ref_cached_ = true;
+    } else {
+      value = f();
+      if (now_s() - start >= kRefCacheSeconds) cache.save(buffers_, value);
+    }
+    reference_s_ = now_s() - start;
+    return value;
+  }
+
   // measure runs the protocol over call and prints the record. Every run is
   // checked after it ends; only the call itself is timed.
   template <class F>
@@ -545,12 +751,13 @@ class Run {
     tolerance_ = tolerance;
     for (Buffer* b : buffers_) working_set_ += static_cast<double>(b->bytes());
     flush_ = flush_wanted(opt_.flush, working_set_);
-    const int total = 1 + opt_.warmup + opt_.reps + (composite_ ? 1 : 0);
+    reps_ = opt_.reps;
+    int total = 1 + opt_.warmup + reps_ + (composite_ ? 1 : 0);
     device::Timer timer;  // made before the loop: nothing is created in a timed region
     const double start = now_s();
     setup_s_ = start - created_;
     for (int r = 0; r < total; ++r) {
-      const bool timed = r > opt_.warmup && r <= opt_.warmup + opt_.reps;
+      const bool timed = r > opt_.warmup && r <= opt_.warmup + reps_;
       const bool sectioned = composite_ && r == total - 1;
       prepare();
       if (sectioned) {
@@ -562,8 +769,16 @@ class Run {
         call();
         times_.push_back(timer.stop());
       } else {
+        const double called = now_s();
         call();
         device::sync();
+        // --rep-seconds: the last untimed run sizes the timed ones.
+        if (r == opt_.warmup && opt_.rep_seconds > 0) {
+          const double each = now_s() - called;
+          const int fit = each > 0 ? static_cast<int>(std::min(opt_.rep_seconds / each, 1e6)) : opt_.reps;
+          reps_ = std::max(std::min(opt_.reps, kMinReps), std::min(opt_.reps, fit));
+          total = 1 + opt_.warmup + reps_ + (composite_ ? 1 : 0);
+        }
       }
       sections_on() = false;
       const double checking = now_s();
@@ -584,7 +799,7 @@ class Run {
   std::string phase(int r) const {
     if (r == 0) return "first run";
     if (r <= opt_.warmup) return format("warm-up %d", r);
-    if (r <= opt_.warmup + opt_.reps) return format("timed rep %d", r - opt_.warmup);
+    if (r <= opt_.warmup + reps_) return format("timed rep %d", r - opt_.warmup);
     return "sections run";
   }
   void check(int r, int total) {
@@ -626,7 +841,7 @@ class Run {
     json_string(kernel_);
     std::printf(",\"device\":");
     json_string(device::name());
-    std::printf(",\"size\":%" PRId64 ",\"reps\":%d,\"warmup\":%d,\"seed\":%" PRIu64 ",\"times_s\":[", size_, opt_.reps,
+    std::printf(",\"size\":%" PRId64 ",\"reps\":%d,\"warmup\":%d,\"seed\":%" PRIu64 ",\"times_s\":[", size_, reps_,
                 opt_.warmup, opt_.seed);
     for (size_t i = 0; i < times_.size(); ++i) std::printf("%s%.9g", i ? "," : "", times_[i]);
     std::printf("],\"median_s\":%.9g,\"min_s\":%.9g", med, mn);
@@ -642,6 +857,8 @@ class Run {
     // Where the process's time went: data and reference before the first run,
     // all runs with their checks, the checks alone.
     std::printf(",\"setup_s\":%.4g,\"measure_s\":%.4g,\"check_s\":%.4g", setup_s_, measure_s_, check_s_);
+    // Of the setup, the reference (computed, or loaded from --ref-cache).
+    std::printf(",\"reference_s\":%.4g,\"reference_cached\":%s", reference_s_, ref_cached_ ? "true" : "false");
     if (composite_) {
       std::printf(",\"sections\":{");
       bool first = true;
@@ -672,12 +889,15 @@ class Run {
   double* result_ = nullptr;
   double result_ref_ = 0;
   bool composite_ = false;
-  double created_ = 0, setup_s_ = 0, measure_s_ = 0, check_s_ = 0;
+  double created_ = 0, setup_s_ = 0, measure_s_ = 0, check_s_ = 0, reference_s_ = 0;
+  bool ref_cached_ = false;
+  int reps_ = 0;
 };
 
 template <class T>
 Array<T>::Array(Run& run, const char* name, int64_t n, Intent intent)
     : Buffer(name), n_(n), intent_(intent), host_(intent == kOut ? 0 : n), ref_(intent == kIn ? 0 : n) {
+  if (intent == kOut) ref_.fill(T(0));  // what a reference leaves unwritten reads as zero
   mem_.allocate(static_cast<size_t>(n) * sizeof(T), name);
   run.add(this);
 }
@@ -721,16 +941,16 @@ inline void stream(const Options& opt) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(double);
   // a is only read, so every rep computes the same values: c = a, b = a + s*c.
   const double kA = 0.1, kScalar = 0.4;
-  double* a = static_cast<double*>(device::alloc(bytes));
-  double* b = static_cast<double*>(device::alloc(bytes));
-  double* c = static_cast<double*>(device::alloc(bytes));
+  double* a = static_cast<double*>(device::dmem::alloc(bytes));
+  double* b = static_cast<double*>(device::dmem::alloc(bytes));
+  double* c = static_cast<double*>(device::dmem::alloc(bytes));
   if (!a || !b || !c) die("device allocation failed for the stream arrays", nullptr);
   {
     std::vector<double> h(n, kA);
-    device::to_device(a, h.data(), bytes);
+    device::dmem::to_device(a, h.data(), bytes);
   }
-  device::poison(b, bytes);
-  device::poison(c, bytes);
+  device::dmem::poison(b, bytes);
+  device::dmem::poison(c, bytes);
   const bool flushed = flush_wanted(opt.flush, 3.0 * bytes);
   // One untimed call of each first: what an op sets up once (buffers,
   // module loading) stays out of the timings even without warm-ups.
@@ -764,10 +984,10 @@ inline void stream(const Options& opt) {
   {
     std::vector<double> h(n);
     const double want_b = kA + kScalar * kA;
-    device::to_host(h.data(), c, bytes);
+    device::dmem::to_host(h.data(), c, bytes);
     for (int64_t i = 0; i < n && ec.empty(); ++i)
       if (h[i] != kA) ec = format("c[%" PRId64 "] = %.17g, want %.17g", i, h[i], kA);
-    device::to_host(h.data(), b, bytes);
+    device::dmem::to_host(h.data(), b, bytes);
     for (int64_t i = 0; i < n && et.empty(); ++i)  // an FMA may round once instead of twice
       if (!(std::fabs(h[i] - want_b) <= 2 * kEps * want_b))
         et = format("b[%" PRId64 "] = %.17g, want %.17g", i, h[i], want_b);
@@ -782,13 +1002,13 @@ inline void stream(const Options& opt) {
   std::vector<double> t;
   for (int i = 0; i < opt.warmup + opt.reps; ++i) {
     timer.start();
-    device::copy(c, a, bytes);
+    device::dmem::copy(c, a, bytes);
     const double s = timer.stop();
     if (i >= opt.warmup) t.push_back(s);
   }
-  device::release(a);
-  device::release(b);
-  device::release(c);
+  device::dmem::release(a);
+  device::dmem::release(b);
+  device::dmem::release(c);
   const double med = median(t);
   std::printf("{\"kind\":\"copy\",\"cell\":");
   json_string(opt.cell);

@@ -17,7 +17,13 @@
 //                           one stream token (as a CUDA stream orders kernels:
 //                           without it the second loop of PRESSURE_CALC may
 //                           start before the first is done), and
-//                           synchronize<> is the `taskwait` after the sequence
+//                           synchronize<> is the `taskwait` after the sequence;
+//                           each body is copied to the heap and kept until
+//                           then: the deferred task reads its firstprivate
+//                           body when it runs, after forall has returned and
+//                           the caller's lambda is gone (on the H200 that read
+//                           a reused stack slot: illegal or misaligned
+//                           addresses in every multi-loop kernel)
 //   omp_target_mapped_exec  omp_target_teams_exec over host-resident arrays
 //                           that the kernel maps once with target enter/exit
 //                           data (Fig. 5); the body is mapped, not
@@ -34,6 +40,9 @@
 #pragma once
 #include <omp.h>
 
+#include <memory>
+#include <vector>
+
 #include "raja.hpp"
 
 namespace praja {
@@ -48,7 +57,16 @@ constexpr int64_t kSplitChunk = 256;  // iterations per team in the split form
 
 namespace detail {
 inline char stream_token;  // the async loops' dependence: one in-order stream
+// The bodies of the deferred loops not yet waited for.
+inline std::vector<std::shared_ptr<const void>>& pending_bodies() {
+  static std::vector<std::shared_ptr<const void>> bodies;
+  return bodies;
 }
+inline void wait_pending() {
+#pragma omp taskwait
+  pending_bodies().clear();
+}
+}  // namespace detail
 
 template <class Body>
 void forall_range(omp_target_block_exec, int64_t begin, int64_t end, const Body& body) {
@@ -85,9 +103,12 @@ void forall_range(omp_target_async_exec, int64_t begin, int64_t end, const Body&
     forall_range(omp_target_teams_exec(), begin, end, body);
     return;
   }
-#pragma omp target teams distribute parallel for schedule(static, 1) firstprivate(body) nowait \
+  const auto owned = std::make_shared<const Body>(body);
+  detail::pending_bodies().push_back(owned);
+  const Body& kept = *owned;
+#pragma omp target teams distribute parallel for schedule(static, 1) firstprivate(kept) nowait \
     depend(inout : detail::stream_token)
-  for (int64_t i = begin; i < end; ++i) body(i);
+  for (int64_t i = begin; i < end; ++i) kept(i);
 }
 
 template <class Body>
@@ -132,7 +153,7 @@ double sum_range(omp_target_split_exec, int64_t begin, int64_t end, const Body& 
 
 template <class Body>
 double sum_range(omp_target_async_exec, int64_t begin, int64_t end, const Body& body) {
-#pragma omp taskwait
+  detail::wait_pending();
   return sum_range(omp_target_teams_exec(), begin, end, body);
 }
 
@@ -149,8 +170,6 @@ inline void synchronize_policy(omp_target_mapped_exec) {}
 inline void synchronize_policy(omp_target_block_exec) {}
 inline void synchronize_policy(omp_target_teams_exec) {}
 inline void synchronize_policy(omp_target_split_exec) {}
-inline void synchronize_policy(omp_target_async_exec) {
-#pragma omp taskwait
-}
+inline void synchronize_policy(omp_target_async_exec) { detail::wait_pending(); }
 
 }  // namespace praja

@@ -222,7 +222,8 @@ func workerArgs(cfg pipeline.Config, gpu bool) ([]string, error) {
 	}
 	// -scheduler= : a worker inherits PM_SCHEDULER from its submitter, and must not submit.
 	args := []string{"-scheduler=", "-root", root, "-build-dir", bd, "-size-set", cfg.SizeSet,
-		"-reps", strconv.Itoa(cfg.Reps), "-warmup", strconv.Itoa(cfg.Warmup), "-timeout", strconv.Itoa(cfg.Timeout)}
+		"-reps", strconv.Itoa(cfg.Reps), "-warmup", strconv.Itoa(cfg.Warmup), "-timeout", strconv.Itoa(cfg.Timeout),
+		"-rep-seconds", strconv.FormatFloat(cfg.RepSeconds, 'g', -1, 64)}
 	if cfg.CopyBytes > 0 {
 		args = append(args, "-copy-bytes", strconv.FormatInt(cfg.CopyBytes, 10))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/portmatrix/portmatrix/internal/run"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,8 +25,10 @@ type Config struct {
 	SizeSet        string   // ci, default or gpu
 	Sizes          Sizes    // explicit sizes, overriding the set
 	Reps           int
+	RepSeconds     float64 // bound on a measurement's timed calls (harness --rep-seconds); 0: none
 	Warmup         int
 	WarmupSet      bool   // Warmup was given (0 is a valid count)
+	RepSecondsSet  bool   // RepSeconds was given (0 turns the bound off)
 	Trials         int    // independent processes per (cell, size); 0: 3 with a GPU, else 1
 	Resume         bool   // continue the run in Out instead of refusing it
 	Jobs           int    // parallel builds
@@ -142,6 +145,14 @@ var Knobs = []Knob{
 		return err
 	}},
 	{"PM_REPS", "reps", "5", "timed repetitions per size", positive(func(c *Config) *int { return &c.Reps })},
+	{"PM_REP_SECONDS", "rep-seconds", "2", "seconds of timed calls that bound the reps of a slow measurement, which keeps at least 3 (0: no bound; default 2)", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("%q: want a non-negative number of seconds", v)
+		}
+		c.RepSeconds, c.RepSecondsSet = f, true
+		return nil
+	}},
 	{"PM_WARMUP", "warmup", "1", "warm-up runs per size (0 allowed)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -282,6 +293,10 @@ func (f *knobFlag) String() string     { return "" }
 func (f *knobFlag) Set(v string) error { return f.k.Set(f.cfg, v) }
 func (f *knobFlag) IsBoolFlag() bool   { return boolFlags[f.k.Flag] }
 
+// DefaultRepSeconds bounds the timed calls of one measurement: a CG-Solve
+// built by GCC spends seconds per solve, where 3 reps say as much as 5.
+const DefaultRepSeconds = 2.0
+
 // Defaults fills unset fields.
 func (c *Config) Defaults() {
 	if c.Root == "" {
@@ -295,6 +310,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Warmup == 0 && !c.WarmupSet {
 		c.Warmup = 1
+	}
+	if !c.RepSecondsSet {
+		c.RepSeconds = DefaultRepSeconds
 	}
 	if c.Jobs == 0 {
 		c.Jobs = 2

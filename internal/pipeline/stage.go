@@ -489,7 +489,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 		}
 		return 1 << 30
 	}
-	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup,
+	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
 		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
 		Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
 	closeErr := w.Close()
@@ -672,7 +672,7 @@ func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, d
 	}
 	pr := results.Run{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
 		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, BuildDirty: m.Dirty, Host: mach.Machine, GPUs: mach.GPUs,
-		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, Vocabulary: info.Vocabulary}
+		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds, Vocabulary: info.Vocabulary}
 	if pr.Templates == nil {
 		pr.Templates = map[string]string{}
 	}

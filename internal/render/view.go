@@ -1,6 +1,8 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -58,6 +60,7 @@ type Func struct {
 type Main struct {
 	Decls     []string // host data, device data and device-facing names
 	Reference string   // the reference call
+	RefKey    string   // names the reference's code: programs of a run share what it computed (harness --ref-cache)
 	Call      string   // the measured call
 	Result    bool     // the kernel returns a value
 	Bytes     string
@@ -85,6 +88,7 @@ func newProgram(e *Engine, k *spec.Kernel, kernels map[string]*spec.Kernel, v *m
 	p.Refs = append(p.Refs, p.newFunc(k, v, true))
 	p.Funcs = append(p.Funcs, p.newFunc(k, v, false))
 	p.Main = newMain(k)
+	p.Main.RefKey = refKey(p.Refs, p.Main)
 	kinds := k.Kinds()
 	for _, u := range k.Uses {
 		kinds = append(kinds, kernels[u].Kinds()...)
@@ -197,6 +201,18 @@ func newMain(k *spec.Kernel) Main {
 	m.Reference = fmt.Sprintf("ref::%s(%s)", k.Name, strings.Join(refArgs, ", "))
 	m.Call = fmt.Sprintf("dev::%s(%s)", k.Name, strings.Join(devArgs, ", "))
 	return m
+}
+
+// refKey hashes what the reference computes from: the reference functions,
+// main's data declarations and the call. Every variant of a kernel renders
+// the same, so its programs can share one computed reference.
+func refKey(refs []*Func, m Main) string {
+	h := sha256.New()
+	for _, f := range refs {
+		fmt.Fprintf(h, "%s %s(%s) {%s}\n", f.Returns, f.Name, f.Params, f.Body)
+	}
+	fmt.Fprintf(h, "%s\n%s\n", strings.Join(m.Decls, "\n"), m.Reference)
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func cFloat(f float64) string {

@@ -145,12 +145,15 @@ func TestTimingSumsElapsedAndTakesMedians(t *testing.T) {
 	recs := []results.Record{
 		{ElapsedS: 2, SetupS: 0.5, MeasureS: 1, CheckS: 0.25},
 		{ElapsedS: 4, SetupS: 1.5, MeasureS: 2, CheckS: 0.75},
-		{ElapsedS: 3, SetupS: 1, MeasureS: 1.5, CheckS: 0.5},
+		{ElapsedS: 3, SetupS: 1, MeasureS: 1.5, CheckS: 0.5, ReferenceS: 6, ReferenceCached: true},
 		{Error: "timed out"}, // no timing: not counted
 	}
 	got := timingMarkdown(recs)
 	assert.Contains(t, got, "3 measurements (one program each) took 0.1 minutes")
 	assert.Contains(t, got, "median 3.00 s (longest 4.0 s): runtime start-up 0.50 s, data and reference 1.00 s")
 	assert.Contains(t, got, "runs with their checks 1.50 s, of which checks 0.50 s")
+	assert.Contains(t, got, "references took 0.1 minutes in all; 1 of 3 were loaded")
 	assert.Empty(t, timingMarkdown(recs[3:]))
+	recs[2].ReferenceS = 0
+	assert.NotContains(t, timingMarkdown(recs), "references", "older folders say nothing of them")
 }

@@ -12,10 +12,11 @@ import (
 // timingMarkdown says how long the run's programs took: the sum of every
 // measurement's time from its program's start to its record (elapsed_s), and
 // the median share of each part (runtime start-up, data and reference, runs,
-// checks). Folders written before the harness timed itself have none: "".
+// checks), and what the float64 references took, shared or not. Folders
+// written before the harness timed itself have none: "".
 func timingMarkdown(recs []results.Record) string {
 	var elapsed, setup, measure, check, startup []float64
-	total := 0.0
+	total, refTotal, cached := 0.0, 0.0, 0
 	for _, r := range recs {
 		if r.ElapsedS <= 0 || r.MeasureS <= 0 {
 			continue
@@ -26,6 +27,10 @@ func timingMarkdown(recs []results.Record) string {
 		measure = append(measure, r.MeasureS)
 		check = append(check, r.CheckS)
 		startup = append(startup, max(r.ElapsedS-r.SetupS-r.MeasureS, 0))
+		refTotal += r.ReferenceS
+		if r.ReferenceCached {
+			cached++
+		}
 	}
 	if len(elapsed) == 0 {
 		return ""
@@ -36,6 +41,11 @@ func timingMarkdown(recs []results.Record) string {
 		len(elapsed), total/60)
 	fmt.Fprintf(&b, "per measurement median %.2f s (longest %.1f s): runtime start-up %.2f s, data and reference %.2f s, ",
 		stats.Median(elapsed), longest, stats.Median(startup), stats.Median(setup))
-	fmt.Fprintf(&b, "runs with their checks %.2f s, of which checks %.2f s.\n", stats.Median(measure), stats.Median(check))
+	fmt.Fprintf(&b, "runs with their checks %.2f s, of which checks %.2f s.", stats.Median(measure), stats.Median(check))
+	if refTotal > 0 {
+		fmt.Fprintf(&b, " Float64 references took %.1f minutes in all; %d of %d were loaded from one computed earlier in the run from the same inputs.",
+			refTotal/60, cached, len(elapsed))
+	}
+	b.WriteString("\n")
 	return b.String()
 }

@@ -72,6 +72,10 @@ type Record struct {
 	MeasureS float64 `json:"measure_s,omitempty"`
 	CheckS   float64 `json:"check_s,omitempty"`
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// Of SetupS, the float64 reference: computed, or loaded from what another
+	// program of the run computed from the same inputs (ReferenceCached).
+	ReferenceS      float64 `json:"reference_s,omitempty"`
+	ReferenceCached bool    `json:"reference_cached,omitempty"`
 
 	RunID            string `json:"run_id,omitempty"`
 	BatchID          string `json:"batch_id,omitempty"`

@@ -27,6 +27,7 @@ type Run struct {
 	Sizes       string            `json:"sizes"`
 	Reps        int               `json:"reps"`
 	Warmup      int               `json:"warmup"`
+	RepSeconds  float64           `json:"rep_seconds,omitempty"` // bound on a measurement's timed calls (reps shrink to at least 3)
 	Cells       Cells             `json:"cells"`
 	Vocabulary  *Vocabulary       `json:"vocabulary,omitempty"`
 	MergedFrom  []string          `json:"merged_from,omitempty"`

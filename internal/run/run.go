@@ -31,7 +31,10 @@ type Options struct {
 	BuildDir string
 	Reps     int
 	Warmup   int
-	Timeout  time.Duration // per process
+	// RepSeconds bounds a measurement's timed calls (--rep-seconds): the
+	// harness keeps at least 3 reps; 0 means Reps always.
+	RepSeconds float64
+	Timeout    time.Duration // per process
 	// CopyBytes sizes the STREAM measurement (copy, triad, dot and the
 	// runtime's copy: --stream-bytes, two arrays' worth) of the first program
 	// of each toolchain; 0 skips it.
@@ -51,7 +54,8 @@ type Options struct {
 	// HaveCopy names the toolchains whose copy bandwidth the folder has.
 	HaveCopy map[string]bool
 
-	trial int // of the task running
+	trial    int    // of the task running
+	refCache string // the folder the run's programs share references in
 }
 
 // Stamp is what the run knows of where a record comes from.
@@ -131,6 +135,14 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 	if skipped := len(tasks) - len(todo); skipped > 0 && opt.Log != nil {
 		fmt.Fprintf(opt.Log, "run: %d of %d measurements finished before; %d to run\n", skipped, len(tasks), len(todo))
 	}
+	// The programs share float64 references that took long (harness --ref-cache),
+	// keyed by what they were computed from; they last as long as the run.
+	refs, err := os.MkdirTemp("", "portmatrix-refs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(refs)
+	opt.refCache = refs
 	copied := map[string]bool{}
 	for tc := range opt.HaveCopy {
 		copied[tc] = true
@@ -190,6 +202,12 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	}
 	if opt.FlushL2 != "" {
 		args = append(args, "--flush-l2", opt.FlushL2)
+	}
+	if opt.RepSeconds > 0 {
+		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
+	}
+	if opt.refCache != "" {
+		args = append(args, "--ref-cache", opt.refCache)
 	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()

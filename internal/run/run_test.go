@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -67,8 +68,8 @@ func TestFailuresBecomeRecords(t *testing.T) {
 	}
 }
 
-// The runner passes the STREAM size (first program of a toolchain only) and
-// the flush mode to the harness.
+// The runner passes the STREAM size (first program of a toolchain only), the
+// flush mode, the reps' time bound and the run's reference folder to the harness.
 func TestHarnessFlags(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "tc", "args")
@@ -81,15 +82,20 @@ func TestHarnessFlags(t *testing.T) {
 	}
 	w, err := results.Create(filepath.Join(dir, "out"))
 	require.NoError(t, err)
-	opt := Options{BuildDir: dir, Reps: 3, Warmup: 1, Timeout: 5 * time.Second, FlushL2: "off",
+	opt := Options{BuildDir: dir, Reps: 3, Warmup: 1, Timeout: 5 * time.Second, FlushL2: "off", RepSeconds: 2.5,
 		CopyBytes: func(string) int64 { return 1 << 20 }}
 	require.NoError(t, Cells(context.Background(), jobs, opt, w))
 	require.NoError(t, w.Close())
 	recs, err := results.ReadJSONL(w.Dir)
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
-	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell a.args.tc --toolchain tc --stream-bytes 1048576 --flush-l2 off", recs[0].Error)
-	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell b.args.tc --toolchain tc --flush-l2 off", recs[1].Error)
+	// Both programs get the run's one reference folder, gone when the run ends.
+	refs := regexp.MustCompile(` --ref-cache (\S+)$`)
+	m := refs.FindStringSubmatch(recs[0].Error)
+	require.NotNil(t, m, recs[0].Error)
+	assert.NoDirExists(t, m[1])
+	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell a.args.tc --toolchain tc --stream-bytes 1048576 --flush-l2 off --rep-seconds 2.5 --ref-cache "+m[1], recs[0].Error)
+	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell b.args.tc --toolchain tc --flush-l2 off --rep-seconds 2.5 --ref-cache "+m[1], recs[1].Error)
 
 	opt.FlushL2 = "sometimes"
 	assert.EqualError(t, Cells(context.Background(), jobs, opt, w), `PM_FLUSH_L2="sometimes": want one of auto, on, off`)

@@ -1,0 +1,79 @@
+package planted
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cgBinary builds CG-Solve's serial program (its float64 reference takes
+// most of a second at size 80: slow enough to be shared).
+func cgBinary(t *testing.T) string {
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found (scripts/install-toolchains.sh installs it)")
+	}
+	if testing.Short() {
+		t.Skip("builds a program: not with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "cgsolve.serial")
+	args := append(append([]string{}, gccHostFlags(t)...), "-I"+filepath.Join(root(t), "harness"), "-o", bin,
+		filepath.Join(root(t), "generated", "cgsolve", "serial.cpp"))
+	out, err := exec.Command(gxx, args...).CombinedOutput()
+	require.NoError(t, err, "g++ %s:\n%s", strings.Join(args, " "), out)
+	return bin
+}
+
+// Programs of one run share a slow reference through --ref-cache, keyed by
+// seed, size and inputs; a damaged file is recomputed, never trusted.
+func TestSharedReference(t *testing.T) {
+	bin := cgBinary(t)
+	cache := t.TempDir()
+	const size = 80
+	first, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	require.True(t, first.Verified, first.Error)
+	assert.False(t, first.RefCached, "nothing to load yet")
+	files, err := filepath.Glob(filepath.Join(cache, "cgsolve-80-*.ref"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "the first program saves its reference")
+
+	second, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	require.True(t, second.Verified, second.Error)
+	assert.True(t, second.RefCached)
+	assert.Equal(t, *first.MaxRelErr, *second.MaxRelErr, "the same reference, bit for bit")
+
+	other, _ := run(t, bin, 0, size, "--ref-cache", cache, "--seed", "7")
+	assert.True(t, other.Verified, other.Error)
+	assert.False(t, other.RefCached, "other data, other reference")
+
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	data[len(data)-100] ^= 1 // one bit of a stored output
+	require.NoError(t, os.WriteFile(files[0], data, 0o644))
+	damaged, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	assert.True(t, damaged.Verified, damaged.Error)
+	assert.False(t, damaged.RefCached, "a damaged file is not used")
+	again, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	assert.True(t, again.RefCached, "the recomputed reference replaced it")
+}
+
+// --rep-seconds bounds the timed reps of a slow measurement, keeping 3; every
+// run is still checked.
+func TestRepSecondsKeepsThreeReps(t *testing.T) {
+	bin := cgBinary(t)
+	r, _ := run(t, bin, 0, 20, "--reps", "10", "--rep-seconds", "1e-9")
+	require.True(t, r.Verified, r.Error)
+	assert.Equal(t, 3, r.Reps)
+	assert.Len(t, r.TimesS, 3)
+	assert.Equal(t, 1+warmup+3+1, r.RunsChecked, "first run, warm-up, 3 reps, sections run")
+
+	r, _ = run(t, bin, 0, 20, "--reps", "2", "--rep-seconds", "1e-9")
+	assert.Equal(t, 2, r.Reps, "never more than asked")
+	r, _ = run(t, bin, 0, 20, "--reps", "6", "--rep-seconds", "0")
+	assert.Equal(t, 6, r.Reps, "0: no bound")
+}
