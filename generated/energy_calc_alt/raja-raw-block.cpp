@@ -194,7 +194,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-10);
+    return static_cast<double>(64 * sqrt(n) * eps);
   }();
   run.measure([&] { dev::energy_calc_alt(n, rho0, e_cut, emin, q_cut, e_old, delvc, p_new, p_old, q_old, work, compHalfStep, pHalfStep, bvc, pbvc, ql_old, qq_old, vnewc, e_new, q_new); }, tolerance);
 }

@@ -66,7 +66,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-14);
+    return static_cast<double>(32 * eps);
   }();
   run.measure([&] { dev::eos(n, q, r, t, y, z, u, x); }, tolerance);
 }

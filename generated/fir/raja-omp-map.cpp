@@ -66,7 +66,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-12);
+    return static_cast<double>(384 * eps);
   }();
   run.measure([&] { dev::fir(n, in, out); }, tolerance);
 }

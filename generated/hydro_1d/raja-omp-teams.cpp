@@ -60,7 +60,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-14);
+    return static_cast<double>(8 * eps);
   }();
   run.measure([&] { dev::hydro_1d(n, q, r, t, y, z, x); }, tolerance);
 }

@@ -120,7 +120,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-10);
+    return static_cast<double>(32 * eps);
   }();
   run.measure([&] { dev::hydro_2d(n, jw, zp, zq, zr, zm, zz, za, zb, zu, zv, zrout, zzout); }, tolerance);
 }

@@ -75,7 +75,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-10);
+    return static_cast<double>(8 * sqrt(n) * eps);
   }();
   run.measure([&] { dev::if_quad(n, a, b, c, x1, x2); }, tolerance);
 }

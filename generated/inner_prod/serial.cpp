@@ -51,7 +51,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-10);
+    return static_cast<double>(20 * sqrt(n) * eps);
   }();
   run.measure([&] { got = dev::inner_prod(n, x, z); }, tolerance);
 }

@@ -67,7 +67,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-14);
+    return static_cast<double>(40 * eps);
   }();
   run.measure([&] { dev::int_predict(n, dm22, dm23, dm24, dm25, dm26, dm27, dm28, c0, px); }, tolerance);
 }

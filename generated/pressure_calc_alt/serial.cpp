@@ -71,7 +71,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-12);
+    return static_cast<double>(4 * eps);
   }();
   run.measure([&] { dev::pressure_calc_alt(n, cls, p_cut, pmin, eosvmax, compression, e_old, vnewc, bvc, p_new); }, tolerance);
 }

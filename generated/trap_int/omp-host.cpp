@@ -60,7 +60,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-12);
+    return static_cast<double>((16 + 20 * sqrt(n)) * eps);
   }();
   run.measure([&] { got = dev::trap_int(n, x0, xn, xp, y, yp); }, tolerance);
 }

@@ -100,7 +100,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(1e-12);
+    return static_cast<double>(288 * eps);
   }();
   run.measure([&] { dev::vol3d_calc(rzmax, jp, kp, nnalls, fpz, lpz, x, y, z, vol); }, tolerance);
 }
