@@ -35,3 +35,24 @@ func TestSnapLowering(t *testing.T) {
 	_, err = os.Stat(filepath.Join(root, "harness", "snap", "pm_snap.hpp"))
 	assert.NoError(t, err)
 }
+
+// TestCompositeOwnReference: a composite that gives a reference (snap_step:
+// one step stands for all) has it as its ref:: body, and its driver only in
+// dev::; a composite without one (cgsolve) runs its driver in both.
+func TestCompositeOwnReference(t *testing.T) {
+	p := load(t)
+	files, err := p.Render()
+	require.NoError(t, err)
+	src := string(files[filepath.Join("generated", "snap_step", "serial.cpp")])
+	ref, dev, ok := strings.Cut(src, "namespace dev {")
+	require.True(t, ok)
+	assert.Contains(t, ref, "snap::serial::accumulate_forces(S, dedr, force);")
+	assert.NotContains(t, ref, "pm::device::copy")
+	assert.Contains(t, dev, "pm::device::copy(ulisttot, utot0, utot_bytes);")
+	assert.Contains(t, dev, "snap_deidrj(S, dulist, ylist, dedr, force);")
+	cg := string(files[filepath.Join("generated", "cgsolve", "serial.cpp")])
+	ref, dev, ok = strings.Cut(cg, "namespace dev {")
+	require.True(t, ok)
+	assert.Contains(t, ref, "spmv(A, p, Ap);")
+	assert.Contains(t, dev, "spmv(A, p, Ap);")
+}

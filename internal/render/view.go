@@ -148,10 +148,10 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	f.DevicePtrs = strings.Join(ptrs, ", ")
 	f.Prologue = strings.Join(pro, "\n")
 	switch {
+	case ref && k.Reference != "": // a composite's own reference, if it gives one
+		f.Body = strings.TrimSpace(k.Reference)
 	case k.Pattern == nil:
 		f.Body = strings.TrimSpace(k.Driver)
-	case ref:
-		f.Body = strings.TrimSpace(k.Reference)
 	}
 	return f
 }

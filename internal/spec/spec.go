@@ -18,17 +18,20 @@ import (
 
 // Kernel is one kernel description.
 type Kernel struct {
-	File      string
-	Name      string
-	Doc       string
-	Size      Size
-	Uses      []string // kernels a composite calls from its driver
-	Args      []Arg
-	Result    string // "" or "double": the value the kernel returns
-	Tunables  []Tunable
-	Pattern   *Node  // the parallel pattern tree, or nil for a composite
-	Driver    string // host code of a composite, calling the kernels it uses
-	Reference string // float64 host reference, the body of a function with the kernel's signature
+	File     string
+	Name     string
+	Doc      string
+	Size     Size
+	Uses     []string // kernels a composite calls from its driver
+	Args     []Arg
+	Result   string // "" or "double": the value the kernel returns
+	Tunables []Tunable
+	Pattern  *Node  // the parallel pattern tree, or nil for a composite
+	Driver   string // host code of a composite, calling the kernels it uses
+	// Reference is the float64 host reference, the body of a function with
+	// the kernel's signature. A composite's is optional: without one its
+	// driver runs over the references of the kernels it uses.
+	Reference string
 	Bytes     string // C++ expression over the arguments: the papers' byte convention
 	BytesMin  string // the kernel's minimum memory traffic (defaults to Bytes)
 	Flops     string
@@ -218,9 +221,6 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	default:
 		if len(k.Uses) == 0 {
 			d.Add(f["@driver"], "a driver needs uses: the kernels it calls")
-		}
-		if f["reference"] != nil {
-			d.Add(f["@reference"], "a composite's reference is its driver over the references of the kernels it uses")
 		}
 	}
 	if k.Pattern != nil && f["reference"] == nil {

@@ -20,6 +20,11 @@ func TestShippedKernelsLoad(t *testing.T) {
 	assert.Equal(t, []string{"code", "team", "team_thread_for", "thread_vector_reduce"}, byName["spmv"].Kinds())
 	assert.Equal(t, []string{"axpby", "dot", "spmv"}, byName["cgsolve"].Uses)
 	assert.Equal(t, "double", byName["dot"].Result)
+	// A composite may give its own reference (snap_step: one step for all).
+	require.Contains(t, byName, "snap_step")
+	assert.Nil(t, byName["snap_step"].Pattern)
+	assert.Contains(t, byName["snap_step"].Reference, "accumulate_forces")
+	assert.Empty(t, byName["cgsolve"].Reference)
 }
 
 // Each bad description gives exactly these messages, with positions.
