@@ -26,6 +26,11 @@ type point struct {
 	M        *stats.Measurement
 	// kind normalized: the median time over the reference's, its interval
 	Norm, NormLo, NormHi float64
+	// A composite's sections: each called kernel's seconds per call, one
+	// value per trial (its sections run), and the steps per call of a
+	// composite that repeats a step (results.Record.Steps).
+	PerCall map[string][]float64
+	Steps   int
 }
 
 // GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).
@@ -190,8 +195,17 @@ func measurement(trials []Record) (point, bool) {
 	if bytes <= 0 {
 		return point{}, false
 	}
-	return point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
-		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9}, true
+	p := point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
+		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9, Steps: r.Steps()}
+	for _, t := range trials {
+		for name, s := range t.Sections {
+			if p.PerCall == nil {
+				p.PerCall = map[string][]float64{}
+			}
+			p.PerCall[name] = append(p.PerCall[name], s.PerCall())
+		}
+	}
+	return p, true
 }
 
 // addStreams sets each toolchain's roofline: the best median GB/s of any

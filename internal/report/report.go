@@ -91,7 +91,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	claims := evaluateAll(sp.claims, ds)
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
 	say("claims: %s", claimSummary(claims))
-	tables := tablesMarkdown(buildTables(sp.tables, ds))
+	tables := append(tablesMarkdown(buildTables(sp.tables, ds)), stepTablesMarkdown(buildStepTables(sp.steps, ds))...)
 	if t := timingMarkdown(res.Kernel); t != "" {
 		tables = append([]byte(t+"\n"), tables...)
 	}
@@ -133,18 +133,22 @@ type specs struct {
 	figures []FigureSpec
 	claims  []ClaimSpec
 	tables  []TableSpec
+	steps   []StepTableSpec
 	page    pageTemplate
 }
 
 // loadSpecs reads the three spec files and reports the problems of all.
 func loadSpecs(dir string, v *results.Vocabulary) (specs, error) {
 	var sp specs
-	var errFig, errClaims, errTables, errPage error
+	var errFig, errClaims, errTables, errSteps, errPage error
 	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"), v)
 	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"), v)
 	sp.tables, errTables = LoadTables(filepath.Join(dir, "tables.yaml"), v)
+	if errTables == nil {
+		sp.steps, errSteps = LoadStepTables(filepath.Join(dir, "tables.yaml"), v)
+	}
 	sp.page, errPage = parsePage(dir)
-	return sp, errors.Join(errFig, errClaims, errTables, errPage)
+	return sp, errors.Join(errFig, errClaims, errTables, errSteps, errPage)
 }
 
 func renderFigures(specs []FigureSpec, ds *dataset, out map[string][]byte) ([]renderedFigure, error) {

@@ -60,9 +60,9 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Equal(t, map[Outcome]int{Reproduced: 17, NotReproduced: 1, NotMeasurable: 13}, ClaimCounts(sum.Claims))
 
 	assert.Equal(t, `report: read DIR: 409 kernel records, 6 copy records, 146 build rows
-report: read ../../templates/report: 22 figures, 31 claims
+report: read ../../templates/report: 24 figures, 31 claims
 report: 2 kernel records unverified or failed: left out of figures and claims
-report: figures: 15 drawn, 7 skipped for lack of data
+report: figures: 15 drawn, 9 skipped for lack of data
 report: claims: 17 of 31 claims reproduced, 1 not reproduced, 0 inconclusive, 13 not measurable
 report: cells: 146 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 135 verified
 report: wrote 33 files into DIR

@@ -43,7 +43,7 @@ func ParseTables(file string, data []byte, v *results.Vocabulary) ([]TableSpec, 
 	root := diag.ParseYAML(file, data, (*diag.List)(&errs))
 	var out []TableSpec
 	if root != nil {
-		f := fields(d, root, "tables file", "tables")
+		f := fields(d, root, "tables file", tablesFields...)
 		for _, item := range d.Seq(f["tables"], "tables") {
 			g := fields(d, item, "table", "kernel", "reference")
 			t := TableSpec{Kernel: d.String(g["kernel"], "kernel"), Reference: decodeSelector(d, g["reference"]), Node: item}
