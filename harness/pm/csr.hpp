@@ -3,7 +3,6 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "parallel.hpp"
 
@@ -17,13 +16,13 @@ struct Csr {
   const double* values = nullptr;
 };
 
+// The host copy, filled in parallel (its arrays are not zeroed first).
 struct CsrHost {
   int64_t nrows = 0;
-  std::vector<int64_t> row_ptr, col_idx;
-  std::vector<double> values;
-  Csr view() const {
-    return Csr{nrows, static_cast<int64_t>(values.size()), row_ptr.data(), col_idx.data(), values.data()};
-  }
+  HostArray<int64_t> row_ptr, col_idx;
+  HostArray<double> values;
+  int64_t nnz() const { return values.size(); }
+  Csr view() const { return Csr{nrows, nnz(), row_ptr.data(), col_idx.data(), values.data()}; }
 };
 
 // minife27 builds a symmetric, strictly diagonally dominant matrix (so CG
@@ -39,12 +38,12 @@ inline CsrHost minife27(int64_t N) {
     const int64_t ix = row % n1, iy = (row / n1) % n1, iz = row / (n1 * n1);
     return span(ix) * span(iy) * span(iz);
   };
-  m.row_ptr.resize(m.nrows + 1);
+  m.row_ptr = HostArray<int64_t>(m.nrows + 1);
   m.row_ptr[0] = 0;
   for (int64_t row = 0; row < m.nrows; ++row) m.row_ptr[row + 1] = m.row_ptr[row] + row_len(row);
   const int64_t nnz = m.row_ptr[m.nrows];
-  m.col_idx.resize(nnz);
-  m.values.resize(nnz);
+  m.col_idx = HostArray<int64_t>(nnz);
+  m.values = HostArray<double>(nnz);
   auto weight = [](int64_t i, int64_t j) {
     const uint64_t lo = i < j ? i : j, hi = i < j ? j : i;
     uint64_t z = lo * 0x9E3779B97F4A7C15ull ^ (hi + 0x632BE59BD9B4E019ull);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace pm {
 namespace device {
@@ -53,6 +54,86 @@ inline void copy(void* dst, const void* src, size_t bytes) {
 }
 inline void poison(void* p, size_t bytes) { check(cudaMemset(p, 0xFF, bytes), "cudaMemset"); }
 inline void sync() { check(cudaDeviceSynchronize(), "kernel"); }
+// diff and same compare device data on the device (host_cache::diff's
+// definitions): the checks of runs between the first and the last. Partial
+// results meet in atomics; max works on the bits of non-negative doubles.
+constexpr int kCheckBlock = 256;
+template <int = 0>
+__global__ void diff_kernel(const double* got, const double* ref, int64_t n, unsigned long long* out) {
+  __shared__ double sn[kCheckBlock], sd[kCheckBlock];
+  __shared__ unsigned long long sb[kCheckBlock];
+  double num = 0, den = 0;
+  unsigned long long bad = 0;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    const double g = got[i], r = ref[i];
+    if (g - g == 0) {
+      const double d = g > r ? g - r : r - g, a = r < 0 ? -r : r;
+      if (d > num) num = d;
+      if (a > den) den = a;
+    } else {
+      ++bad;
+    }
+  }
+  sn[threadIdx.x] = num;
+  sd[threadIdx.x] = den;
+  sb[threadIdx.x] = bad;
+  for (int off = blockDim.x / 2; off > 0; off /= 2) {
+    __syncthreads();
+    if (threadIdx.x < off) {
+      sn[threadIdx.x] = sn[threadIdx.x] > sn[threadIdx.x + off] ? sn[threadIdx.x] : sn[threadIdx.x + off];
+      sd[threadIdx.x] = sd[threadIdx.x] > sd[threadIdx.x + off] ? sd[threadIdx.x] : sd[threadIdx.x + off];
+      sb[threadIdx.x] += sb[threadIdx.x + off];
+    }
+  }
+  if (threadIdx.x == 0) {
+    atomicMax(&out[0], static_cast<unsigned long long>(__double_as_longlong(sn[0])));
+    atomicMax(&out[1], static_cast<unsigned long long>(__double_as_longlong(sd[0])));
+    atomicAdd(&out[2], sb[0]);
+  }
+}
+template <int = 0>
+__global__ void same_kernel(const unsigned char* a, const unsigned char* b, int64_t bytes, unsigned long long* out) {
+  const int64_t words = bytes / 8;
+  const uint64_t* x = reinterpret_cast<const uint64_t*>(a);
+  const uint64_t* y = reinterpret_cast<const uint64_t*>(b);
+  unsigned long long differ = 0;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = first; i < words; i += step) differ += x[i] != y[i];
+  for (int64_t i = 8 * words + first; i < bytes; i += step) differ += a[i] != b[i];
+  if (differ) atomicAdd(out, differ);
+}
+inline unsigned long long* check_slots() {
+  static unsigned long long* slots = static_cast<unsigned long long*>(alloc(4 * sizeof(unsigned long long)));
+  return slots;
+}
+inline unsigned check_grid(int64_t n) {
+  const int64_t most = 8LL * props().multiProcessorCount, need = (n + kCheckBlock - 1) / kCheckBlock;
+  return static_cast<unsigned>(need < 1 ? 1 : (need < most ? need : most));
+}
+inline void diff(const double* got, const double* ref, int64_t n, double out[3]) {
+  unsigned long long* s = check_slots();
+  unsigned long long h[3];
+  check(cudaMemset(s, 0, 3 * sizeof(unsigned long long)), "cudaMemset");
+  diff_kernel<<<check_grid(n), kCheckBlock>>>(got, ref, n, s);
+  check(cudaGetLastError(), "check launch");
+  to_host(h, s, sizeof h);
+  std::memcpy(&out[0], &h[0], sizeof(double));
+  std::memcpy(&out[1], &h[1], sizeof(double));
+  out[2] = static_cast<double>(h[2]);
+}
+inline bool same(const void* a, const void* b, size_t bytes) {
+  unsigned long long* s = check_slots();
+  unsigned long long h = 0;
+  check(cudaMemset(s, 0, sizeof h), "cudaMemset");
+  same_kernel<<<check_grid(static_cast<int64_t>(bytes / 8 + 1)), kCheckBlock>>>(
+      static_cast<const unsigned char*>(a), static_cast<const unsigned char*>(b), static_cast<int64_t>(bytes), s);
+  check(cudaGetLastError(), "check launch");
+  to_host(&h, s, sizeof h);
+  return h == 0;
+}
+
 // dmem: the device memory the harness keeps for itself (the flush buffer,
 // the STREAM arrays); here the arrays' own.
 namespace dmem {

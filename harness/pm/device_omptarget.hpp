@@ -58,6 +58,47 @@ inline void poison(void* p, size_t bytes) {
 #pragma omp target teams distribute parallel for is_device_ptr(w) device(dev)
   for (int64_t i = 0; i < words; ++i) w[i] = ~uint64_t(0);
 }
+// diff and same compare device data where it lies (host_cache::diff's
+// definitions): the checks of runs between the first and the last. Without a
+// GPU the target regions run on the host (how the tests run them).
+// One reduction per region: GCC 12's NVPTX offload turns several into a
+// 16-byte atomic its libatomic lacks.
+inline void diff(const double* got, const double* ref, int64_t n, double out[3]) {
+  double num = 0, den = 0;
+  int64_t bad = 0;
+  const int dev = id();
+#pragma omp target teams distribute parallel for reduction(max : num) is_device_ptr(got, ref) device(dev)
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = got[i], r = ref[i], d = g > r ? g - r : r - g;
+    if (g - g == 0 && d > num) num = d;
+  }
+#pragma omp target teams distribute parallel for reduction(max : den) is_device_ptr(got, ref) device(dev)
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = got[i], r = ref[i], a = r < 0 ? -r : r;
+    if (g - g == 0 && a > den) den = a;
+  }
+#pragma omp target teams distribute parallel for reduction(+ : bad) is_device_ptr(got) device(dev)
+  for (int64_t i = 0; i < n; ++i) bad += got[i] - got[i] == 0 ? 0 : 1;
+  out[0] = num;
+  out[1] = den;
+  out[2] = static_cast<double>(bad);
+}
+inline bool same(const void* a, const void* b, size_t bytes) {
+  const uint64_t* x = static_cast<const uint64_t*>(a);
+  const uint64_t* y = static_cast<const uint64_t*>(b);
+  const unsigned char* xb = static_cast<const unsigned char*>(a);
+  const unsigned char* yb = static_cast<const unsigned char*>(b);
+  const int64_t words = static_cast<int64_t>(bytes / 8), all = static_cast<int64_t>(bytes);
+  int64_t differ = 0;
+  const int dev = id();
+#pragma omp target teams distribute parallel for reduction(+ : differ) is_device_ptr(x, y) device(dev)
+  for (int64_t i = 0; i < words; ++i) differ += x[i] != y[i];
+  if (all > 8 * words) {
+#pragma omp target teams distribute parallel for reduction(+ : differ) is_device_ptr(xb, yb) device(dev)
+    for (int64_t i = 8 * words; i < all; ++i) differ += xb[i] != yb[i];
+  }
+  return differ == 0;
+}
 }  // namespace dmem
 
 // Host staging for the checks' copies back: pinned where LLVM's runtime has
@@ -101,10 +142,14 @@ inline void to_device(void* dst, const void* src, size_t bytes) { std::memcpy(ds
 inline void to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 inline void poison(void* p, size_t bytes) { std::memset(p, 0xFF, bytes); }
+inline void diff(const double* got, const double* ref, int64_t n, double out[3]) { host_cache::diff(got, ref, n, out); }
+inline bool same(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 #else
 using dmem::alloc;
 using dmem::copy;
+using dmem::diff;
 using dmem::poison;
+using dmem::same;
 using dmem::release;
 using dmem::to_device;
 using dmem::to_host;

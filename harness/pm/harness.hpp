@@ -10,10 +10,14 @@
 //      (all-ones bytes, a NaN), so a variant that writes nothing fails; then,
 //      when on, the L2 (last-level cache) is flushed;
 //   3. a first run, warm-ups and timed repetitions (device-synchronised) follow;
-//      after EVERY run, outside the timed region, each output is copied to the
-//      host and compared with the reference (NaN and Inf always fail), every
-//      guard zone is checked, and on the first and last runs the read-only
-//      inputs are compared with their initial data;
+//      after EVERY run, outside the timed region, each output is compared with
+//      the reference (NaN and Inf always fail) and every guard zone is checked.
+//      The first and last runs copy outputs back and compare them on the host,
+//      which must agree exactly with the device's comparison; the runs between
+//      compare on the device, against a device copy of the reference (the host
+//      reports the index of a failure). On the first and last runs the
+//      read-only inputs are compared with their initial data (on the device,
+//      with the device's initial copy, where they live there);
 //   4. one JSON line goes to stdout: times, both byte counts, flops, the
 //      verdict over all runs and the first failure.
 // A failed verification is data (exit 0); only harness errors exit non-zero.
@@ -58,6 +62,9 @@ struct Options {
   std::string toolchain;
   std::string ref_cache;   // a folder the programs of one run share float64 references in ("": none)
   double rep_seconds = 0;  // >0: timed reps bounded to about this many seconds of calls, at least kMinReps
+  // The device comparisons (pm::device::diff, same) also where the host could
+  // read the data: how the tests run them without a GPU.
+  bool device_checks = false;
 };
 
 // The fewest timed reps a time bound leaves (a measurement's interval needs
@@ -77,8 +84,8 @@ inline int64_t parse_int(const char* s, const char* flag) {
 }
 
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
-// --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR
-// and --rep-seconds S. Without --size the defaults apply.
+// --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR,
+// --rep-seconds S and --device-checks. Without --size the defaults apply.
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -120,6 +127,8 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
       o.toolchain = value();
     } else if (a == "--ref-cache") {
       o.ref_cache = value();
+    } else if (a == "--device-checks") {
+      o.device_checks = true;
     } else if (a == "--rep-seconds") {
       const char* v = value();
       char* end = nullptr;
@@ -175,36 +184,23 @@ inline double now_s() {
 
 enum Intent { kIn, kOut, kInOut, kScratch };
 
-// A host array left uninitialised on allocation, so that the threads that
-// fill it first touch its pages (a std::vector of 1e8 doubles spends most of
-// a second zeroing them in one thread).
-template <class T>
-class HostArray {
- public:
-  explicit HostArray(int64_t n) : n_(n), p_(n > 0 ? new T[static_cast<size_t>(n)] : nullptr) {}
-  T* data() { return p_.get(); }
-  const T* data() const { return p_.get(); }
-  int64_t size() const { return n_; }
-  T& operator[](int64_t i) { return p_[i]; }
-  void fill(T v) {
-    T* d = p_.get();
-    parallel_parts(n_, [&](int64_t a, int64_t b) { std::fill(d + a, d + b, v); });
-  }
-  void copy_from(const HostArray& o) {
-    T* d = p_.get();
-    const T* s = o.p_.get();
-    parallel_parts(n_, [&](int64_t a, int64_t b) { std::memcpy(d + a, s + a, static_cast<size_t>(b - a) * sizeof(T)); });
-  }
-
- private:
-  int64_t n_;
-  std::unique_ptr<T[]> p_;
-};
-
 // digest hashes bytes in fixed 4 MiB blocks (in parallel, combined in order:
 // the same value on any number of threads), to key cached references by the
 // inputs they were computed from.
 inline uint64_t digest(const void* data, size_t bytes, uint64_t h);
+
+// ---------------------------------------------------------------------------
+// Seconds spent copying data to the device in this process (a record's
+// upload_s is its share).
+inline double& upload_seconds() {
+  static double s = 0;
+  return s;
+}
+inline void upload_timed(void* dev, const void* host, size_t bytes) {
+  const double t = now_s();
+  device::to_device(dev, host, bytes);
+  upload_seconds() += now_s() - t;
+}
 
 // ---------------------------------------------------------------------------
 // Guarded device memory: kGuardBytes before and after the data, filled with a
@@ -315,27 +311,17 @@ Compare compare_range(const T* got, const T* ref, int64_t lo, int64_t hi) {
 }
 template <class T>
 Compare compare(const T* got, const T* ref, int64_t n) {
-  constexpr int64_t kChunk = int64_t(1) << 22;
   Compare c;
-  if (n <= kChunk) {
-    c = compare_range(got, ref, 0, n);
-  } else {
-    int64_t parts = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
-    parts = std::min(parts, (n + kChunk - 1) / kChunk);
-    std::vector<Compare> part(parts);
-    std::vector<std::thread> threads;
-    for (int64_t t = 0; t < parts; ++t)
-      threads.emplace_back([&, t] { part[t] = compare_range(got, ref, n * t / parts, n * (t + 1) / parts); });
-    for (std::thread& th : threads) th.join();
-    for (const Compare& p : part) {  // in index order: the first non-finite stays first
-      if (p.nonfinite && c.nonfinite == 0) c.first_bad = p.first_bad;
-      c.nonfinite += p.nonfinite;
-      if (p.num > c.num) {
-        c.num = p.num;
-        c.worst = p.worst;
-      }
-      c.den = std::max(c.den, p.den);
+  const std::vector<Compare> parts =
+      parallel_map(n, [&](int64_t lo, int64_t hi) { return compare_range(got, ref, lo, hi); });
+  for (const Compare& p : parts) {  // in index order: the first non-finite stays first
+    if (p.nonfinite && c.nonfinite == 0) c.first_bad = p.first_bad;
+    c.nonfinite += p.nonfinite;
+    if (p.num > c.num) {
+      c.num = p.num;
+      c.worst = p.worst;
     }
+    c.den = std::max(c.den, p.den);
   }
   c.err = c.nonfinite ? std::numeric_limits<double>::quiet_NaN() : (c.den > 0 ? c.num / c.den : c.num);
   return c;
@@ -344,7 +330,11 @@ Compare compare(const T* got, const T* ref, int64_t n) {
 // A Check collects what one run did wrong.
 struct Check {
   double tolerance = 0;
-  bool full = false;  // also compare read-only data with its initial copy
+  // The first and last runs: outputs are compared on the host (and the device
+  // comparison with it), read-only data with its initial copy. Other runs
+  // compare outputs on the device where the data lives there.
+  bool full = false;
+  bool on_device = false;  // compare with pm::device::diff and same
   double err = 0;     // largest relative error of the run's outputs; NaN: not finite
   std::string failure;
   void fail(const std::string& what) {
@@ -387,6 +377,7 @@ class Array : public Buffer {
   Array(Run& run, const char* name, int64_t n, Intent intent);
   ~Array() override {
     if (pristine_) device::release(pristine_);
+    if (ref_dev_) device::release(ref_dev_);
   }
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
@@ -439,8 +430,25 @@ class Array : public Buffer {
     if (!guard.empty()) c.fail(name() + ": " + guard);
     const bool output = intent_ == kOut || intent_ == kInOut;
     if (output) {
-      const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
-      const Compare k = compare(got, ref_.data(), n_);
+      Compare k;
+      if (!c.on_device) {
+        k = compare(static_cast<const T*>(view_.read(dev(), mem_.bytes())), ref_.data(), n_);
+      } else {
+        // On the device: max|got-ref|, max|ref| and the non-finite count are
+        // exact, so the host's comparison of a full check must agree.
+        double d[3];
+        device::diff(dev(), ref_dev(), n_, d);
+        const double err = d[2] > 0 ? std::numeric_limits<double>::quiet_NaN() : (d[1] > 0 ? d[0] / d[1] : d[0]);
+        if (c.full || !(err <= c.tolerance)) {  // the host says where
+          k = compare(static_cast<const T*>(view_.read(dev(), mem_.bytes())), ref_.data(), n_);
+          if (k.num != d[0] || k.den != d[1] || k.nonfinite != static_cast<int64_t>(d[2]))
+            c.fail(format("%s: the device comparison (%.17g, %.17g, %.0f) disagrees with the host's (%.17g, %.17g, "
+                          "%" PRId64 "): a harness bug",
+                          name().c_str(), d[0], d[1], d[2], k.num, k.den, k.nonfinite));
+        } else {
+          k.err = err;
+        }
+      }
       c.error(k.err);
       if (k.nonfinite)
         c.fail(format("%s holds %" PRId64 " NaN/Inf values of %" PRId64 " (first at index %" PRId64 "): not written?",
@@ -449,11 +457,15 @@ class Array : public Buffer {
         c.fail(format("%s: error %.3g above tolerance %.3g (largest difference at index %" PRId64 ")",
                       name().c_str(), k.err, c.tolerance, k.worst));
     } else if (intent_ == kIn && c.full) {
-      const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
-      if (!same_bytes(got, host_.data(), mem_.bytes())) {
-        int64_t i = 0;
-        while (i < n_ && std::memcmp(&got[i], &host_[i], sizeof(T)) == 0) ++i;
-        c.fail(format("%s: input changed by the kernel (first at index %" PRId64 ")", name().c_str(), i));
+      // Where the data lives on the device, its initial copy there is the
+      // witness (no copy back); the host finds the index of a change.
+      if (!c.on_device || !device::same(dev(), pristine_, mem_.bytes())) {
+        const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
+        if (!same_bytes(got, host_.data(), mem_.bytes())) {
+          int64_t i = 0;
+          while (i < n_ && std::memcmp(&got[i], &host_[i], sizeof(T)) == 0) ++i;
+          c.fail(format("%s: input changed by the kernel (first at index %" PRId64 ")", name().c_str(), i));
+        }
       }
     }
   }
@@ -461,10 +473,21 @@ class Array : public Buffer {
  private:
   void upload() {
     if (intent_ != kIn) ref_.copy_from(host_);
-    device::to_device(dev(), host_.data(), mem_.bytes());
+    upload_timed(dev(), host_.data(), mem_.bytes());
     if (!pristine_) pristine_ = static_cast<T*>(device::alloc(mem_.bytes()));
     if (!pristine_) die("device allocation failed for the initial copy of ", name().c_str());
     device::copy(pristine_, dev(), mem_.bytes());
+  }
+
+  // The reference's output on the device, for the device comparison: copied
+  // once, at the first check (the reference is complete by then).
+  const T* ref_dev() {
+    if (!ref_dev_) {
+      ref_dev_ = static_cast<T*>(device::alloc(mem_.bytes()));
+      if (!ref_dev_) die("device allocation failed for the reference copy of ", name().c_str());
+      upload_timed(ref_dev_, ref_.data(), mem_.bytes());
+    }
+    return ref_dev_;
   }
 
   int64_t n_;
@@ -472,16 +495,23 @@ class Array : public Buffer {
   HostArray<T> host_, ref_;
   Guarded mem_;
   HostView view_;
-  T* pristine_ = nullptr;  // device copy of the initial data, for restore()
+  T* pristine_ = nullptr;  // device copy of the initial data, for restore() and the input check
+  T* ref_dev_ = nullptr;
 };
 
 // A CSR matrix on the device, guarded; the reference reads the host copy.
+// Read-only: a full check compares each part with its initial copy, on the
+// device where it lives there.
 class CsrArray : public Buffer {
  public:
   CsrArray(Run& run, const char* name, CsrHost m);
+  ~CsrArray() override {
+    for (void* p : pristine_)
+      if (p) device::release(p);
+  }
   Csr ref() const { return host_.view(); }
   Csr dev() const {
-    return Csr{host_.nrows, static_cast<int64_t>(host_.values.size()), static_cast<const int64_t*>(row_ptr_.data()),
+    return Csr{host_.nrows, host_.nnz(), static_cast<const int64_t*>(row_ptr_.data()),
                static_cast<const int64_t*>(col_idx_.data()), static_cast<const double*>(values_.data())};
   }
   void restore() override {}  // read-only
@@ -492,25 +522,33 @@ class CsrArray : public Buffer {
     return digest(host_.values.data(), host_.values.size() * sizeof(double), h);
   }
   void check(Check& c) override {
-    part(c, "row_ptr", row_ptr_, host_.row_ptr.data());
-    part(c, "col_idx", col_idx_, host_.col_idx.data());
-    part(c, "values", values_, host_.values.data());
+    part(c, "row_ptr", row_ptr_, host_.row_ptr.data(), pristine_[0]);
+    part(c, "col_idx", col_idx_, host_.col_idx.data(), pristine_[1]);
+    part(c, "values", values_, host_.values.data(), pristine_[2]);
   }
 
  private:
   template <class T>
-  static void upload(Guarded& g, const std::vector<T>& v, const char* what) {
-    g.allocate(v.size() * sizeof(T), what);
-    device::to_device(g.data(), v.data(), v.size() * sizeof(T));
+  void upload(Guarded& g, const HostArray<T>& v, const char* what, void** pristine, bool on_device) {
+    const size_t bytes = static_cast<size_t>(v.size()) * sizeof(T);
+    g.allocate(bytes, what);
+    upload_timed(g.data(), v.data(), bytes);
+    if (!on_device) return;
+    *pristine = device::alloc(bytes);
+    if (!*pristine) die("device allocation failed for the initial copy of ", what);
+    device::copy(*pristine, g.data(), bytes);
   }
-  void part(Check& c, const char* what, Guarded& g, const void* initial) {
+  void part(Check& c, const char* what, Guarded& g, const void* initial, const void* pristine) {
     const std::string guard = g.damage();
     if (!guard.empty()) c.fail(name() + "." + what + ": " + guard);
-    if (c.full && !same_bytes(view_.read(g.data(), g.bytes()), initial, g.bytes()))
-      c.fail(name() + "." + what + ": input changed by the kernel");
+    if (!c.full) return;
+    const bool same = c.on_device && pristine ? device::same(g.data(), pristine, g.bytes())
+                               : same_bytes(view_.read(g.data(), g.bytes()), initial, g.bytes());
+    if (!same) c.fail(name() + "." + what + ": input changed by the kernel");
   }
   CsrHost host_;
   Guarded row_ptr_, col_idx_, values_;
+  void* pristine_[3] = {nullptr, nullptr, nullptr};
   HostView view_;
 };
 
@@ -706,8 +744,9 @@ constexpr double kRefCacheSeconds = 0.25;
 class Run {
  public:
   Run(const Options& opt, const char* kernel, int64_t size)
-      : opt_(opt), kernel_(kernel), size_(size), created_(now_s()) {}
+      : opt_(opt), kernel_(kernel), size_(size), created_(now_s()), uploaded_(upload_seconds()) {}
   void add(Buffer* b) { buffers_.push_back(b); }
+  bool checks_on_device() const { return opt_.device_checks || !device::host_accessible(); }
   void work(double bytes, double bytes_min, double flops) {
     bytes_ = bytes;
     bytes_min_ = bytes_min;
@@ -752,12 +791,14 @@ class Run {
     for (Buffer* b : buffers_) working_set_ += static_cast<double>(b->bytes());
     flush_ = flush_wanted(opt_.flush, working_set_);
     reps_ = opt_.reps;
-    int total = 1 + opt_.warmup + reps_ + (composite_ ? 1 : 0);
+    warmup_ = opt_.warmup;
+    int total = 1 + warmup_ + reps_ + (composite_ ? 1 : 0);
     device::Timer timer;  // made before the loop: nothing is created in a timed region
     const double start = now_s();
     setup_s_ = start - created_;
+    upload_s_ = upload_seconds() - uploaded_;
     for (int r = 0; r < total; ++r) {
-      const bool timed = r > opt_.warmup && r <= opt_.warmup + reps_;
+      const bool timed = r > warmup_ && r <= warmup_ + reps_;
       const bool sectioned = composite_ && r == total - 1;
       prepare();
       if (sectioned) {
@@ -772,13 +813,16 @@ class Run {
         const double called = now_s();
         call();
         device::sync();
-        // --rep-seconds: the last untimed run sizes the timed ones.
-        if (r == opt_.warmup && opt_.rep_seconds > 0) {
-          const double each = now_s() - called;
+        // --rep-seconds: a first run that alone takes that long has warmed
+        // up (what a call sets up once is a small part of it): no warm-ups.
+        // The last untimed run sizes the timed ones.
+        const double each = now_s() - called;
+        if (r == 0 && opt_.rep_seconds > 0 && each >= opt_.rep_seconds) warmup_ = 0;
+        if (r == warmup_ && opt_.rep_seconds > 0) {
           const int fit = each > 0 ? static_cast<int>(std::min(opt_.rep_seconds / each, 1e6)) : opt_.reps;
           reps_ = std::max(std::min(opt_.reps, kMinReps), std::min(opt_.reps, fit));
-          total = 1 + opt_.warmup + reps_ + (composite_ ? 1 : 0);
         }
+        total = 1 + warmup_ + reps_ + (composite_ ? 1 : 0);
       }
       sections_on() = false;
       const double checking = now_s();
@@ -798,14 +842,15 @@ class Run {
   }
   std::string phase(int r) const {
     if (r == 0) return "first run";
-    if (r <= opt_.warmup) return format("warm-up %d", r);
-    if (r <= opt_.warmup + reps_) return format("timed rep %d", r - opt_.warmup);
+    if (r <= warmup_) return format("warm-up %d", r);
+    if (r <= warmup_ + reps_) return format("timed rep %d", r - warmup_);
     return "sections run";
   }
   void check(int r, int total) {
     Check c;
     c.tolerance = tolerance_;
     c.full = r == 0 || r == total - 1;
+    c.on_device = checks_on_device();
     for (Buffer* b : buffers_) b->check(c);
     if (result_) {
       const double got = *result_;
@@ -842,7 +887,7 @@ class Run {
     std::printf(",\"device\":");
     json_string(device::name());
     std::printf(",\"size\":%" PRId64 ",\"reps\":%d,\"warmup\":%d,\"seed\":%" PRIu64 ",\"times_s\":[", size_, reps_,
-                opt_.warmup, opt_.seed);
+                warmup_, opt_.seed);
     for (size_t i = 0; i < times_.size(); ++i) std::printf("%s%.9g", i ? "," : "", times_[i]);
     std::printf("],\"median_s\":%.9g,\"min_s\":%.9g", med, mn);
     std::printf(",\"bytes\":%.17g,\"bytes_min\":%.17g,\"flops\":%.17g", bytes_, bytes_min_, flops_);
@@ -859,6 +904,8 @@ class Run {
     std::printf(",\"setup_s\":%.4g,\"measure_s\":%.4g,\"check_s\":%.4g", setup_s_, measure_s_, check_s_);
     // Of the setup, the reference (computed, or loaded from --ref-cache).
     std::printf(",\"reference_s\":%.4g,\"reference_cached\":%s", reference_s_, ref_cached_ ? "true" : "false");
+    // Of the setup, the copies of data to the device.
+    std::printf(",\"upload_s\":%.4g", upload_s_);
     if (composite_) {
       std::printf(",\"sections\":{");
       bool first = true;
@@ -889,9 +936,9 @@ class Run {
   double* result_ = nullptr;
   double result_ref_ = 0;
   bool composite_ = false;
-  double created_ = 0, setup_s_ = 0, measure_s_ = 0, check_s_ = 0, reference_s_ = 0;
+  double created_ = 0, uploaded_ = 0, setup_s_ = 0, upload_s_ = 0, measure_s_ = 0, check_s_ = 0, reference_s_ = 0;
   bool ref_cached_ = false;
-  int reps_ = 0;
+  int reps_ = 0, warmup_ = 0;
 };
 
 template <class T>
@@ -903,9 +950,10 @@ Array<T>::Array(Run& run, const char* name, int64_t n, Intent intent)
 }
 
 inline CsrArray::CsrArray(Run& run, const char* name, CsrHost m) : Buffer(name), host_(std::move(m)) {
-  upload(row_ptr_, host_.row_ptr, "row_ptr");
-  upload(col_idx_, host_.col_idx, "col_idx");
-  upload(values_, host_.values, "values");
+  const bool on_device = run.checks_on_device();
+  upload(row_ptr_, host_.row_ptr, "row_ptr", &pristine_[0], on_device);
+  upload(col_idx_, host_.col_idx, "col_idx", &pristine_[1], on_device);
+  upload(values_, host_.values, "values", &pristine_[2], on_device);
   run.add(this);
 }
 

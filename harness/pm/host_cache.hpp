@@ -56,6 +56,27 @@ inline void flush() {
 #endif
 }
 
+// diff compares got with ref: out = {max|got-ref| and max|ref| over the
+// finite values of got, how many are NaN or Inf} (the device form of the
+// harness's compare, for the checks of runs between the first and the last).
+inline void diff(const double* got, const double* ref, int64_t n, double out[3]) {
+  double num = 0, den = 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = got[i], r = ref[i];
+    if (!(g - g == 0)) {  // NaN or Inf
+      ++bad;
+      continue;
+    }
+    const double d = g > r ? g - r : r - g, a = r < 0 ? -r : r;
+    if (d > num) num = d;
+    if (a > den) den = a;
+  }
+  out[0] = num;
+  out[1] = den;
+  out[2] = static_cast<double>(bad);
+}
+
 inline void stream_copy(double* c, const double* a, int64_t n) {
 #ifdef _OPENMP
 #pragma omp parallel for simd schedule(static)

@@ -3,40 +3,83 @@
 // number of threads.
 #pragma once
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
 namespace pm {
 
-// parallel_parts runs f(lo, hi) over [0, n) in up to 16 host threads when n
-// is large (the host side of a measurement: data, reference copies, checks),
-// else in this thread. Each part sees a contiguous range, in index order.
-template <class F>
-void parallel_parts(int64_t n, F f) {
+// parallel_split says how many parts parallel_parts cuts [0, n) into: up to
+// 16 host threads when n is large, else one.
+inline int64_t parallel_split(int64_t n) {
   constexpr int64_t kChunk = int64_t(1) << 22;
-  int64_t parts = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
-  parts = std::min(parts, (n + kChunk - 1) / kChunk);
-  if (parts <= 1) {
-    f(int64_t(0), n);
-    return;
+  const int64_t parts = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
+  return std::max<int64_t>(1, std::min(parts, (n + kChunk - 1) / kChunk));
+}
+
+// parallel_map runs f(lo, hi) over the parts of [0, n) (the host side of a
+// measurement: data, reference copies, checks) and returns what each part
+// returned, in index order. Each part sees a contiguous range.
+template <class F>
+auto parallel_map(int64_t n, F f) -> std::vector<decltype(f(int64_t(0), int64_t(0)))> {
+  const int64_t parts = parallel_split(n);
+  std::vector<decltype(f(int64_t(0), int64_t(0)))> out(parts);
+  if (parts == 1) {
+    out[0] = f(int64_t(0), n);
+    return out;
   }
   std::vector<std::thread> threads;
-  for (int64_t t = 0; t < parts; ++t) threads.emplace_back([&, t] { f(n * t / parts, n * (t + 1) / parts); });
+  for (int64_t t = 0; t < parts; ++t) threads.emplace_back([&, t] { out[t] = f(n * t / parts, n * (t + 1) / parts); });
   for (std::thread& th : threads) th.join();
+  return out;
 }
+
+// parallel_parts is parallel_map for f that returns nothing.
+template <class F>
+void parallel_parts(int64_t n, F f) {
+  parallel_map(n, [&](int64_t lo, int64_t hi) {
+    f(lo, hi);
+    return 0;
+  });
+}
+
+// A host array left uninitialised on allocation, so that the threads that
+// fill it first touch its pages (a std::vector of 1e8 doubles spends most of
+// a second zeroing them in one thread).
+template <class T>
+class HostArray {
+ public:
+  explicit HostArray(int64_t n = 0) : n_(n), p_(n > 0 ? new T[static_cast<size_t>(n)] : nullptr) {}
+  T* data() { return p_.get(); }
+  const T* data() const { return p_.get(); }
+  int64_t size() const { return n_; }
+  T& operator[](int64_t i) { return p_[i]; }
+  const T& operator[](int64_t i) const { return p_[i]; }
+  void fill(T v) {
+    T* d = p_.get();
+    parallel_parts(n_, [&](int64_t a, int64_t b) { std::fill(d + a, d + b, v); });
+  }
+  void copy_from(const HostArray& o) {
+    T* d = p_.get();
+    const T* s = o.p_.get();
+    parallel_parts(n_, [&](int64_t a, int64_t b) { std::memcpy(d + a, s + a, static_cast<size_t>(b - a) * sizeof(T)); });
+  }
+
+ private:
+  int64_t n_;
+  std::unique_ptr<T[]> p_;
+};
 
 // same_bytes compares two host buffers in parallel.
 inline bool same_bytes(const void* a, const void* b, size_t bytes) {
   const char* x = static_cast<const char*>(a);
   const char* y = static_cast<const char*>(b);
-  std::atomic<bool> differ{false};
-  parallel_parts(static_cast<int64_t>(bytes), [&](int64_t lo, int64_t hi) {
-    if (std::memcmp(x + lo, y + lo, static_cast<size_t>(hi - lo)) != 0) differ = true;
+  const std::vector<char> differ = parallel_map(static_cast<int64_t>(bytes), [&](int64_t lo, int64_t hi) {
+    return static_cast<char>(std::memcmp(x + lo, y + lo, static_cast<size_t>(hi - lo)) != 0);
   });
-  return !differ;
+  return std::find(differ.begin(), differ.end(), 1) == differ.end();
 }
 
 }  // namespace pm

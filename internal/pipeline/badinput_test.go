@@ -120,7 +120,7 @@ var badCases = []badCase{
 		os.WriteFile(filepath.Join(root, "build", "manifest.json"), []byte(`{"cells": [`), 0o644)
 	}},
 	{name: "build-toolchain-missing", stage: "build", env: []string{"PM_KERNELS=axpby", "PM_VARIANTS=serial", "PM_TOOLCHAINS=gcc-host,nvhpc-sm90"}},
-	{name: "build-wrong-family", stage: "build", env: []string{"PM_KERNELS=axpby", "PM_TOOLCHAINS=gcc-host,nvcc-sm90", "PM_VARIANTS=serial"}},
+	{name: "build-wrong-family", stage: "build", env: []string{"PM_KERNELS=axpby", "PM_TOOLCHAINS=gcc-host", "PM_VARIANTS=kk-cuda-3lvl"}},
 	{name: "build-constraint-off", stage: "build", env: []string{"PM_KERNELS=axpby", "PM_VARIANTS=serial", "PM_TOOLCHAINS=gcc-host"},
 		edit: [][3]string{{caps, `when: {gcc: ">= 7", llvm: ">= 5"`, `when: {gcc: ">= 70", llvm: ">= 5"`}}},
 	{name: "build-compile-error", stage: "build", env: []string{"PM_KERNELS=axpby", "PM_VARIANTS=serial", "PM_TOOLCHAINS=gcc-host"},

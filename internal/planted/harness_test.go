@@ -62,15 +62,23 @@ func TestSharedReference(t *testing.T) {
 	assert.True(t, again.RefCached, "the recomputed reference replaced it")
 }
 
-// --rep-seconds bounds the timed reps of a slow measurement, keeping 3; every
-// run is still checked.
+// --rep-seconds bounds the timed reps of a slow measurement, keeping 3, and
+// drops the warm-ups after a first run that alone took that long; every run
+// is still checked.
 func TestRepSecondsKeepsThreeReps(t *testing.T) {
 	bin := cgBinary(t)
 	r, _ := run(t, bin, 0, 20, "--reps", "10", "--rep-seconds", "1e-9")
 	require.True(t, r.Verified, r.Error)
 	assert.Equal(t, 3, r.Reps)
 	assert.Len(t, r.TimesS, 3)
-	assert.Equal(t, 1+warmup+3+1, r.RunsChecked, "first run, warm-up, 3 reps, sections run")
+	assert.Equal(t, 0, r.Warmup, "the first run warmed up")
+	assert.Equal(t, 1+3+1, r.RunsChecked, "first run, 3 reps, sections run")
+
+	r, _ = run(t, bin, 0, 20, "--reps", "4", "--rep-seconds", "100")
+	require.True(t, r.Verified, r.Error)
+	assert.Equal(t, warmup, r.Warmup, "a fast first run keeps the warm-ups")
+	assert.Equal(t, 4, r.Reps)
+	assert.Equal(t, 1+warmup+4+1, r.RunsChecked)
 
 	r, _ = run(t, bin, 0, 20, "--reps", "2", "--rep-seconds", "1e-9")
 	assert.Equal(t, 2, r.Reps, "never more than asked")

@@ -188,6 +188,7 @@ type record struct {
 	Reps        int       `json:"reps"`
 	TimesS      []float64 `json:"times_s"`
 	RefCached   bool      `json:"reference_cached"`
+	Warmup      int       `json:"warmup"`
 }
 
 func root(t *testing.T) string {
@@ -318,6 +319,8 @@ func TestPlantedVariantsAreCaught(t *testing.T) {
 			// flushed; its STREAM kernels verify too.
 			r, others := run(t, bin, 0, tg.size, "--flush-l2", "on", "--stream-bytes", "4000000")
 			require.True(t, r.Verified, "unmutated %s/%s: %s", tg.kernel, tg.variant, r.Error)
+			rd, _ := run(t, bin, 0, tg.size, "--device-checks")
+			require.True(t, rd.Verified, "unmutated %s/%s with device checks: %s", tg.kernel, tg.variant, rd.Error)
 			assert.True(t, r.FlushL2)
 			assert.Equal(t, total, r.RunsChecked)
 			assert.Equal(t, 0, r.RunsFailed)
@@ -346,12 +349,22 @@ func TestPlantedVariantsAreCaught(t *testing.T) {
 					size, extra = raceSize, []string{"--reps", strconv.Itoa(raceReps)}
 					env = []string{"OMP_NUM_THREADS=" + strconv.Itoa(raceThreads), "OMP_WAIT_POLICY=active"}
 				}
-				r, _ := runEnv(t, bin, i+1, size, env, extra...)
-				assert.False(t, r.Verified, "%s: verified (runs %d, tolerance %g)", m.name, r.RunsChecked, r.Tolerance)
-				assert.Contains(t, r.Error, m.want, "%s", m.name)
-				if m.afterFirst {
-					assert.Equal(t, total-1, r.RunsFailed, "%s: %s", m.name, r.Error)
-					assert.Contains(t, r.Error, fmt.Sprintf("first: run 2 of %d", total), m.name)
+				// Each mutant is caught by the host's comparisons and by the
+				// device's (--device-checks: on a GPU the runs between the first
+				// and the last compare there), except a race, run once.
+				checks := [][]string{nil, {"--device-checks"}}
+				if m.racy {
+					checks = checks[:1]
+				}
+				for _, c := range checks {
+					r, _ := runEnv(t, bin, i+1, size, env, append(c, extra...)...)
+					assert.False(t, r.Verified, "%s %v: verified (runs %d, tolerance %g)", m.name, c, r.RunsChecked, r.Tolerance)
+					assert.Contains(t, r.Error, m.want, "%s %v", m.name, c)
+					assert.NotContains(t, r.Error, "harness bug", "%s %v", m.name, c)
+					if m.afterFirst {
+						assert.Equal(t, total-1, r.RunsFailed, "%s %v: %s", m.name, c, r.Error)
+						assert.Contains(t, r.Error, fmt.Sprintf("first: run 2 of %d", total), "%s %v", m.name, c)
+					}
 				}
 				if m.passesAt > 0 {
 					r, _ := run(t, bin, i+1, m.passesAt)

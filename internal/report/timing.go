@@ -12,11 +12,12 @@ import (
 // timingMarkdown says how long the run's programs took: the sum of every
 // measurement's time from its program's start to its record (elapsed_s), and
 // the median share of each part (runtime start-up, data and reference, runs,
-// checks), and what the float64 references took, shared or not. Folders
+// checks), what the float64 references took, shared or not, and the copies
+// to the device. Folders
 // written before the harness timed itself have none: "".
 func timingMarkdown(recs []results.Record) string {
 	var elapsed, setup, measure, check, startup []float64
-	total, refTotal, cached := 0.0, 0.0, 0
+	total, refTotal, uploadTotal, setupTotal, cached := 0.0, 0.0, 0.0, 0.0, 0
 	for _, r := range recs {
 		if r.ElapsedS <= 0 || r.MeasureS <= 0 {
 			continue
@@ -28,6 +29,8 @@ func timingMarkdown(recs []results.Record) string {
 		check = append(check, r.CheckS)
 		startup = append(startup, max(r.ElapsedS-r.SetupS-r.MeasureS, 0))
 		refTotal += r.ReferenceS
+		uploadTotal += r.UploadS
+		setupTotal += r.SetupS
 		if r.ReferenceCached {
 			cached++
 		}
@@ -45,6 +48,9 @@ func timingMarkdown(recs []results.Record) string {
 	if refTotal > 0 {
 		fmt.Fprintf(&b, " Float64 references took %.1f minutes in all; %d of %d were loaded from one computed earlier in the run from the same inputs.",
 			refTotal/60, cached, len(elapsed))
+	}
+	if uploadTotal > 0 {
+		fmt.Fprintf(&b, " Copies to the device took %.1f of the %.1f minutes of data and reference.", uploadTotal/60, setupTotal/60)
 	}
 	b.WriteString("\n")
 	return b.String()

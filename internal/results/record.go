@@ -76,6 +76,8 @@ type Record struct {
 	// program of the run computed from the same inputs (ReferenceCached).
 	ReferenceS      float64 `json:"reference_s,omitempty"`
 	ReferenceCached bool    `json:"reference_cached,omitempty"`
+	// Of SetupS, the copies of data to the device.
+	UploadS float64 `json:"upload_s,omitempty"`
 
 	RunID            string `json:"run_id,omitempty"`
 	BatchID          string `json:"batch_id,omitempty"`
