@@ -81,13 +81,27 @@ type table struct {
 	Note  string   // why there is no table
 }
 
-// buildTables arranges the device measurements of each table's kernel.
+// buildTables arranges the device measurements of each table's kernel; a
+// kernel the results do not hold at all (a TestSNAP folder's AXPBY) gets no
+// table.
 func buildTables(specs []TableSpec, ds *dataset) []table {
-	out := make([]table, len(specs))
-	for i, s := range specs {
-		out[i] = buildTable(s, ds)
+	var out []table
+	for _, s := range specs {
+		if ds.holds(s.Kernel) {
+			out = append(out, buildTable(s, ds))
+		}
 	}
 	return out
+}
+
+// holds says whether any record of the kernel, on any toolchain, verified.
+func (ds *dataset) holds(kernel string) bool {
+	for k := range ds.series {
+		if k.Kernel == kernel {
+			return true
+		}
+	}
+	return false
 }
 
 func buildTable(s TableSpec, ds *dataset) table {
@@ -216,6 +230,9 @@ func pointAt(pts []point, size int64) (point, bool) {
 // TablesMarkdown renders the tables of a run (without a title: the results
 // log includes it as is).
 func tablesMarkdown(tables []table) []byte {
+	if len(tables) == 0 {
+		return nil
+	}
 	var b bytes.Buffer
 	b.WriteString("GB/s are the papers' byte count over the median time, with the 95% bootstrap\n")
 	b.WriteString("interval; \"min GB/s\" counts the kernel's minimum memory traffic instead (– where\n")

@@ -157,3 +157,20 @@ func TestTimingSumsElapsedAndTakesMedians(t *testing.T) {
 	recs[2].ReferenceS = 0
 	assert.NotContains(t, timingMarkdown(recs), "references", "older folders say nothing of them")
 }
+
+// A kernel the folder holds no record of gets no table (an LCALS folder has
+// no AXPBY); one whose device records all failed keeps its note.
+func TestTablesOnlyForKernelsHeld(t *testing.T) {
+	specs, err := ParseTables("t.yaml", []byte(memTables+"  - {kernel: dot, reference: {variants: [kk-cuda-3lvl], families: [nvcc]}}\n"), testVocab(t))
+	require.NoError(t, err)
+	tabs := buildTables(specs, newDataset(memResults()))
+	require.Len(t, tabs, 1)
+	assert.Equal(t, "spmv", tabs[0].Spec.Kernel)
+	assert.Nil(t, tablesMarkdown(nil))
+
+	res := memResults()
+	res.Kernel = res.Kernel[6:7] // the host record only
+	tabs = buildTables(specs, newDataset(res))
+	require.Len(t, tabs, 1)
+	assert.Contains(t, tabs[0].Note, "no verified spmv results on device toolchains")
+}
