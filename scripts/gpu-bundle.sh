@@ -36,7 +36,12 @@ done
 # PM_PROBE_OUT=$PWD/build/probes go test -run TestProbes ./internal/toolchain/
 extra=(); [ -d build/probes ] && extra=(probes)
 [ -f build/project.json ] && extra+=(project.json)
-tar -C build --exclude='*/lib' --exclude='*.log' --exclude='*.failed' \
+# A hard-linked snapshot first, so a build still running for other
+# toolchains or kernels cannot change files under tar.
+snap=$tmp/build
+mkdir -p "$snap"
+for f in manifest.json "${ids[@]}" "${extra[@]}"; do cp -al "build/$f" "$snap/"; done
+tar -C "$snap" --exclude='*/lib' --exclude='*.log' --exclude='*.failed' \
   -cJf "$dir/build.tar.xz" manifest.json "${ids[@]}" "${extra[@]}"
 
 # Libraries: toolchains share some (libz3.so.4, libomp.so.5); identical files
