@@ -96,9 +96,10 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
   [[maybe_unused]] const int64_t team_size = 32;
   [[maybe_unused]] const int64_t vector_size = 1;
   const int64_t league_size = (A_nrows + rows_per_team - 1) / rows_per_team;
-  #pragma omp target teams distribute thread_limit(team_size) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
+  const int pm_team_threads = pm::device::team_threads(team_size);
+  #pragma omp target teams distribute thread_limit(pm_team_threads) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
-  #pragma omp parallel num_threads(team_size)
+  #pragma omp parallel num_threads(pm_team_threads)
     {
       const int64_t first_row = league_rank * rows_per_team;
       const int64_t last_row = first_row + rows_per_team < A_nrows ? first_row + rows_per_team : A_nrows;

@@ -35,13 +35,14 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;
   #endif
   char* const pm_global = pm::scratch_pool(pm_teams * pm_global_per_team);
+  const int pm_team_threads = pm::device::team_threads(snap_team);
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
-  #pragma omp target teams distribute num_teams(pm_teams) thread_limit(snap_team) is_device_ptr(ulisttot, pm_global) ompx_dyn_cgroup_mem(pm_scratch0_bytes)
+  #pragma omp target teams distribute num_teams(pm_teams) thread_limit(pm_team_threads) is_device_ptr(ulisttot, pm_global) ompx_dyn_cgroup_mem(pm_scratch0_bytes)
   #else
-  #pragma omp target teams distribute num_teams(pm_teams) thread_limit(snap_team) is_device_ptr(ulisttot, pm_global)
+  #pragma omp target teams distribute num_teams(pm_teams) thread_limit(pm_team_threads) is_device_ptr(ulisttot, pm_global)
   #endif
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
-  #pragma omp parallel num_threads(snap_team)
+  #pragma omp parallel num_threads(pm_team_threads)
     {
       char* const pm_team_global = pm_global + omp_get_team_num() * pm_global_per_team;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH

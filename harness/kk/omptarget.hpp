@@ -58,7 +58,7 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
 template <class F>
 void parallel_for(const char*, const TeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
-  const int team = p.team_size, vector = p.vector_length;
+  const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t teams = league < kMaxActiveTeams ? league : kMaxActiveTeams;
   (void)teams;
 #if PMKK_OMP_FORM_B == 0

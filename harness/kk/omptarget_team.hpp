@@ -84,7 +84,7 @@ void parallel_for(const ThreadVectorRangeT<Member>& r, const F& f) {
 template <class F>
 void parallel_for(const char*, const ScratchTeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
-  const int team = p.team_size, vector = p.vector_length;
+  const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
   if (league <= 0) return;
   const int64_t teams = league < kMaxActiveTeams ? league : kMaxActiveTeams;

@@ -32,6 +32,18 @@ inline const char* name() {
   const char* env = std::getenv("PM_DEVICE_NAME");
   return env && *env ? env : "OpenMP target device";
 }
+// team_threads is the width of a team's parallel region for a team of n
+// threads. LLVM's device runtime before 18 hangs at a barrier in a parallel
+// region narrower than a warp (clang 16 on an H200: 4 and 8 threads hang,
+// 32 and 64 finish; docs/capabilities.md); there, on a GPU, the region is
+// padded to whole warps and the extra threads take no iterations of the
+// team's loops. Evaluated on the host, before the target region.
+inline int team_threads(int64_t n) {
+#if defined(__clang__) && __clang_major__ < 18
+  if (is_gpu()) return static_cast<int>((n + 31) / 32 * 32);
+#endif
+  return static_cast<int>(n);
+}
 // dmem: device memory, also where the kernel's arrays are host-resident: what
 // the harness keeps for itself (the L2 flush buffer, the STREAM arrays).
 namespace dmem {

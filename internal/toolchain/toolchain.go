@@ -132,24 +132,40 @@ func (tb *Table) Cap(name string) *Capability {
 	return nil
 }
 
-// Need describes what a capability needs from family, e.g. "llvm >= 18".
+// Need describes what a capability needs from family, e.g. "llvm >= 18"
+// (with each row's targets where the name has a row per target).
 func (tb *Table) Need(name, family string) string {
-	c := tb.Cap(name)
-	if c == nil {
+	var rows []Capability
+	for _, c := range tb.Caps {
+		if c.Name == name {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
 		return name
 	}
-	if raw, ok := c.Raw[family]; ok {
-		return fmt.Sprintf("%s %s", family, raw)
+	var needs []string
+	for _, c := range rows {
+		on := ""
+		if len(rows) > 1 {
+			on = " on " + strings.Join(c.Targets, ", ")
+		}
+		if raw, ok := c.Raw[family]; ok {
+			needs = append(needs, fmt.Sprintf("%s %s%s", family, raw, on))
+			continue
+		}
+		var fams []string
+		for f, raw := range c.Raw {
+			fams = append(fams, f+" "+raw)
+		}
+		sort.Strings(fams)
+		if len(fams) == 0 {
+			needs = append(needs, "no compiler family"+on)
+			continue
+		}
+		needs = append(needs, strings.Join(fams, " or ")+on)
 	}
-	var fams []string
-	for f, raw := range c.Raw {
-		fams = append(fams, f+" "+raw)
-	}
-	sort.Strings(fams)
-	if len(fams) == 0 {
-		return "no compiler family"
-	}
-	return strings.Join(fams, " or ")
+	return strings.Join(needs, "; ")
 }
 
 // Families lists the compiler families a toolchain may belong to (the one
@@ -169,16 +185,16 @@ func LoadTable(file string) (*Table, error) {
 	d := diag.Decoder{File: file, Errs: &errs}
 	f := d.Fields(root, "capability file", "capabilities", "breaks")
 	tb := &Table{}
-	seen := map[string]bool{}
+	seen := map[string][]string{} // a name's targets so far; a name may have one row for host and one for GPU builds
 	for _, item := range d.Seq(f["capabilities"], "capabilities") {
 		cf := d.Fields(item, "capability", "name", "doc", "when", "targets", "source", "policy")
 		d.Require(item, cf, "capability", "name", "when", "source")
 		c := Capability{Name: d.String(cf["name"], "name"), Doc: d.String(cf["doc"], "doc"),
 			Targets: d.Strings(cf["targets"], "targets"), Source: d.String(cf["source"], "source"), Policy: d.String(cf["policy"], "policy")}
-		if seen[c.Name] {
-			d.Add(cf["name"], "capability %q defined twice", c.Name)
+		if prev, ok := seen[c.Name]; ok && overlap(prev, c.Targets) {
+			d.Add(cf["name"], "capability %q defined twice for the same targets (rows of one name need disjoint targets)", c.Name)
 		}
-		seen[c.Name] = true
+		seen[c.Name] = append(seen[c.Name], targetsOrBoth(c.Targets)...)
 		c.When, c.Raw = constraints(d, cf["when"])
 		for _, t := range c.Targets {
 			if t != "host" && t != "gpu" {
@@ -437,6 +453,22 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+func targetsOrBoth(t []string) []string {
+	if len(t) == 0 {
+		return []string{"host", "gpu"}
+	}
+	return t
+}
+
+func overlap(a, b []string) bool {
+	for _, t := range targetsOrBoth(b) {
+		if slices.Contains(a, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // Derive sets the capabilities and breaks of a toolchain with a version.

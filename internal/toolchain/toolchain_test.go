@@ -52,13 +52,14 @@ func TestGates(t *testing.T) {
 		t    *Toolchain
 		want []string
 	}{
-		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_dyn_cgroup_mem"}},
-		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_team_shared_scratch"}},
-		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
-		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
-		{tc("llvm", "22.1.8", "sm_90", "11.8"), []string{"cxx17", "omp6_dyn_groupprivate", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
-		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
-		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_target", "openmp"}},
+		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_dyn_cgroup_mem"}},
+		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_team_shared_scratch"}},
+		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "22.1.8", "sm_90", "11.8"), []string{"cxx17", "omp6_dyn_groupprivate", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}},
+		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}},
+		{tc("gcc", "12.2.0", "sm_80", ""), []string{"cxx17", "omp_target"}}, // no omp_map_lambda on the GPU: measured failing
 		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
 	}
 	for _, c := range cases {
@@ -80,6 +81,40 @@ func TestKnownBreak(t *testing.T) {
 	host := tc("llvm", "19.1.7", "host", "13.0")
 	Derive(host, tb)
 	assert.Empty(t, host.Broken)
+}
+
+// A name may have one row for host builds and one for GPU builds, never two
+// rows that both apply to one target.
+func TestCapabilityRowsPerTarget(t *testing.T) {
+	dir := t.TempDir()
+	caps := filepath.Join(dir, "caps.yaml")
+	require.NoError(t, os.WriteFile(caps, []byte(`capabilities:
+  - {name: m, when: {gcc: ">= 7", llvm: ">= 12"}, targets: [host], source: s}
+  - {name: m, when: {llvm: ">= 12"}, targets: [gpu], source: s}
+  - {name: m, when: {gcc: ">= 13"}, source: s}
+`), 0o644))
+	_, err := LoadTable(caps)
+	require.Error(t, err)
+	assert.Equal(t, caps+`:4:12: capability "m" defined twice for the same targets (rows of one name need disjoint targets)`, err.Error())
+
+	require.NoError(t, os.WriteFile(caps, []byte(`capabilities:
+  - {name: m, when: {gcc: ">= 7", llvm: ">= 12"}, targets: [host], source: s}
+  - {name: m, when: {llvm: ">= 12"}, targets: [gpu], source: s}
+`), 0o644))
+	tb, err := LoadTable(caps)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		t    *Toolchain
+		want []string
+	}{
+		{tc("gcc", "12.2.0", "host", ""), []string{"m"}},
+		{tc("gcc", "12.2.0", "sm_80", ""), nil},
+		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"m"}},
+	} {
+		Derive(c.t, tb)
+		assert.Equal(t, c.want, c.t.CapNames(), c.t.ID)
+	}
+	assert.Equal(t, "gcc >= 7 on host; llvm >= 12 on gpu", tb.Need("m", "gcc"))
 }
 
 func TestBadFiles(t *testing.T) {
