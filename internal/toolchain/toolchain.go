@@ -103,11 +103,13 @@ type Table struct {
 	Breaks []Break
 }
 
-// Names lists the capabilities.
+// Names lists the capabilities, each once (a name may have a row per target).
 func (t *Table) Names() []string {
 	var out []string
 	for _, c := range t.Caps {
-		out = append(out, c.Name)
+		if !slices.Contains(out, c.Name) {
+			out = append(out, c.Name)
+		}
 	}
 	return out
 }

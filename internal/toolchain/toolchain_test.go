@@ -115,6 +115,7 @@ func TestCapabilityRowsPerTarget(t *testing.T) {
 		assert.Equal(t, c.want, c.t.CapNames(), c.t.ID)
 	}
 	assert.Equal(t, "gcc >= 7 on host; llvm >= 12 on gpu", tb.Need("m", "gcc"))
+	assert.Equal(t, []string{"m"}, tb.Names())
 }
 
 func TestBadFiles(t *testing.T) {
