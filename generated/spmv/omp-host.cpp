@@ -60,14 +60,14 @@ void spmv(const pm::Csr& A, const double* x, double* y) {
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "spmv", size);
-  pm::CsrArray A_data(run, "A", pm::minife27(size));
+  pm::CsrArray A_data(run, "A", run.csr_input("minife27", size, pm::minife27));
   const pm::Csr A = A_data.dev();
   pm::Array<double> x_data(run, "x", A.nrows, pm::kIn);
   x_data.fill_random(opt.seed, -1.0, 1.0);
   double* const x = x_data.dev();
   pm::Array<double> y_data(run, "y", A.nrows, pm::kOut);
   double* const y = y_data.dev();
-  run.reference("ed348c93be547b8d", [&] {
+  run.reference("16f8e042a1d5734f", [&] {
     ref::spmv(A_data.ref(), x_data.ref(), y_data.ref());
     return 0.0;
   });

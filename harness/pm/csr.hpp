@@ -1,8 +1,16 @@
 // portmatrix harness: CSR matrices with 64-bit indices, and the miniFE
 // 27-point stencil on an (N+1)^3 grid of nodes (8/12/18/27 non-zeros per row).
 #pragma once
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
 
 #include "parallel.hpp"
 
@@ -77,6 +85,87 @@ inline CsrHost minife27(int64_t N) {
     }
   });
   return m;
+}
+
+// A generated matrix shared by the programs of one run (csr_save, csr_load):
+// a header page (magic, nrows, nnz), then row_ptr, col_idx and values, each
+// starting on a page. Loading maps the file read-only: the pages are the
+// page cache's, so a program skips generating and first touching gigabytes.
+namespace csr_file {
+constexpr uint64_t kMagic = 0x31305253434D4D50ull;  // "PMMCSR01"
+constexpr size_t kPage = 4096;
+inline size_t pages(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+struct Layout {
+  size_t row_ptr, col_idx, values, end;
+};
+inline Layout layout(int64_t nrows, int64_t nnz) {
+  Layout l;
+  l.row_ptr = kPage;
+  l.col_idx = l.row_ptr + pages(static_cast<size_t>(nrows + 1) * sizeof(int64_t));
+  l.values = l.col_idx + pages(static_cast<size_t>(nnz) * sizeof(int64_t));
+  l.end = l.values + static_cast<size_t>(nnz) * sizeof(double);
+  return l;
+}
+inline bool write_at(int fd, const void* p, size_t bytes, size_t at) {
+  const char* c = static_cast<const char*>(p);
+  while (bytes > 0) {
+    const ssize_t w = pwrite(fd, c, bytes < (size_t(1) << 30) ? bytes : (size_t(1) << 30), static_cast<off_t>(at));
+    if (w <= 0) return false;
+    c += w;
+    at += static_cast<size_t>(w);
+    bytes -= static_cast<size_t>(w);
+  }
+  return true;
+}
+}  // namespace csr_file
+
+// csr_save writes m to path (through a temporary file and a rename, so that
+// a reader sees all of it or nothing); false when it could not.
+inline bool csr_save(const std::string& path, const CsrHost& m) {
+  using namespace csr_file;
+  const std::string tmp = path + "." + std::to_string(static_cast<long>(getpid())) + ".tmp";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return false;
+  const Layout l = layout(m.nrows, m.nnz());
+  const uint64_t header[3] = {kMagic, static_cast<uint64_t>(m.nrows), static_cast<uint64_t>(m.nnz())};
+  bool ok = write_at(fd, header, sizeof header, 0) &&
+            write_at(fd, m.row_ptr.data(), static_cast<size_t>(m.nrows + 1) * sizeof(int64_t), l.row_ptr) &&
+            write_at(fd, m.col_idx.data(), static_cast<size_t>(m.nnz()) * sizeof(int64_t), l.col_idx) &&
+            write_at(fd, m.values.data(), static_cast<size_t>(m.nnz()) * sizeof(double), l.values);
+  ok = close(fd) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+// csr_load maps the matrix csr_save wrote to path; false when there is none
+// or it is not whole.
+inline bool csr_load(const std::string& path, CsrHost* m) {
+  using namespace csr_file;
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  uint64_t header[3] = {0, 0, 0};
+  struct stat st;
+  bool ok = pread(fd, header, sizeof header, 0) == static_cast<ssize_t>(sizeof header) && header[0] == kMagic &&
+            fstat(fd, &st) == 0;
+  const int64_t nrows = static_cast<int64_t>(header[1]), nnz = static_cast<int64_t>(header[2]);
+  const Layout l = ok ? layout(nrows, nnz) : Layout{};
+  ok = ok && static_cast<size_t>(st.st_size) == l.end;
+  void* p = ok ? mmap(nullptr, l.end, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (p == MAP_FAILED) return false;
+  const size_t bytes = l.end;
+  std::shared_ptr<const void> mapping(p, [bytes](const void* q) { munmap(const_cast<void*>(q), bytes); });
+  const char* base = static_cast<const char*>(p);
+  const int64_t* row_ptr = reinterpret_cast<const int64_t*>(base + l.row_ptr);
+  if (row_ptr[0] != 0 || row_ptr[nrows] != nnz) return false;
+  m->nrows = nrows;
+  m->row_ptr = HostArray<int64_t>::mapped(row_ptr, nrows + 1, mapping);
+  m->col_idx = HostArray<int64_t>::mapped(reinterpret_cast<const int64_t*>(base + l.col_idx), nnz, mapping);
+  m->values = HostArray<double>::mapped(reinterpret_cast<const double*>(base + l.values), nnz, mapping);
+  return true;
 }
 
 }  // namespace pm

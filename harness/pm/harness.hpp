@@ -330,10 +330,12 @@ Compare compare(const T* got, const T* ref, int64_t n) {
 // A Check collects what one run did wrong.
 struct Check {
   double tolerance = 0;
-  // The first and last runs: outputs are compared on the host (and the device
-  // comparison with it), read-only data with its initial copy. Other runs
-  // compare outputs on the device where the data lives there.
+  // The last run compares outputs on the host too (and the device's
+  // comparison with the host's); the first and the last compare read-only
+  // data with its initial copy. Every run compares outputs on the device
+  // where the data lives there.
   bool full = false;
+  bool inputs = false;
   bool on_device = false;  // compare with pm::device::diff and same
   double err = 0;     // largest relative error of the run's outputs; NaN: not finite
   std::string failure;
@@ -456,7 +458,7 @@ class Array : public Buffer {
       else if (!(k.err <= c.tolerance))
         c.fail(format("%s: error %.3g above tolerance %.3g (largest difference at index %" PRId64 ")",
                       name().c_str(), k.err, c.tolerance, k.worst));
-    } else if (intent_ == kIn && c.full) {
+    } else if (intent_ == kIn && c.inputs) {
       // Where the data lives on the device, its initial copy there is the
       // witness (no copy back); the host finds the index of a change.
       if (!c.on_device || !device::same(dev(), pristine_, mem_.bytes())) {
@@ -541,7 +543,7 @@ class CsrArray : public Buffer {
   void part(Check& c, const char* what, Guarded& g, const void* initial, const void* pristine) {
     const std::string guard = g.damage();
     if (!guard.empty()) c.fail(name() + "." + what + ": " + guard);
-    if (!c.full) return;
+    if (!c.inputs) return;
     const bool same = c.on_device && pristine ? device::same(g.data(), pristine, g.bytes())
                                : same_bytes(view_.read(g.data(), g.bytes()), initial, g.bytes());
     if (!same) c.fail(name() + "." + what + ": input changed by the kernel");
@@ -760,6 +762,19 @@ class Run {
   }
   void composite() { composite_ = true; }
 
+  // csr_input returns make(size), or the same matrix another program of the
+  // run made (--ref-cache; a deterministic generator named generator): a
+  // miniFE matrix of gigabytes is generated once per run, then mapped.
+  CsrHost csr_input(const char* generator, int64_t size, CsrHost (*make)(int64_t)) {
+    if (opt_.ref_cache.empty()) return make(size);
+    const std::string path = format("%s/%s-%" PRId64 ".csr", opt_.ref_cache.c_str(), generator, size);
+    CsrHost m;
+    if (csr_load(path, &m)) return m;
+    m = make(size);
+    csr_save(path, m);  // a cache that cannot be written only costs time
+    return m;
+  }
+
   // reference runs the float64 reference f (which returns the kernel's
   // result, or 0) on the host copies, or loads what another program of the
   // run computed from the same inputs (--ref-cache). key names the
@@ -849,7 +864,8 @@ class Run {
   void check(int r, int total) {
     Check c;
     c.tolerance = tolerance_;
-    c.full = r == 0 || r == total - 1;
+    c.full = r == total - 1;
+    c.inputs = r == 0 || c.full;
     c.on_device = checks_on_device();
     for (Buffer* b : buffers_) b->check(c);
     if (result_) {

@@ -71,7 +71,16 @@ inline void* host_pages(size_t bytes) {
 template <class T>
 class HostArray {
  public:
-  explicit HostArray(int64_t n = 0) : n_(n), p_(n > 0 ? alloc(n) : nullptr) {}
+  explicit HostArray(int64_t n = 0) : n_(n), p_(n > 0 ? alloc(n) : nullptr, Free{true}) {}
+  // mapped views n values at p inside memory that owner keeps alive (a file
+  // mapped read-only: writing through the view faults).
+  static HostArray mapped(const T* p, int64_t n, std::shared_ptr<const void> owner) {
+    HostArray a;
+    a.n_ = n;
+    a.p_ = std::unique_ptr<T[], Free>(const_cast<T*>(p), Free{false});
+    a.owner_ = std::move(owner);
+    return a;
+  }
   T* data() { return p_.get(); }
   const T* data() const { return p_.get(); }
   int64_t size() const { return n_; }
@@ -89,7 +98,10 @@ class HostArray {
 
  private:
   struct Free {
-    void operator()(T* p) const { std::free(p); }
+    bool owned = true;
+    void operator()(T* p) const {
+      if (owned) std::free(p);
+    }
   };
   static T* alloc(int64_t n) {
     static_assert(std::is_trivially_copyable<T>::value, "HostArray holds plain data");
@@ -99,6 +111,7 @@ class HostArray {
   }
   int64_t n_;
   std::unique_ptr<T[], Free> p_;
+  std::shared_ptr<const void> owner_;  // a mapped view's mapping
 };
 
 // same_bytes compares two host buffers in parallel.

@@ -62,6 +62,33 @@ func TestSharedReference(t *testing.T) {
 	assert.True(t, again.RefCached, "the recomputed reference replaced it")
 }
 
+// Programs of one run share a generated miniFE matrix through the same
+// folder: the first writes it, the others map it; a file that is not whole
+// is generated again and replaced.
+func TestSharedMatrix(t *testing.T) {
+	bin := cgBinary(t)
+	cache := t.TempDir()
+	const size = 40
+	alone, _ := run(t, bin, 0, size)
+	require.True(t, alone.Verified, alone.Error)
+	first, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	require.True(t, first.Verified, first.Error)
+	file := filepath.Join(cache, "minife27-40.csr")
+	whole, err := os.Stat(file)
+	require.NoError(t, err, "the first program saves the matrix")
+
+	second, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	require.True(t, second.Verified, second.Error)
+	assert.Equal(t, *alone.MaxRelErr, *second.MaxRelErr, "the mapped matrix is the generated one, bit for bit")
+
+	require.NoError(t, os.Truncate(file, whole.Size()-8))
+	cut, _ := run(t, bin, 0, size, "--ref-cache", cache)
+	assert.True(t, cut.Verified, cut.Error)
+	again, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, whole.Size(), again.Size(), "a cut file is replaced")
+}
+
 // --rep-seconds bounds the timed reps of a slow measurement, keeping 3, and
 // drops the warm-ups after a first run that alone took that long; every run
 // is still checked.

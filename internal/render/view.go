@@ -174,7 +174,7 @@ func newMain(k *spec.Kernel) Main {
 			refArgs = append(refArgs, a.Name+"_data.ref()")
 		case a.Type == "csr":
 			m.Decls = append(m.Decls,
-				fmt.Sprintf("pm::CsrArray %s_data(run, %q, pm::minife27(%s));", a.Name, a.Name, a.Init.Grid),
+				fmt.Sprintf("pm::CsrArray %s_data(run, %q, run.csr_input(\"minife27\", %s, pm::minife27));", a.Name, a.Name, a.Init.Grid),
 				fmt.Sprintf("const pm::Csr %s = %s_data.dev();", a.Name, a.Name))
 			refArgs = append(refArgs, a.Name+"_data.ref()")
 		case a.IsArray():
