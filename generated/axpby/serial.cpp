@@ -59,5 +59,5 @@ int main(int argc, char** argv) {
   const pm::Options opt = pm::parse(argc, argv, {100000, 1000000, 3162277, 10000000});
   for (const int64_t size : opt.sizes) run_size(opt, size);
   pm::stream(opt);
-  return 0;
+  return pm::finish();
 }
