@@ -42,7 +42,7 @@ void snap_duarray_kernel(const snap::System S, double* dulist) {
         const int64_t iter = league_rank * snap_team + slot;
         const int64_t p = (iter % S.natoms) * S.nnbor + iter / S.natoms;
         if (iter < npairs && S.jatom[p] >= 0)
-          *reinterpret_cast<snap::CKD*>(ck + slot * (sizeof(snap::CKD) / 8)) = snap::cayley_klein_d(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2]);
+          snap::cayley_klein_d(S.p, S.rij[3 * p], S.rij[3 * p + 1], S.rij[3 * p + 2], *reinterpret_cast<snap::CKD*>(ck + slot * (sizeof(snap::CKD) / 8)));
       });
     });
     pmkk::team_barrier(team);

@@ -41,7 +41,8 @@ inline void compute_ui(const System& s, cplx* ulisttot) {
     for (int nb = 0; nb < s.nnbor; ++nb) {
       const long p = i * s.nnbor + nb;
       if (s.jatom[p] < 0) continue;
-      const CK c = cayley_klein(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+      CK c;
+      cayley_klein(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2], c);
       cplx *prev = a.data(), *cur = b.data();
       for (int j = 0; j <= t.twojmax; ++j) {
         for (int e = 0; e < layer_half_size(j); ++e) {
@@ -78,7 +79,8 @@ inline void compute_duarray(const System& s, cplx* dulist) {
       for (int q = 0; q < 3 * t.idxuh_max; ++q) dulist[q * np + p] = cplx{0, 0};
       continue;
     }
-    const CKD c = cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+    CKD c;
+    cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2], c);
     cplx *up = u0.data(), *uc = u1.data(), *dup = du0.data(), *duc = du1.data();
     for (int j = 0; j <= t.twojmax; ++j) {
       for (int e = 0; e < layer_half_size(j); ++e) {
@@ -111,7 +113,8 @@ inline void compute_fused_deidrj(const System& s, const cplx* ylist, double* ded
   for (long p = 0; p < np; ++p) {
     double d[3] = {0, 0, 0};
     if (s.jatom[p] >= 0) {
-      const CKD c = cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+      CKD c;
+    cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2], c);
       cplx *up = u0.data(), *uc = u1.data(), *dup = du0.data(), *duc = du1.data();
       for (int j = 0; j <= t.twojmax; ++j) {
         for (int e = 0; e < layer_half_size(j); ++e)

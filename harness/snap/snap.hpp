@@ -143,19 +143,20 @@ struct CK {
   double a_r, a_i, b_r, b_i, sfac;
 };
 
-PM_HD inline CK cayley_klein(const Params& p, double x, double y, double z) {
+// The results are written through c (in a kernel: the team's scratch), not
+// returned: LLVM before 18 turns a returned struct into a device-heap
+// allocation per call (malloc and free in every thread; docs/testsnap.md).
+PM_HD inline void cayley_klein(const Params& p, double x, double y, double z, CK& c) {
   const double r = std::sqrt(x * x + y * y + z * z);
   const double rscale0 = p.rfac0 * kPi / (p.rcut() - p.rmin0);
   const double theta0 = (r - p.rmin0) * rscale0;
   const double z0 = r / std::tan(theta0);
   const double r0inv = 1.0 / std::sqrt(r * r + z0 * z0);
-  CK c;
   c.a_r = r0inv * z0;
   c.a_i = -r0inv * z;
   c.b_r = r0inv * y;
   c.b_i = -r0inv * x;
   c.sfac = p.wj * sfac(p, r);
-  return c;
 }
 
 // The same with the derivatives of a and b along x, y, z, the unit vector and
@@ -167,7 +168,7 @@ struct CKD {
   double sfac, dsfac;
 };
 
-PM_HD inline CKD cayley_klein_d(const Params& p, double x, double y, double z) {
+PM_HD inline void cayley_klein_d(const Params& p, double x, double y, double z, CKD& c) {
   const double rsq = x * x + y * y + z * z;
   const double r = std::sqrt(rsq);
   const double rscale0 = p.rfac0 * kPi / (p.rcut() - p.rmin0);
@@ -177,7 +178,6 @@ PM_HD inline CKD cayley_klein_d(const Params& p, double x, double y, double z) {
   const double dz0dr = z0 / r - (r * rscale0) * (rsq + z0 * z0) / rsq;
   const double r0inv = 1.0 / std::sqrt(rsq + z0 * z0);
   const double dr0invdr = -r0inv * r0inv * r0inv * (r + z0 * dz0dr);
-  CKD c;
   c.a_r = r0inv * z0;
   c.a_i = -r0inv * z;
   c.b_r = r0inv * y;
@@ -199,7 +199,6 @@ PM_HD inline CKD cayley_klein_d(const Params& p, double x, double y, double z) {
   c.db_r[1] += r0inv;
   c.sfac = p.wj * sfac(p, r);
   c.dsfac = p.wj * dsfac(p, r);
-  return c;
 }
 
 // conj(a) * u and its pieces.

@@ -33,7 +33,8 @@ void ui(const snap::System s, snap::cplx* utot) {
   for (long p = 0; p < np; ++p) {
     if (s.jatom[p] < 0) continue;
     const long i = p / s.nnbor;
-    const snap::CK c = snap::cayley_klein(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+    snap::CK c;
+    snap::cayley_klein(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2], c);
     snap::cplx a[kLayer], b[kLayer];
     snap::cplx *prev = a, *cur = b;
     for (int j = 0; j <= s.t.twojmax; ++j) {
@@ -86,7 +87,8 @@ void duarray(const snap::System s, snap::cplx* dulist) {
       for (int q = 0; q < 3 * nuh; ++q) dulist[q * np + p] = snap::cplx{0.0, 0.0};
       continue;
     }
-    const snap::CKD c = snap::cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2]);
+    snap::CKD c;
+    snap::cayley_klein_d(s.p, s.rij[3 * p], s.rij[3 * p + 1], s.rij[3 * p + 2], c);
     snap::cplx u0[kLayer], u1[kLayer], d0[3 * kLayer], d1[3 * kLayer];
     snap::cplx *up = u0, *uc = u1, *dup = d0, *duc = d1;
     for (int j = 0; j <= s.t.twojmax; ++j) {
