@@ -238,13 +238,13 @@ func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
 	var out []Ratio
 	for _, p := range np {
 		q, ok := byDen[p.Size]
-		if !ok || q.GBps <= 0 {
+		if !ok || !comparable(p, q) {
 			continue
 		}
-		boot := stats.Ratio(p.gbpsBoot(), q.gbpsBoot())
+		boot := stats.Ratio(p.rateBoot(), q.rateBoot())
 		lo, hi := stats.Interval(boot)
 		out = append(out, Ratio{
-			Kernel: n.Kernel, Size: p.Size, Value: p.GBps / q.GBps, Lo: lo, Hi: hi, boot: boot,
+			Kernel: n.Kernel, Size: p.Size, Value: p.rate() / q.rate(), Lo: lo, Hi: hi, boot: boot,
 			Numerator:   n.Variant + "@" + n.Toolchain,
 			Denominator: d.Variant + "@" + d.Toolchain,
 		})

@@ -201,3 +201,32 @@ func TestClaimAtSmallestSize(t *testing.T) {
 	assert.Equal(t, Reproduced, got[0].Outcome)
 	assert.Equal(t, "every ratio's 95% interval in [0.60, 0.68] at the smallest common size", got[0].Expected())
 }
+
+// A kernel that moves no bytes (LCALS trap_int) is compared by its times:
+// it is neither left out nor counted as unverified.
+func TestClaimOfKernelWithoutBytes(t *testing.T) {
+	rec := func(variant string, sec float64) Record {
+		return Record{Kind: "kernel", Cell: "spmv." + variant + ".clang19-sm90", Kernel: "spmv", Variant: variant,
+			Toolchain: "clang19-sm90", Size: 64, MedianS: sec, Verified: true,
+			TimesS: []float64{sec * 0.99, sec, sec * 1.01, sec * 0.995, sec * 1.005}}
+	}
+	res := &Results{Run: Run{ID: "mem", Toolchains: []Toolchain{{ID: "clang19-sm90", Family: "llvm", Target: "sm_90"}}},
+		Kernel: []Record{rec("omp-raw", 1e-3), rec("kk-omp-b", 2e-3)}}
+	const src = `claims:
+  - id: raw-twice
+    paper: 002 Fig. 3
+    quote: Q
+    statement: OMP-raw runs twice as fast as KK-OMP-b.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-omp-b], families: [llvm]}
+    range: [1.9, 2.1]
+`
+	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, res)
+	require.Len(t, got, 1)
+	require.Len(t, got[0].Ratios, 1)
+	assert.InDelta(t, 2.0, got[0].Ratios[0].Value, 1e-12, "the rate ratio: the inverse ratio of times")
+	assert.Equal(t, Reproduced, got[0].Outcome)
+}

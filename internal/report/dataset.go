@@ -50,6 +50,33 @@ func (p point) gbpsBoot() []float64 {
 	return out
 }
 
+// rate is how fast a measurement ran: GB/s where its kernel moves bytes,
+// else calls per second (LCALS trap_int reads and writes no array). Ratios
+// of two measurements of one kernel and size read the same in either unit.
+func (p point) rate() float64 {
+	if p.Bytes > 0 {
+		return p.GBps
+	}
+	return 1 / p.MedianS
+}
+
+// rateBoot is the bootstrap replicates of the rate.
+func (p point) rateBoot() []float64 {
+	if p.Bytes > 0 {
+		return p.gbpsBoot()
+	}
+	out := make([]float64, len(p.M.Boot))
+	for i, t := range p.M.Boot {
+		out[i] = 1 / t
+	}
+	return out
+}
+
+// comparable says whether p and q have rates in one unit.
+func comparable(p, q point) bool {
+	return (p.Bytes > 0) == (q.Bytes > 0) && p.rate() > 0 && q.rate() > 0
+}
+
 // dataset indexes the usable (verified, error-free) measurements of a run
 // for figures, claims and tables.
 type dataset struct {
@@ -190,11 +217,9 @@ func measurement(trials []Record) (point, bool) {
 	}
 	bytes := r.Bytes
 	if bytes <= 0 { // a record without its byte count: the harness's GB/s stands
-		bytes = r.GBps * r.MedianS * 1e9
+		bytes = max(r.GBps*r.MedianS*1e9, 0)
 	}
-	if bytes <= 0 {
-		return point{}, false
-	}
+	// No bytes (a kernel of flops only): a point without GB/s, compared by time.
 	p := point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
 		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9, Steps: r.Steps()}
 	for _, t := range trials {

@@ -221,15 +221,15 @@ func (f FigureSpec) points(pts []point, barSizes []int64) []point {
 	if len(barSizes) > 0 {
 		sizes = barSizes
 	}
-	pts = sizeFilter(pts, sizes)
-	if !f.LogX {
-		return pts
-	}
 	var out []point
-	for _, p := range pts {
-		if p.Size >= 1 {
-			out = append(out, p)
+	for _, p := range sizeFilter(pts, sizes) {
+		if f.LogX && p.Size < 1 {
+			continue
 		}
+		if f.Y == "gbps" && p.Bytes <= 0 { // a kernel that moves no bytes has no GB/s
+			continue
+		}
+		out = append(out, p)
 	}
 	return out
 }

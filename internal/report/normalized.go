@@ -74,7 +74,7 @@ func buildNormalized(f figure, ds *dataset) figure {
 func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
 	var common []point // pairs (num, ref), ascending size
 	for _, p := range sizeFilter(num, spec.Sizes) {
-		if q, ok := pointAt(ref, p.Size); ok && p.GBps > 0 && q.GBps > 0 {
+		if q, ok := pointAt(ref, p.Size); ok && comparable(p, q) {
 			common = append(common, p, q)
 		}
 	}
@@ -86,9 +86,9 @@ func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
 		i = 0
 	}
 	p, q := common[i], common[i+1]
-	// time ratio t_num / t_ref = (bytes/GBps_num) / (bytes/GBps_ref)
-	boot := stats.Ratio(q.gbpsBoot(), p.gbpsBoot())
-	p.Norm = q.GBps / p.GBps
+	// time ratio t_num / t_ref = rate_ref / rate_num (one kernel, one size)
+	boot := stats.Ratio(q.rateBoot(), p.rateBoot())
+	p.Norm = q.rate() / p.rate()
 	p.NormLo, p.NormHi = stats.Interval(boot)
 	return p, true
 }

@@ -184,15 +184,18 @@ func buildTable(s TableSpec, ds *dataset) table {
 		t.Ref = strings.Join(groups[refGroup].Variants, " = ") + "@" + ref.Toolchain
 		for _, g := range order {
 			row := groups[g]
-			boot := stats.Ratio(row.P.gbpsBoot(), rp.gbpsBoot())
+			if !comparable(row.P, rp) {
+				continue
+			}
+			boot := stats.Ratio(row.P.rateBoot(), rp.rateBoot())
 			lo, hi := stats.Interval(boot)
-			row.Ref = &Ratio{Value: row.P.GBps / rp.GBps, Lo: lo, Hi: hi}
+			row.Ref = &Ratio{Value: row.P.rate() / rp.rate(), Lo: lo, Hi: hi}
 		}
 	}
 	for _, g := range order {
 		t.Rows = append(t.Rows, *groups[g])
 	}
-	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].P.GBps > t.Rows[j].P.GBps })
+	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].P.rate() > t.Rows[j].P.rate() })
 	// One line per roofline value, naming its toolchains.
 	byRoof := map[string][]string{}
 	var roofs []string
@@ -271,8 +274,12 @@ func tablesMarkdown(tables []table) []byte {
 			if r.P.M.Noisy() {
 				cv += " noisy"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.0f | [%.0f, %.0f] | %s | %s | %s | %s | %s |\n",
-				strings.Join(r.Variants, " = "), r.Toolchain, r.P.GBps, r.P.Lo, r.P.Hi, min, ratio, roof, cv, trialsReps(r.P.M))
+			gbps, interval := "–", "–" // a kernel that moves no bytes
+			if r.P.Bytes > 0 {
+				gbps, interval = fmt.Sprintf("%.0f", r.P.GBps), fmt.Sprintf("[%.0f, %.0f]", r.P.Lo, r.P.Hi)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				strings.Join(r.Variants, " = "), r.Toolchain, gbps, interval, min, ratio, roof, cv, trialsReps(r.P.M))
 		}
 	}
 	return b.Bytes()

@@ -85,17 +85,29 @@ func (m Measurement) Usable() bool { return m.Stats != nil }
 // GBps is bytes over the median time.
 func (m Measurement) GBps() float64 { return m.Bytes / m.Stats.Median / 1e9 }
 
-// gbpsBoot is the bootstrap replicates of the GB/s.
-func (m Measurement) gbpsBoot() []float64 {
+// rateBoot is the bootstrap replicates of the GB/s, or of the calls per
+// second for a kernel that moves no bytes (a ratio of two runs of one cell
+// and size reads the same in either unit).
+func (m Measurement) rateBoot() []float64 {
 	out := make([]float64, len(m.Stats.Boot))
 	for i, t := range m.Stats.Boot {
-		out[i] = m.Bytes / t / 1e9
+		out[i] = 1 / t
+		if m.Bytes > 0 {
+			out[i] = m.Bytes / t / 1e9
+		}
 	}
 	return out
 }
 
+func (m Measurement) rate() float64 {
+	if m.Bytes > 0 {
+		return m.GBps()
+	}
+	return 1 / m.Stats.Median
+}
+
 func (m Measurement) gbpsText() string {
-	if !m.Usable() {
+	if !m.Usable() || m.Bytes <= 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", m.GBps())
@@ -140,9 +152,7 @@ func Measurements(recs []Record, salt string) map[CellSize]Measurement {
 			if m.Bytes <= 0 {
 				m.Bytes = m.Records[0].GBps * m.Records[0].MedianS * 1e9
 			}
-			if m.Bytes > 0 {
-				m.Stats = stats.Measure(fmt.Sprintf("%s:%s@%d", salt, k.Cell, k.Size), times)
-			}
+			m.Stats = stats.Measure(fmt.Sprintf("%s:%s@%d", salt, k.Cell, k.Size), times)
 		}
 		out[k] = m
 	}
@@ -182,8 +192,12 @@ func judgePair(a, b Measurement, threshold float64) comparison {
 		c.flag = "both " + failure(b)
 		return c
 	}
-	v := b.GBps() / a.GBps()
-	lo, hi := stats.Interval(stats.Ratio(b.gbpsBoot(), a.gbpsBoot()))
+	if (a.Bytes > 0) != (b.Bytes > 0) {
+		c.flag = "not comparable (one run counts no bytes)"
+		return c
+	}
+	v := b.rate() / a.rate()
+	lo, hi := stats.Interval(stats.Ratio(b.rateBoot(), a.rateBoot()))
 	c.ratio, c.interval = fmt.Sprintf("%.3f", v), fmt.Sprintf("[%.3f, %.3f]", lo, hi)
 	slow, fast := 1-threshold, 1+threshold
 	switch {

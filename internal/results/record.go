@@ -157,9 +157,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return json.Marshal(all)
 }
 
-// Usable reports whether a kernel record is a verified measurement with a bandwidth.
+// Usable reports whether a kernel record is a verified measurement with a
+// time (and a finite bandwidth: 0 for a kernel that moves no bytes).
 func (r Record) Usable() bool {
-	return r.Verified && r.Error == "" && r.GBps > 0 && !math.IsInf(r.GBps, 0)
+	return r.Verified && r.Error == "" && r.MedianS > 0 && r.GBps >= 0 && !math.IsInf(r.GBps, 0)
 }
 
 // RelErr is the verification error (0 when the record has none).
