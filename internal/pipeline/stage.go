@@ -600,13 +600,13 @@ func Report(cfg Config, dir string) error {
 	}
 	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log,
 		ResultsLog: filepath.Join(cfg.Root, "docs", "gpu-results.md")}
-	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil {
-		v, err := results.LoadVocabulary(cfg.Root)
-		if err != nil {
-			return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), err)
-		}
-		opt.Vocabulary = v
+	// The specs are the source tree's: they may name what the folder's
+	// vocabulary does not (a kernel added since), which the tree's covers.
+	v, verr := results.LoadVocabulary(cfg.Root)
+	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil && verr != nil {
+		return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), verr)
 	}
+	opt.Vocabulary = v
 	if _, err := report.Generate(dir, opt); err != nil {
 		return err
 	}

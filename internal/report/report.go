@@ -21,7 +21,8 @@ type Options struct {
 	SpecDir  string    // figures.yaml, claims.yaml, page.html.tmpl; DefaultSpecDir if empty
 	Progress io.Writer // stage messages; nil for none
 	// Vocabulary names the kernels, variants and families figures and claims
-	// may use when run.json does not (folders older than the vocabulary).
+	// may use besides those of run.json (the source tree's: a folder older
+	// than a kernel, or than the vocabulary itself).
 	Vocabulary *results.Vocabulary
 	// ResultsLog is a Markdown file (docs/gpu-results.md) whose block marked
 	// for this folder (UpdateResultsLog) is rewritten with its tables; empty:
@@ -65,10 +66,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if res.Other > 0 {
 		say("ignored %d records of other kinds", res.Other)
 	}
-	voc := res.Run.Vocabulary
-	if voc == nil {
-		voc = opt.Vocabulary
-	}
+	voc := results.Union(res.Run.Vocabulary, opt.Vocabulary)
 	if voc == nil {
 		return nil, fmt.Errorf("%s names no vocabulary (kernels, variants, families): report it from the source tree", filepath.Join(resultsDir, runFile))
 	}

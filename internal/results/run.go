@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/portmatrix/portmatrix/internal/build"
@@ -174,6 +175,48 @@ func (v *Vocabulary) VariantNames() []string {
 	var out []string
 	for _, s := range v.Strategies {
 		out = append(out, s.Variants...)
+	}
+	return out
+}
+
+// Union is a's names, then b's that a lacks (a strategy of both gets the
+// variants of both): a results folder's vocabulary, widened by the source
+// tree's, so that figures and claims about kernels newer than the folder
+// still load (they find no data). nil when both are.
+func Union(a, b *Vocabulary) *Vocabulary {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	out := &Vocabulary{}
+	for _, k := range append(append([]KernelName{}, a.Kernels...), b.Kernels...) {
+		if !slices.Contains(out.KernelNames(), k.Name) {
+			out.Kernels = append(out.Kernels, k)
+		}
+	}
+	for _, s := range append(append([]StrategyName{}, a.Strategies...), b.Strategies...) {
+		i := slices.IndexFunc(out.Strategies, func(o StrategyName) bool { return o.Name == s.Name })
+		if i < 0 {
+			out.Strategies = append(out.Strategies, StrategyName{Name: s.Name, Variants: slices.Clone(s.Variants)})
+			continue
+		}
+		for _, v := range s.Variants {
+			if !slices.Contains(out.Strategies[i].Variants, v) {
+				out.Strategies[i].Variants = append(out.Strategies[i].Variants, v)
+			}
+		}
+	}
+	for _, f := range append(slices.Clone(a.Families), b.Families...) {
+		if !slices.Contains(out.Families, f) {
+			out.Families = append(out.Families, f)
+		}
+	}
+	for _, d := range append(slices.Clone(a.Devices), b.Devices...) {
+		if !slices.Contains(out.Devices, d) {
+			out.Devices = append(out.Devices, d)
+		}
 	}
 	return out
 }
