@@ -52,14 +52,14 @@ func TestGates(t *testing.T) {
 		t    *Toolchain
 		want []string
 	}{
-		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_dyn_cgroup_mem"}},
-		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_team_shared_scratch"}},
-		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
-		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
-		{tc("llvm", "22.1.8", "sm_90", "11.8"), []string{"cxx17", "omp6_dyn_groupprivate", "omp_map_lambda", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
-		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}},
+		{tc("llvm", "16.0.6", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "omp_target_nowait", "ompx_dyn_cgroup_mem"}},
+		{tc("llvm", "18.1.0", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "omp_target_nowait", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_team_shared_scratch"}},
+		{tc("llvm", "19.1.7", "sm_90", "11.8"), []string{"cxx17", "omp_map_lambda", "omp_target", "omp_target_nowait", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "20.1.0", "sm_90", "12.2"), []string{"cxx17", "omp_map_lambda", "omp_target", "omp_target_nowait", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "22.1.8", "sm_90", "11.8"), []string{"cxx17", "omp6_dyn_groupprivate", "omp_map_lambda", "omp_target", "omp_target_nowait", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_multidim_grid", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}}, // omp_target_nowait has no host row
 		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}},
-		{tc("gcc", "12.2.0", "sm_80", ""), []string{"cxx17", "omp_target"}}, // no omp_map_lambda on the GPU: measured failing
+		{tc("gcc", "12.2.0", "sm_80", ""), []string{"cxx17", "omp_target", "omp_target_nowait"}}, // no omp_map_lambda on the GPU: measured failing
 		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
 	}
 	for _, c := range cases {
