@@ -41,36 +41,12 @@ func (p point) GBpsMin() float64 {
 	return p.BytesMin / p.MedianS / 1e9
 }
 
-// gbpsBoot is the bootstrap replicates of the GB/s.
-func (p point) gbpsBoot() []float64 {
-	out := make([]float64, len(p.M.Boot))
-	for i, t := range p.M.Boot {
-		out[i] = p.Bytes / t / 1e9
-	}
-	return out
-}
-
-// rate is how fast a measurement ran: GB/s where its kernel moves bytes,
-// else calls per second (LCALS trap_int reads and writes no array). Ratios
-// of two measurements of one kernel and size read the same in either unit.
-func (p point) rate() float64 {
-	if p.Bytes > 0 {
-		return p.GBps
-	}
-	return 1 / p.MedianS
-}
+// rate is how fast the measurement ran (results.Rate: GB/s, or calls per
+// second where the kernel moves no bytes).
+func (p point) rate() float64 { return results.Rate(p.Bytes, p.MedianS) }
 
 // rateBoot is the bootstrap replicates of the rate.
-func (p point) rateBoot() []float64 {
-	if p.Bytes > 0 {
-		return p.gbpsBoot()
-	}
-	out := make([]float64, len(p.M.Boot))
-	for i, t := range p.M.Boot {
-		out[i] = 1 / t
-	}
-	return out
-}
+func (p point) rateBoot() []float64 { return results.Rates(p.Bytes, p.M.Boot) }
 
 // comparable says whether p and q have rates in one unit.
 func comparable(p, q point) bool {

@@ -85,25 +85,24 @@ func (m Measurement) Usable() bool { return m.Stats != nil }
 // GBps is bytes over the median time.
 func (m Measurement) GBps() float64 { return m.Bytes / m.Stats.Median / 1e9 }
 
-// rateBoot is the bootstrap replicates of the GB/s, or of the calls per
-// second for a kernel that moves no bytes (a ratio of two runs of one cell
-// and size reads the same in either unit).
-func (m Measurement) rateBoot() []float64 {
-	out := make([]float64, len(m.Stats.Boot))
-	for i, t := range m.Stats.Boot {
-		out[i] = 1 / t
-		if m.Bytes > 0 {
-			out[i] = m.Bytes / t / 1e9
-		}
+// Rate is how fast a call of seconds ran: GB/s where it moves bytes, else
+// calls per second (LCALS trap_int reads and writes no array). A ratio of
+// two measurements of one kernel and size reads the same in either unit, so
+// ratios, figures and compare divide rates.
+func Rate(bytes, seconds float64) float64 {
+	if bytes > 0 {
+		return bytes / seconds / 1e9
 	}
-	return out
+	return 1 / seconds
 }
 
-func (m Measurement) rate() float64 {
-	if m.Bytes > 0 {
-		return m.GBps()
+// Rates is Rate of each of times (bootstrap replicates of a median).
+func Rates(bytes float64, times []float64) []float64 {
+	out := make([]float64, len(times))
+	for i, t := range times {
+		out[i] = Rate(bytes, t)
 	}
-	return 1 / m.Stats.Median
+	return out
 }
 
 func (m Measurement) gbpsText() string {
@@ -196,8 +195,8 @@ func judgePair(a, b Measurement, threshold float64) comparison {
 		c.flag = "not comparable (one run counts no bytes)"
 		return c
 	}
-	v := b.rate() / a.rate()
-	lo, hi := stats.Interval(stats.Ratio(b.rateBoot(), a.rateBoot()))
+	v := Rate(b.Bytes, b.Stats.Median) / Rate(a.Bytes, a.Stats.Median)
+	lo, hi := stats.Interval(stats.Ratio(Rates(b.Bytes, b.Stats.Boot), Rates(a.Bytes, a.Stats.Boot)))
 	c.ratio, c.interval = fmt.Sprintf("%.3f", v), fmt.Sprintf("[%.3f, %.3f]", lo, hi)
 	slow, fast := 1-threshold, 1+threshold
 	switch {
