@@ -6,6 +6,8 @@
 # static CLI for at most PM_RUN_LIMIT seconds (default 500), and packs the
 # results folder into $OUT (or ./out). Arguments go to `portmatrix`, e.g.
 #   scripts/gpu-run.sh bundle-a -toolchains clang22-sm90,nvcc-sm90 -kernels spmv -size-set gpu -reps 10
+# PM_RESUME_FROM=<results tarball of an earlier call> unpacks that folder and
+# resumes its run (same arguments): what finished is kept, the rest runs.
 set -uo pipefail
 dir=$(cd "${1:?bundle folder}" && pwd); shift
 out=${OUT:-out}
@@ -23,8 +25,14 @@ if [ -n "$hb" ]; then
   bin/portmatrix "$@" -toolchains "$hb" -jobs "$(nproc)" build || echo "gpu-run: host build of $hb failed (see build/*/*.log)"
 fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-id=$(date -u +%Y%m%d-%H%M%S)-$gpu-$(basename "$dir")
-timeout "${PM_RUN_LIMIT:-500}" bin/portmatrix -gpu -out "results/$id" "$@" run
+resume=()
+if [ -n "${PM_RESUME_FROM:-}" ]; then
+  id=$(tar -tzf "$PM_RESUME_FROM" | head -1 | cut -d/ -f1)
+  tar -C results -xzf "$PM_RESUME_FROM" && resume=(-resume)
+else
+  id=$(date -u +%Y%m%d-%H%M%S)-$gpu-$(basename "$dir")
+fi
+timeout "${PM_RUN_LIMIT:-500}" bin/portmatrix -gpu "${resume[@]}" -out "results/$id" "$@" run
 echo "portmatrix run exited $?"
 tar -C results -czf "$out/$id.tar.gz" "$id"
 echo "results: $out/$id.tar.gz"
