@@ -112,10 +112,19 @@ func TestKilledRunResumes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, string(msg), "PM_OUT: "+out+" holds a interrupted run; results folders are never overwritten")
 
+	// The first part ran on another machine's GPU: the folder keeps naming it.
+	first, err := results.ReadRun(out)
+	require.NoError(t, err)
+	elsewhere := results.GPU{Name: "NVIDIA H200", Driver: "580.159.04", UUID: "GPU-elsewhere", Vendor: "nvidia"}
+	first.GPUs = append(first.GPUs, elsewhere)
+	require.NoError(t, results.WriteRun(out, first))
+
 	var log2 bytes.Buffer
 	resume := exec.Command(bin, resumeArgs(root, out, "-resume")...)
 	resume.Stdout, resume.Stderr = &log2, &log2
+	resumedAt := time.Now().UTC().Truncate(time.Second)
 	require.NoError(t, resume.Run(), log2.String())
+	ended := time.Now().UTC()
 	assert.Contains(t, log2.String(), "torn last line")
 	assert.Contains(t, log2.String(), fmt.Sprintf("run: %d of 12 measurements finished before", len(before)))
 
@@ -128,7 +137,13 @@ func TestKilledRunResumes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, results.StateFinished, run.Status())
 	assert.Equal(t, 3, run.Trials)
-	assert.Len(t, run.Resumed, 1)
+	require.Len(t, run.Resumed, 1)
+	at, err := time.Parse(time.RFC3339, run.Resumed[0])
+	require.NoError(t, err)
+	assert.False(t, at.Before(resumedAt), "resumed at %s, started %s", at, resumedAt)
+	assert.True(t, at.Before(resumedAt.Add(2*time.Second)) || ended.Sub(resumedAt) < 2*time.Second,
+		"stamped when the resumption began, not when it ended (%s)", ended)
+	assert.Contains(t, run.GPUs, elsewhere)
 	assert.Equal(t, 12, run.Cells.VerifiedMeasurements)
 	csv, err := os.ReadFile(filepath.Join(out, results.CSVFile))
 	require.NoError(t, err)

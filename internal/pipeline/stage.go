@@ -455,11 +455,15 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if err := results.WriteBuildCSV(dir, rows); err != nil {
 		return dir, err
 	}
+	resumed := time.Now().UTC().Format(time.RFC3339)
 	prov := func(state string) results.Run {
 		r := provenance(cfg, m, info, mach, dir, started)
 		r.State, r.PID, r.Trials = state, os.Getpid(), trials
 		if prev != nil {
-			r.Resumed = append(prev.Resumed, time.Now().UTC().Format(time.RFC3339))
+			// A resumption may run on another machine: the folder names
+			// every GPU its records ran on (each record names its own).
+			r.Resumed = append(slices.Clone(prev.Resumed), resumed)
+			r.GPUs = results.AddGPUs(slices.Clone(prev.GPUs), r.GPUs)
 		}
 		if state == results.StateRunning {
 			r.Finished = ""

@@ -28,7 +28,6 @@ func Merge(out string, dirs []string) error {
 	anyDirty, anyBuildDirty := false, false
 	rows := map[string]BuildRow{}
 	tcs := map[string]Toolchain{}
-	gpuSeen := map[string]bool{}
 	for i, dir := range dirs {
 		pr, err := ReadRun(dir)
 		switch {
@@ -71,14 +70,7 @@ func Merge(out string, dirs []string) error {
 		anyDirty = anyDirty || pr.Dirty
 		anyBuildDirty = anyBuildDirty || pr.BuildDirty
 		merged.Batches = append(merged.Batches, batch)
-		for _, g := range pr.GPUs {
-			if !gpuSeen[g.Name+g.Driver+g.UUID] {
-				gpuSeen[g.Name+g.Driver+g.UUID] = true
-				if i > 0 {
-					merged.GPUs = append(merged.GPUs, g)
-				}
-			}
-		}
+		merged.GPUs = AddGPUs(merged.GPUs, pr.GPUs)
 		if os.IsNotExist(err) {
 			merged.MergedFrom = append(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
 		} else {

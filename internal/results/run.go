@@ -53,6 +53,17 @@ type Batch struct {
 	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
 }
 
+// AddGPUs appends to have the GPUs of more that it lacks (same name, driver
+// and UUID): a merged or resumed folder names every GPU its records ran on.
+func AddGPUs(have, more []GPU) []GPU {
+	for _, g := range more {
+		if !slices.Contains(have, g) {
+			have = append(have, g)
+		}
+	}
+	return have
+}
+
 // Run states.
 const (
 	StateRunning     = "running"
