@@ -218,7 +218,7 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 	t0 := time.Now()
 	out, err := opt.Compiler(cctx, opt.Root, cmd[0], cmd[1:]...)
 	r.Seconds = time.Since(t0).Seconds()
-	logText := "$ " + strings.Join(cmd, " ") + "\n" + string(out)
+	logText := "$ " + fsutil.Portable(strings.Join(cmd, " ")) + "\n" + string(out)
 	if err != nil {
 		logText += "\nerror: " + err.Error() + "\n"
 	}

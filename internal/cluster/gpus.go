@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 )
 
@@ -135,7 +136,7 @@ func worker(ctx context.Context, bin string, args, env []string, logFile, name s
 		return err
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "$ %s %s\n", bin, strings.Join(args, " "))
+	fmt.Fprintf(f, "$ %s\n", fsutil.Portable(bin+" "+strings.Join(args, " ")))
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	// Stopped, a worker stops its program and keeps what it finished.

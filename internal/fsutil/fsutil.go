@@ -1,11 +1,13 @@
-// Package fsutil writes files atomically: a temporary file in the same
-// folder, synced, then renamed over the target, so a reader (or a run killed
-// midway) sees the old file or the new one, never half of one.
+// Package fsutil writes files atomically (a temporary file in the same
+// folder, synced, then renamed over the target, so a reader or a run killed
+// midway sees the old file or the new one, never half of one) and keeps
+// machine paths out of the logs that results folders keep.
 package fsutil
 
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 )
 
 // WriteFile writes data to path atomically, creating its folder.
@@ -42,4 +44,22 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return nil
+}
+
+// Portable rewrites a command line for a log that is kept in a results
+// folder: paths under the working directory (the repository root when
+// the pipeline runs) become relative, so that the log names no machine path.
+func Portable(line string) string {
+	wd, err := os.Getwd()
+	if err != nil || wd == "/" {
+		return line
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(wd) + `(/|[\s"'=:,;]|$)`)
+	return re.ReplaceAllStringFunc(line, func(m string) string {
+		rest := m[len(wd):]
+		if rest == "/" {
+			return ""
+		}
+		return "." + rest
+	})
 }

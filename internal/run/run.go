@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -206,8 +207,9 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	if opt.RepSeconds > 0 {
 		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
 	}
+	shown := args
 	if opt.refCache != "" {
-		args = append(args, "--ref-cache", opt.refCache)
+		args = append(slices.Clip(args), "--ref-cache", opt.refCache)
 	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
@@ -223,7 +225,9 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(logf, "$ %s %s\n", bin, strings.Join(args, " "))
+	// The log shows the command without the run's temporary reference
+	// cache: the same program computes its reference without it.
+	fmt.Fprintf(logf, "$ %s\n", fsutil.Portable(bin+" "+strings.Join(shown, " ")))
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return 0, record(w, e, size, opt, "cannot start: "+err.Error())

@@ -96,6 +96,11 @@ func TestHarnessFlags(t *testing.T) {
 	assert.NoDirExists(t, m[1])
 	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell a.args.tc --toolchain tc --stream-bytes 1048576 --flush-l2 off --rep-seconds 2.5 --ref-cache "+m[1], recs[0].Error)
 	assert.Equal(t, "--size 7 --reps 3 --warmup 1 --cell b.args.tc --toolchain tc --flush-l2 off --rep-seconds 2.5 --ref-cache "+m[1], recs[1].Error)
+	// The logged command leaves the temporary folder out: no machine path
+	// in a results folder.
+	log, err := os.ReadFile(filepath.Join(w.Dir, "logs", "run", "a.args.tc.log"))
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "$ "+bin+" --size 7 --reps 3 --warmup 1 --cell a.args.tc --toolchain tc --stream-bytes 1048576 --flush-l2 off --rep-seconds 2.5\n")
 
 	opt.FlushL2 = "sometimes"
 	assert.EqualError(t, Cells(context.Background(), jobs, opt, w), `PM_FLUSH_L2="sometimes": want one of auto, on, off`)
