@@ -463,7 +463,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 			// A resumption may run on another machine: the folder names
 			// every GPU its records ran on (each record names its own).
 			r.Resumed = append(slices.Clone(prev.Resumed), resumed)
-			r.GPUs = results.AddGPUs(slices.Clone(prev.GPUs), r.GPUs)
+			r.GPUs = results.AppendNew(slices.Clone(prev.GPUs), r.GPUs...)
 		}
 		if state == results.StateRunning {
 			r.Finished = ""

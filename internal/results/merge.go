@@ -70,7 +70,7 @@ func Merge(out string, dirs []string) error {
 		anyDirty = anyDirty || pr.Dirty
 		anyBuildDirty = anyBuildDirty || pr.BuildDirty
 		merged.Batches = append(merged.Batches, batch)
-		merged.GPUs = AddGPUs(merged.GPUs, pr.GPUs)
+		merged.GPUs = AppendNew(merged.GPUs, pr.GPUs...)
 		if os.IsNotExist(err) {
 			merged.MergedFrom = append(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
 		} else {

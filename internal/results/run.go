@@ -53,12 +53,12 @@ type Batch struct {
 	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
 }
 
-// AddGPUs appends to have the GPUs of more that it lacks (same name, driver
-// and UUID): a merged or resumed folder names every GPU its records ran on.
-func AddGPUs(have, more []GPU) []GPU {
-	for _, g := range more {
-		if !slices.Contains(have, g) {
-			have = append(have, g)
+// AppendNew appends to have each of more that it lacks, in order: the GPUs
+// of a merged or resumed folder, the names of a widened vocabulary.
+func AppendNew[T comparable](have []T, more ...T) []T {
+	for _, x := range more {
+		if !slices.Contains(have, x) {
+			have = append(have, x)
 		}
 	}
 	return have
@@ -213,22 +213,10 @@ func Union(a, b *Vocabulary) *Vocabulary {
 			out.Strategies = append(out.Strategies, StrategyName{Name: s.Name, Variants: slices.Clone(s.Variants)})
 			continue
 		}
-		for _, v := range s.Variants {
-			if !slices.Contains(out.Strategies[i].Variants, v) {
-				out.Strategies[i].Variants = append(out.Strategies[i].Variants, v)
-			}
-		}
+		out.Strategies[i].Variants = AppendNew(out.Strategies[i].Variants, s.Variants...)
 	}
-	for _, f := range append(slices.Clone(a.Families), b.Families...) {
-		if !slices.Contains(out.Families, f) {
-			out.Families = append(out.Families, f)
-		}
-	}
-	for _, d := range append(slices.Clone(a.Devices), b.Devices...) {
-		if !slices.Contains(out.Devices, d) {
-			out.Devices = append(out.Devices, d)
-		}
-	}
+	out.Families = AppendNew(AppendNew([]string(nil), a.Families...), b.Families...)
+	out.Devices = AppendNew(AppendNew([]string(nil), a.Devices...), b.Devices...)
 	return out
 }
 
