@@ -1,0 +1,210 @@
+package portability
+
+import (
+	"slices"
+	"sort"
+)
+
+// Levels of an application.
+const (
+	VariantLevel  = "variant"  // one variant, as it is, on every platform
+	StrategyLevel = "strategy" // a strategy's best variant on each platform (tuned by choice of variant)
+)
+
+// Statuses of an application on a platform of the set.
+const (
+	Failed    = "failed verification" // ran; a trial was unverified or erred
+	NotRun    = "not built or not run"
+	NotInData = "no measurement of this problem"
+)
+
+// Score is the performance portability of one application solving one
+// problem over a platform set: PP of its application efficiencies, of its
+// architectural efficiencies (roofline, datasheet), the efficiency used on
+// each platform of the set, and its code divergence.
+type Score struct {
+	Problem     Problem
+	Level       string // VariantLevel or StrategyLevel
+	Application string // the variant, or the strategy
+	Strategy    string
+	Set         string // PlatformSet.Name
+	App         Interval
+	// nil where a platform of the set lacks the efficiency (no minimum
+	// traffic, no roofline or datasheet) while the application ran there.
+	Arch, Datasheet *Interval
+	On              []OnPlatform // one per platform of the set, in its order
+	Divergence      *float64     // code divergence over the platforms it ran on; nil without sources
+}
+
+// OnPlatform is an application's efficiency on one platform of the set:
+// that of its measurement (for a strategy, of its chosen variant), or 0
+// with the status saying why.
+type OnPlatform struct {
+	Platform string
+	Status   string // Measured, Failed, NotRun or the platform's own status (CompilesNotRun)
+	Variant  string // the variant measured (a strategy's choice)
+	Eff      *Efficiency
+}
+
+// Runs reports whether it has an efficiency there.
+func (o OnPlatform) Runs() bool { return o.Eff != nil }
+
+// PP is Pennycook, Sewall and Lee's metric: the harmonic mean of effs, 0
+// when any is 0 (an application that does not run on a platform of the
+// set) or when there are none.
+func PP(effs []float64) float64 {
+	if len(effs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, e := range effs {
+		if e <= 0 {
+			return 0
+		}
+		sum += 1 / e
+	}
+	return float64(len(effs)) / sum
+}
+
+// ppInterval is PP of the values and of each bound (PP is monotone in every
+// efficiency, so the bounds' PPs bound it).
+func ppInterval(effs []Interval) Interval {
+	var v, lo, hi []float64
+	for _, e := range effs {
+		v, lo, hi = append(v, e.V), append(lo, e.Lo), append(hi, e.Hi)
+	}
+	return Interval{PP(v), PP(lo), PP(hi)}
+}
+
+// Scores computes PP over h for every problem, per variant and per
+// strategy: every application with a measurement of the problem, on any
+// platform, gets a score (0 when it ran on no platform of h).
+func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
+	status := map[string]string{}
+	for _, p := range in.Platforms {
+		status[p.Name()] = p.Status
+	}
+	type key struct {
+		problem           Problem
+		platform, variant string
+	}
+	byKey := map[key]*Efficiency{}
+	strategyOf := map[string]string{}
+	apps := map[Problem][]string{}
+	for i := range effs {
+		e := &effs[i]
+		byKey[key{e.Problem, e.Platform, e.Variant}] = e
+		strategyOf[e.Variant] = e.Strategy
+		if !slices.Contains(apps[e.Problem], e.Variant) {
+			apps[e.Problem] = append(apps[e.Problem], e.Variant)
+		}
+	}
+	var out []Score
+	for _, prob := range in.problems() {
+		variants := apps[prob]
+		sort.Strings(variants)
+		var strategies []string
+		for _, v := range variants {
+			strategies = appendNew(strategies, strategyOf[v])
+		}
+		sort.Strings(strategies)
+		on := func(platform, v string) OnPlatform {
+			e := byKey[key{prob, platform, v}]
+			o := OnPlatform{Platform: platform, Variant: v, Status: NotRun}
+			switch {
+			case e == nil && status[platform] != Measured && status[platform] != "":
+				o.Status = status[platform]
+			case e == nil:
+			case e.OK:
+				o.Status, o.Eff = Measured, e
+			default:
+				o.Status = Failed
+			}
+			return o
+		}
+		for _, v := range variants {
+			s := Score{Problem: prob, Level: VariantLevel, Application: v, Strategy: strategyOf[v], Set: h.Name}
+			for _, p := range h.Platforms {
+				s.On = append(s.On, on(p, v))
+			}
+			out = append(out, s.finish())
+		}
+		for _, st := range strategies {
+			s := Score{Problem: prob, Level: StrategyLevel, Application: st, Strategy: st, Set: h.Name}
+			for _, p := range h.Platforms {
+				var best OnPlatform
+				for _, v := range variants {
+					if strategyOf[v] != st {
+						continue
+					}
+					o := on(p, v)
+					if best.Platform == "" || better(o, best) {
+						best = o
+					}
+				}
+				if !best.Runs() {
+					best.Variant = ""
+				}
+				s.On = append(s.On, best)
+			}
+			out = append(out, s.finish())
+		}
+	}
+	return out
+}
+
+// better reports whether o is a better choice of variant than b: one that
+// runs over one that does not, a higher application efficiency, a failure
+// over nothing (it says more).
+func better(o, b OnPlatform) bool {
+	switch {
+	case o.Runs() && b.Runs():
+		return o.Eff.App.V > b.Eff.App.V
+	case o.Runs() != b.Runs():
+		return o.Runs()
+	}
+	return o.Status == Failed && b.Status != Failed
+}
+
+// finish computes the PPs of s.On.
+func (s Score) finish() Score {
+	var app, arch, sheet []Interval
+	archOK, sheetOK := true, true
+	for _, o := range s.On {
+		if !o.Runs() {
+			app, arch, sheet = append(app, Interval{}), append(arch, Interval{}), append(sheet, Interval{})
+			continue
+		}
+		app = append(app, o.Eff.App)
+		if o.Eff.Arch != nil {
+			arch = append(arch, *o.Eff.Arch)
+		} else {
+			archOK = false
+		}
+		if o.Eff.Datasheet != nil {
+			sheet = append(sheet, *o.Eff.Datasheet)
+		} else {
+			sheetOK = false
+		}
+	}
+	s.App = ppInterval(app)
+	if archOK {
+		v := ppInterval(arch)
+		s.Arch = &v
+	}
+	if sheetOK {
+		v := ppInterval(sheet)
+		s.Datasheet = &v
+	}
+	return s
+}
+
+// appendNew appends the values of more that have lacks.
+func appendNew[T comparable](have []T, more ...T) []T {
+	for _, x := range more {
+		if !slices.Contains(have, x) {
+			have = append(have, x)
+		}
+	}
+	return have
+}
