@@ -32,7 +32,9 @@ func (a *Analysis) Markdown(figures map[string]string) []byte {
 	b.WriteString("the platform; architectural efficiency is minimum-traffic GB/s against the device's measured STREAM\n")
 	b.WriteString("roofline (and its datasheet bandwidth where known). A strategy takes its best variant on each\n")
 	b.WriteString("platform. Intervals are 95% bootstrap intervals carried from the times. Code divergence is the\n")
-	b.WriteString("average pairwise Jaccard distance of the generated programs the platforms run. See docs/portability.md.\n\n")
+	b.WriteString("average pairwise Jaccard distance of the generated programs the platforms run. \"PP where it runs\"\n")
+	b.WriteString("is PP over the platforms of H it runs on (Pennycook et al. 2019: PP of a subset, read with its size).\n")
+	b.WriteString("See docs/portability.md.\n\n")
 	fmt.Fprintf(&b, "**Platform set H: %s** (%d platforms)", a.Set.Name, len(a.Set.Platforms))
 	if len(a.Set.Excluded) > 0 {
 		var ex []string
@@ -78,18 +80,28 @@ func (a *Analysis) Markdown(figures map[string]string) []byte {
 }
 
 func (a *Analysis) scoreTable(b *bytes.Buffer, scores []Score, what string) {
-	sort.SliceStable(scores, func(i, j int) bool { return scores[i].App.V > scores[j].App.V })
-	fmt.Fprintf(b, "| %s | PP (app eff) | PP (arch eff) | PP (datasheet) | divergence |", what)
+	sort.SliceStable(scores, func(i, j int) bool {
+		x, y := scores[i], scores[j]
+		if x.App.V != y.App.V {
+			return x.App.V > y.App.V
+		}
+		if x.RunsOn != y.RunsOn {
+			return x.RunsOn > y.RunsOn
+		}
+		return x.Supported.V > y.Supported.V
+	})
+	fmt.Fprintf(b, "| %s | PP (app eff) | PP (arch eff) | PP (datasheet) | divergence | runs on | PP where it runs |", what)
 	for _, p := range a.Set.Platforms {
 		fmt.Fprintf(b, " %s |", p)
 	}
-	b.WriteString("\n|---|---|---|---|---:|" + strings.Repeat("---|", len(a.Set.Platforms)) + "\n")
+	b.WriteString("\n|---|---|---|---|---:|---:|---|" + strings.Repeat("---|", len(a.Set.Platforms)) + "\n")
 	for _, s := range scores {
 		div := "–"
 		if s.Divergence != nil {
 			div = fmt.Sprintf("%.2f", *s.Divergence)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |", s.Application, s.App, optString(s.Arch), optString(s.Datasheet), div)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %d/%d | %s |", s.Application, s.App, optString(s.Arch), optString(s.Datasheet), div,
+			s.RunsOn, len(s.On), s.Supported)
 		for _, o := range s.On {
 			cell := o.Status
 			if o.Runs() {

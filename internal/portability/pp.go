@@ -32,7 +32,11 @@ type Score struct {
 	// nil where a platform of the set lacks the efficiency (no minimum
 	// traffic, no roofline or datasheet) while the application ran there.
 	Arch, Datasheet *Interval
-	On              []OnPlatform // one per platform of the set, in its order
+	// PP over the platforms of the set it runs on, and how many they are
+	// (what PP alone hides: a 0 from one missing platform).
+	Supported Interval
+	RunsOn    int
+	On        []OnPlatform // one per platform of the set, in its order
 	Divergence      *float64     // code divergence over the platforms it ran on; nil without sources
 }
 
@@ -168,9 +172,12 @@ func better(o, b OnPlatform) bool {
 
 // finish computes the PPs of s.On.
 func (s Score) finish() Score {
-	var app, arch, sheet []Interval
+	var app, arch, sheet, runs []Interval
 	archOK, sheetOK := true, true
 	for _, o := range s.On {
+		if o.Runs() {
+			runs = append(runs, o.Eff.App)
+		}
 		if !o.Runs() {
 			app, arch, sheet = append(app, Interval{}), append(arch, Interval{}), append(sheet, Interval{})
 			continue
@@ -187,7 +194,7 @@ func (s Score) finish() Score {
 			sheetOK = false
 		}
 	}
-	s.App = ppInterval(app)
+	s.App, s.Supported, s.RunsOn = ppInterval(app), ppInterval(runs), len(runs)
 	if archOK {
 		v := ppInterval(arch)
 		s.Arch = &v

@@ -28,8 +28,7 @@ func CascadeSVG(c Cascade) ([]byte, error) {
 	p.X.Label.Text = "platforms, in decreasing efficiency"
 	p.Y.Label.Text = "application efficiency; line: PP of the first k"
 	p.Y.Min, p.Y.Max = 0, 1.05
-	p.Legend.Top = false
-	p.Legend.Left = true
+	p.Legend.Top = true
 	n := 0
 	for i, l := range c.Lines {
 		effs, pps := make(plotter.XYs, len(l.Steps)), make(plotter.XYs, len(l.Steps))
@@ -70,22 +69,25 @@ func NavChartSVG(title string, points []NavPoint) ([]byte, error) {
 	p.X.Label.Text = "code convergence (1 - code divergence)"
 	p.Y.Label.Text = "PP (application efficiency)"
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1.05, 0, 1.05
-	xys := make(plotter.XYs, len(points))
-	labels := make([]string, len(points))
-	for i, pt := range points {
-		xys[i] = plotter.XY{X: 1 - pt.Divergence, Y: pt.PP.V}
-		labels[i] = pt.Strategy + " " + pt.Problem.String()
+	// One mark per strategy, over every problem it scores.
+	var strategies []string
+	byStrategy := map[string]plotter.XYs{}
+	for _, pt := range points {
+		if byStrategy[pt.Strategy] == nil {
+			strategies = append(strategies, pt.Strategy)
+		}
+		byStrategy[pt.Strategy] = append(byStrategy[pt.Strategy], plotter.XY{X: 1 - pt.Divergence, Y: pt.PP.V})
 	}
-	if len(points) > 0 {
-		sc, err := plotter.NewScatter(xys)
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, st := range strategies {
+		sc, err := plotter.NewScatter(byStrategy[st])
 		if err != nil {
 			return nil, err
 		}
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-		if err != nil {
-			return nil, err
-		}
-		p.Add(sc, lb)
+		sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
+		sc.Radius = vg.Points(4)
+		p.Add(sc)
+		p.Legend.Add(st, sc)
 	}
 	return svgOf(p)
 }
