@@ -31,6 +31,9 @@ package portability
 // v2 on B: 2 GB/s [2, 2]. s1's arch PP = 2/(8/4 + 8/2) = 2/6 = 1/3, its
 // datasheet PP = 2/(10/4 + 10/2) = 2/7.5 = 4/15.
 //
+// Variant u of strategy s3 failed to build with tcA and was skipped by
+// tcB: PP 0, as the library's "did not run".
+//
 // With C in H every PP is 0 (nothing runs there).
 
 const (
@@ -61,6 +64,11 @@ func fixture() Input {
 			fixMeasurement(platB, "s1", "v1", 4, 4, 5),
 			fixMeasurement(platB, "s1", "v2", 2, 2, 2),
 			fixMeasurement(platB, "s2", "w", 0, 0, 0), // failed verification
+		},
+		Builds: []Build{
+			{Kernel: "k", Strategy: "s3", Variant: "u", Toolchain: "tcA", Status: "failed", Reason: "internal compiler error"},
+			{Kernel: "k", Strategy: "s3", Variant: "u", Toolchain: "tcB", Status: "skipped", Reason: "missing a capability"},
+			{Kernel: "k", Strategy: "s1", Variant: "v1", Toolchain: "tcC", Status: "built"},
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
@@ -18,6 +19,14 @@ type Input struct {
 	Measurements []Measurement
 	Platforms    []Platform         // sorted by name
 	Rooflines    map[string]float64 // device -> best median GB/s of any STREAM op on it (copy records in older folders)
+	Builds       []Build            // every cell the build stage considered: what did not run, and why
+}
+
+// Build is one cell of build.csv: a variant of a kernel with a toolchain
+// and its build status (built, cached, failed, skipped).
+type Build struct {
+	Kernel, Strategy, Variant, Toolchain string
+	Status, Reason                       string
 }
 
 // Measurement is every trial of one (problem, platform, variant) pooled.
@@ -111,8 +120,24 @@ func FromRecords(recs []results.Record, run results.Run, builds []results.BuildR
 	for _, p := range platforms {
 		ran[p.Toolchain] = true
 	}
+	strategyOf := map[string]string{}
+	if v := run.Vocabulary; v != nil {
+		for _, s := range v.Strategies {
+			for _, name := range s.Variants {
+				strategyOf[name] = s.Name
+			}
+		}
+	}
+	for _, m := range in.Measurements {
+		strategyOf[m.Variant] = m.Strategy
+	}
 	for _, b := range builds {
-		if ran[b.Toolchain] || b.Status != "built" && b.Status != "cached" {
+		st := strategyOf[b.Variant]
+		if st == "" {
+			st = b.Variant
+		}
+		in.Builds = append(in.Builds, Build{b.Kernel, st, b.Variant, b.Toolchain, b.Status, b.Reason})
+		if ran[b.Toolchain] || b.Status != build.Built && b.Status != build.Cached {
 			continue
 		}
 		p := Platform{Device: targetOf(run, b.Toolchain), Toolchain: b.Toolchain, Status: CompilesNotRun,

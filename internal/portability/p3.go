@@ -22,7 +22,7 @@ const (
 // not run"; "arch eff" is empty where the kernel has no minimum traffic or
 // the device no roofline.
 var P3Header = []string{"problem", "platform", "application", "fom", "app eff", "arch eff",
-	"kernel", "size", "strategy", "variant", "device", "toolchain", "status", "platform_set",
+	"kernel", "size", "strategy", "variant", "device", "toolchain", "status", "reason", "platform_set",
 	"fom_lo", "fom_hi", "app_eff_lo", "app_eff_hi", "arch_eff_lo", "arch_eff_hi",
 	"arch_eff_datasheet", "arch_eff_datasheet_lo", "arch_eff_datasheet_hi",
 	"gbps_min", "gbps_min_lo", "gbps_min_hi", "roofline_gbps", "datasheet_gbps"}
@@ -55,7 +55,7 @@ func (a *Analysis) P3CSV(level string) []byte {
 				"problem": s.Problem.String(), "platform": o.Platform, "application": s.Application,
 				"kernel": s.Problem.Kernel, "size": strconv.FormatInt(s.Problem.Size, 10),
 				"strategy": s.Strategy, "variant": o.Variant, "device": p.Device, "toolchain": p.Toolchain,
-				"status": o.Status, "platform_set": s.Set, "app eff": "0", "arch eff": "0",
+				"status": o.Status, "reason": o.Reason, "platform_set": s.Set, "app eff": "0", "arch eff": "0",
 			}
 			if e := o.Eff; e != nil {
 				arch, sheet := opt(e.Arch), opt(e.Datasheet)

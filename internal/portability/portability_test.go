@@ -54,6 +54,10 @@ func TestFixtureByHand(t *testing.T) {
 	require.NotNil(t, s1.Datasheet)
 	assert.InDelta(t, 4./15, s1.Datasheet.V, eps)
 	assertInterval(t, Interval{}, score(t, a, StrategyLevel, "s2").App, "s2")
+	u := score(t, a, StrategyLevel, "s3")
+	assertInterval(t, Interval{}, u.App, "s3")
+	assert.Equal(t, []string{BuildFailed, NotBuilt}, []string{u.On[0].Status, u.On[1].Status})
+	assert.Equal(t, "internal compiler error", u.On[0].Reason)
 
 	e := s1.On[0].Eff
 	assertInterval(t, Interval{4, 3.2, 4 / 0.9}, e.GBpsMin, "v1 on A GB/s")
@@ -109,7 +113,7 @@ func TestCascade(t *testing.T) {
 	in := fixture()
 	a := Analyze(in, DefaultSet(in), fixOptions)
 	c := a.Cascade(fixProblem, VariantLevel)
-	require.Len(t, c.Lines, 3)
+	require.Len(t, c.Lines, 4)
 	for _, l := range c.Lines {
 		for i := 1; i < len(l.Steps); i++ {
 			assert.GreaterOrEqual(t, l.Steps[i-1].Eff.V, l.Steps[i].Eff.V)
@@ -117,7 +121,7 @@ func TestCascade(t *testing.T) {
 		assert.InDelta(t, l.PP.V, l.Steps[len(l.Steps)-1].PP, eps, l.Application)
 		assert.InDelta(t, l.Steps[0].Eff.V, l.Steps[0].PP, eps, "PP of one platform is its efficiency")
 	}
-	assert.Equal(t, "w", c.Lines[2].Application, "lowest PP last")
+	assert.Equal(t, []string{"v1", "v2"}, []string{c.Lines[0].Application, c.Lines[1].Application}, "highest PP first")
 	_, err := CascadeSVG(c)
 	require.NoError(t, err)
 }

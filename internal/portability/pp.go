@@ -3,6 +3,8 @@ package portability
 import (
 	"slices"
 	"sort"
+
+	"github.com/portmatrix/portmatrix/internal/build"
 )
 
 // Levels of an application.
@@ -13,9 +15,11 @@ const (
 
 // Statuses of an application on a platform of the set.
 const (
-	Failed    = "failed verification" // ran; a trial was unverified or erred
-	NotRun    = "not built or not run"
-	NotInData = "no measurement of this problem"
+	Failed      = "failed verification" // ran; a trial was unverified or erred
+	BuildFailed = "build failed"
+	NotBuilt    = "not built"            // skipped: a capability or pattern the toolchain lacks
+	NotRun      = "built, not run"       // on a measured platform, at this size
+	NoRecord    = "not built or not run" // the folder says nothing of the cell
 )
 
 // Score is the performance portability of one application solving one
@@ -34,10 +38,10 @@ type Score struct {
 	Arch, Datasheet *Interval
 	// PP over the platforms of the set it runs on, and how many they are
 	// (what PP alone hides: a 0 from one missing platform).
-	Supported Interval
-	RunsOn    int
-	On        []OnPlatform // one per platform of the set, in its order
-	Divergence      *float64     // code divergence over the platforms it ran on; nil without sources
+	Supported  Interval
+	RunsOn     int
+	On         []OnPlatform // one per platform of the set, in its order
+	Divergence *float64     // code divergence over the platforms it ran on; nil without sources
 }
 
 // OnPlatform is an application's efficiency on one platform of the set:
@@ -45,7 +49,8 @@ type Score struct {
 // with the status saying why.
 type OnPlatform struct {
 	Platform string
-	Status   string // Measured, Failed, NotRun or the platform's own status (CompilesNotRun)
+	Status   string // Measured, Failed, BuildFailed, NotBuilt, NotRun, NoRecord or the platform's own status (CompilesNotRun)
+	Reason   string // the build's reason, for BuildFailed and NotBuilt
 	Variant  string // the variant measured (a strategy's choice)
 	Eff      *Efficiency
 }
@@ -84,10 +89,12 @@ func ppInterval(effs []Interval) Interval {
 // strategy: every application with a measurement of the problem, on any
 // platform, gets a score (0 when it ran on no platform of h).
 func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
-	status := map[string]string{}
+	platforms := map[string]Platform{}
 	for _, p := range in.Platforms {
-		status[p.Name()] = p.Status
+		platforms[p.Name()] = p
 	}
+	type cell struct{ kernel, variant, toolchain string }
+	builds := map[cell]Build{}
 	type key struct {
 		problem           Problem
 		platform, variant string
@@ -99,13 +106,19 @@ func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
 		e := &effs[i]
 		byKey[key{e.Problem, e.Platform, e.Variant}] = e
 		strategyOf[e.Variant] = e.Strategy
-		if !slices.Contains(apps[e.Problem], e.Variant) {
-			apps[e.Problem] = append(apps[e.Problem], e.Variant)
+		apps[e.Problem] = appendNew(apps[e.Problem], e.Variant)
+	}
+	tried := map[string][]string{} // kernel -> variants of its build rows
+	for _, b := range in.Builds {
+		builds[cell{b.Kernel, b.Variant, b.Toolchain}] = b
+		tried[b.Kernel] = appendNew(tried[b.Kernel], b.Variant)
+		if strategyOf[b.Variant] == "" {
+			strategyOf[b.Variant] = b.Strategy
 		}
 	}
 	var out []Score
 	for _, prob := range in.problems() {
-		variants := apps[prob]
+		variants := appendNew(slices.Clone(apps[prob]), tried[prob.Kernel]...)
 		sort.Strings(variants)
 		var strategies []string
 		for _, v := range variants {
@@ -114,10 +127,18 @@ func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
 		sort.Strings(strategies)
 		on := func(platform, v string) OnPlatform {
 			e := byKey[key{prob, platform, v}]
-			o := OnPlatform{Platform: platform, Variant: v, Status: NotRun}
+			o := OnPlatform{Platform: platform, Variant: v, Status: NoRecord}
+			pf := platforms[platform]
+			b, built := builds[cell{prob.Kernel, v, pf.Toolchain}]
 			switch {
-			case e == nil && status[platform] != Measured && status[platform] != "":
-				o.Status = status[platform]
+			case e == nil && built && b.Status == build.Failed:
+				o.Status, o.Reason = BuildFailed, b.Reason
+			case e == nil && built && b.Status == build.Skipped:
+				o.Status, o.Reason = NotBuilt, b.Reason
+			case e == nil && pf.Status != Measured && pf.Status != "":
+				o.Status, o.Reason = pf.Status, pf.Reason
+			case e == nil && built:
+				o.Status = NotRun
 			case e == nil:
 			case e.OK:
 				o.Status, o.Eff = Measured, e
