@@ -90,18 +90,27 @@ func (a *Analysis) scoreTable(b *bytes.Buffer, scores []Score, what string) {
 		}
 		return x.Supported.V > y.Supported.V
 	})
-	fmt.Fprintf(b, "| %s | PP (app eff) | PP (arch eff) | PP (datasheet) | divergence | runs on | PP where it runs |", what)
-	for _, p := range a.Set.Platforms {
-		fmt.Fprintf(b, " %s |", p)
+	sheet := false
+	for _, e := range a.Efficiencies {
+		sheet = sheet || e.Datasheet != nil
 	}
-	b.WriteString("\n|---|---|---|---|---:|---:|---|" + strings.Repeat("---|", len(a.Set.Platforms)) + "\n")
+	cols := []string{what, "PP (app eff)", "PP (arch eff)"}
+	if sheet {
+		cols = append(cols, "PP (datasheet)")
+	}
+	cols = append(cols, "divergence", "runs on", "PP where it runs")
+	cols = append(cols, a.Set.Platforms...)
+	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 	for _, s := range scores {
 		div := "–"
 		if s.Divergence != nil {
 			div = fmt.Sprintf("%.2f", *s.Divergence)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %d/%d | %s |", s.Application, s.App, optString(s.Arch), optString(s.Datasheet), div,
-			s.RunsOn, len(s.On), s.Supported)
+		fmt.Fprintf(b, "| %s | %s | %s |", s.Application, s.App, optString(s.Arch))
+		if sheet {
+			fmt.Fprintf(b, " %s |", optString(s.Datasheet))
+		}
+		fmt.Fprintf(b, " %s | %d/%d | %s |", div, s.RunsOn, len(s.On), s.Supported)
 		for _, o := range s.On {
 			cell := o.Status
 			if o.Runs() {

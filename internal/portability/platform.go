@@ -9,7 +9,6 @@ import (
 const (
 	Measured        = "measured"          // kernel records of this platform exist
 	CompilesNotRun  = "compiles, not run" // cells built, none run (no such device here)
-	statusNotInSet  = "not in the platform set"
 	hostDeviceLabel = "host"
 )
 

@@ -19,7 +19,7 @@ const (
 	BuildFailed = "build failed"
 	NotBuilt    = "not built"            // skipped: a capability or pattern the toolchain lacks
 	NotRun      = "built, not run"       // on a measured platform, at this size
-	NoRecord    = "not built or not run" // the folder says nothing of the cell
+	NoRecord    = "no cell"              // neither a build row nor a record: the matrix has no such cell
 )
 
 // Score is the performance portability of one application solving one

@@ -57,5 +57,16 @@ func (a *Analysis) Write(dir string) error {
 	return nil
 }
 
+// WriteFolder analyzes the results folder dir over its measured platforms
+// (DefaultSet) and writes the page, the P3 CSVs and the figures into out.
+func WriteFolder(dir, out string, opts Options) (*Analysis, error) {
+	in, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	a := Analyze(in, DefaultSet(in), opts)
+	return a, a.Write(out)
+}
+
 // fileName makes a problem name a file name ("axpby@100" -> "axpby-100").
 func fileName(s string) string { return strings.NewReplacer("@", "-", "/", "-", " ", "-").Replace(s) }
