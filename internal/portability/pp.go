@@ -17,9 +17,9 @@ const (
 const (
 	Failed      = "failed verification" // ran; a trial was unverified or erred
 	BuildFailed = "build failed"
-	NotBuilt    = "not built"            // skipped: a capability or pattern the toolchain lacks
-	NotRun      = "built, not run"       // on a measured platform, at this size
-	NoRecord    = "no cell"              // neither a build row nor a record: the matrix has no such cell
+	NotBuilt    = "not built"      // skipped: a capability or pattern the toolchain lacks
+	NotRun      = "built, not run" // on a measured platform, at this size
+	NoRecord    = "no cell"        // neither a build row nor a record: the matrix has no such cell
 )
 
 // Score is the performance portability of one application solving one
