@@ -86,71 +86,23 @@ func ppInterval(effs []Interval) Interval {
 }
 
 // Scores computes PP over h for every problem, per variant and per
-// strategy: every application with a measurement of the problem, on any
-// platform, gets a score (0 when it ran on no platform of h).
+// strategy: every application with a measurement of the problem on any
+// platform, or a build row of its kernel, gets a score (0 when it runs on
+// no platform of h).
 func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
-	platforms := map[string]Platform{}
-	for _, p := range in.Platforms {
-		platforms[p.Name()] = p
-	}
-	type cell struct{ kernel, variant, toolchain string }
-	builds := map[cell]Build{}
-	type key struct {
-		problem           Problem
-		platform, variant string
-	}
-	byKey := map[key]*Efficiency{}
-	strategyOf := map[string]string{}
-	apps := map[Problem][]string{}
-	for i := range effs {
-		e := &effs[i]
-		byKey[key{e.Problem, e.Platform, e.Variant}] = e
-		strategyOf[e.Variant] = e.Strategy
-		apps[e.Problem] = appendNew(apps[e.Problem], e.Variant)
-	}
-	tried := map[string][]string{} // kernel -> variants of its build rows
-	for _, b := range in.Builds {
-		builds[cell{b.Kernel, b.Variant, b.Toolchain}] = b
-		tried[b.Kernel] = appendNew(tried[b.Kernel], b.Variant)
-		if strategyOf[b.Variant] == "" {
-			strategyOf[b.Variant] = b.Strategy
-		}
-	}
+	ix := newIndex(in, effs)
 	var out []Score
 	for _, prob := range in.problems() {
-		variants := appendNew(slices.Clone(apps[prob]), tried[prob.Kernel]...)
-		sort.Strings(variants)
+		variants := ix.variants(prob)
 		var strategies []string
 		for _, v := range variants {
-			strategies = appendNew(strategies, strategyOf[v])
+			strategies = appendNew(strategies, ix.strategyOf[v])
 		}
 		sort.Strings(strategies)
-		on := func(platform, v string) OnPlatform {
-			e := byKey[key{prob, platform, v}]
-			o := OnPlatform{Platform: platform, Variant: v, Status: NoRecord}
-			pf := platforms[platform]
-			b, built := builds[cell{prob.Kernel, v, pf.Toolchain}]
-			switch {
-			case e == nil && built && b.Status == build.Failed:
-				o.Status, o.Reason = BuildFailed, b.Reason
-			case e == nil && built && b.Status == build.Skipped:
-				o.Status, o.Reason = NotBuilt, b.Reason
-			case e == nil && pf.Status != Measured && pf.Status != "":
-				o.Status, o.Reason = pf.Status, pf.Reason
-			case e == nil && built:
-				o.Status = NotRun
-			case e == nil:
-			case e.OK:
-				o.Status, o.Eff = Measured, e
-			default:
-				o.Status = Failed
-			}
-			return o
-		}
 		for _, v := range variants {
-			s := Score{Problem: prob, Level: VariantLevel, Application: v, Strategy: strategyOf[v], Set: h.Name}
+			s := Score{Problem: prob, Level: VariantLevel, Application: v, Strategy: ix.strategyOf[v], Set: h.Name}
 			for _, p := range h.Platforms {
-				s.On = append(s.On, on(p, v))
+				s.On = append(s.On, ix.on(prob, p, v))
 			}
 			out = append(out, s.finish())
 		}
@@ -159,11 +111,7 @@ func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
 			for _, p := range h.Platforms {
 				var best OnPlatform
 				for _, v := range variants {
-					if strategyOf[v] != st {
-						continue
-					}
-					o := on(p, v)
-					if best.Platform == "" || better(o, best) {
+					if o := ix.on(prob, p, v); ix.strategyOf[v] == st && (best.Platform == "" || better(o, best)) {
 						best = o
 					}
 				}
@@ -176,6 +124,77 @@ func Scores(in Input, effs []Efficiency, h PlatformSet) []Score {
 		}
 	}
 	return out
+}
+
+// index finds what an application did on a platform.
+type index struct {
+	platforms  map[string]Platform
+	effs       map[measured]*Efficiency
+	builds     map[cell]Build
+	strategyOf map[string]string    // variant -> strategy
+	measured   map[Problem][]string // problem -> variants measured
+	tried      map[string][]string  // kernel -> variants of its build rows
+}
+
+type measured struct {
+	problem           Problem
+	platform, variant string
+}
+
+type cell struct{ kernel, variant, toolchain string }
+
+func newIndex(in Input, effs []Efficiency) *index {
+	ix := &index{platforms: map[string]Platform{}, effs: map[measured]*Efficiency{}, builds: map[cell]Build{},
+		strategyOf: map[string]string{}, measured: map[Problem][]string{}, tried: map[string][]string{}}
+	for _, p := range in.Platforms {
+		ix.platforms[p.Name()] = p
+	}
+	for i := range effs {
+		e := &effs[i]
+		ix.effs[measured{e.Problem, e.Platform, e.Variant}] = e
+		ix.strategyOf[e.Variant] = e.Strategy
+		ix.measured[e.Problem] = appendNew(ix.measured[e.Problem], e.Variant)
+	}
+	for _, b := range in.Builds {
+		ix.builds[cell{b.Kernel, b.Variant, b.Toolchain}] = b
+		ix.tried[b.Kernel] = appendNew(ix.tried[b.Kernel], b.Variant)
+		if ix.strategyOf[b.Variant] == "" {
+			ix.strategyOf[b.Variant] = b.Strategy
+		}
+	}
+	return ix
+}
+
+// variants is the applications of a problem, sorted.
+func (ix *index) variants(p Problem) []string {
+	out := appendNew(slices.Clone(ix.measured[p]), ix.tried[p.Kernel]...)
+	sort.Strings(out)
+	return out
+}
+
+// on is variant v on a platform: its efficiency, or why it has none.
+func (ix *index) on(prob Problem, platform, v string) OnPlatform {
+	o := OnPlatform{Platform: platform, Variant: v, Status: NoRecord}
+	if e := ix.effs[measured{prob, platform, v}]; e != nil {
+		o.Status = Failed
+		if e.OK {
+			o.Status, o.Eff = Measured, e
+		}
+		return o
+	}
+	pf := ix.platforms[platform]
+	b, built := ix.builds[cell{prob.Kernel, v, pf.Toolchain}]
+	switch {
+	case built && b.Status == build.Failed:
+		o.Status, o.Reason = BuildFailed, b.Reason
+	case built && b.Status == build.Skipped:
+		o.Status, o.Reason = NotBuilt, b.Reason
+	case pf.Status != Measured && pf.Status != "":
+		o.Status, o.Reason = pf.Status, pf.Reason
+	case built:
+		o.Status = NotRun
+	}
+	return o
 }
 
 // better reports whether o is a better choice of variant than b: one that
