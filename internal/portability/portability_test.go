@@ -144,6 +144,13 @@ func TestWrite(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
 	require.NoError(t, err)
+	again := t.TempDir()
+	require.NoError(t, Analyze(in, DefaultSet(in), opts).Write(again))
+	for _, f := range []string{MarkdownFile, P3File, P3StrategyFile, FiguresDir + "/cascade-k-100.svg"} {
+		x, _ := os.ReadFile(filepath.Join(dir, f))
+		y, _ := os.ReadFile(filepath.Join(again, f))
+		assert.Equal(t, string(x), string(y), "%s is the same every time", f)
+	}
 	assert.Contains(t, string(md), "Platform set H: measured platforms")
 	assert.Contains(t, string(md), "tcC on gfx90a (compiles, not run)")
 	// s1 runs v1 on A, v2 on B: {a, b} and {a, c} share 1 of 3 lines.
