@@ -115,7 +115,8 @@ func (m Measurement) gbpsText() string {
 // Measurements groups kernel records by (cell, size), keeping the last
 // record of each trial (field trial; absent is trial 0). salt seeds the
 // resampling together with the cell and size (runs compared with each other
-// must be resampled independently).
+// must be resampled independently); without one it seeds as the report's
+// tables do, so that results.csv shows their intervals.
 func Measurements(recs []Record, salt string) map[CellSize]Measurement {
 	type trialKey struct {
 		k     CellSize
@@ -151,7 +152,11 @@ func Measurements(recs []Record, salt string) map[CellSize]Measurement {
 			if m.Bytes <= 0 {
 				m.Bytes = m.Records[0].GBps * m.Records[0].MedianS * 1e9
 			}
-			m.Stats = stats.Measure(fmt.Sprintf("%s:%s@%d", salt, k.Cell, k.Size), times)
+			key := fmt.Sprintf("%s@%d", k.Cell, k.Size)
+			if salt != "" {
+				key = salt + ":" + key
+			}
+			m.Stats = stats.Measure(key, times)
 		}
 		out[k] = m
 	}

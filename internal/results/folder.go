@@ -211,9 +211,13 @@ func ReadJSONL(dir string) ([]Record, error) {
 	return out, errs.Err()
 }
 
-// CSVHeader is the column list of results.csv.
+// CSVHeader is the column list of results.csv. The all_trials_ columns are
+// the (cell, size) measurement over every trial, as tables.md shows it: GB/s
+// of the median of all repetitions, its 95% bootstrap interval, and the
+// minimum-traffic GB/s; empty where a trial failed.
 var CSVHeader = []string{"cell", "kernel", "variant", "strategy", "toolchain", "size", "reps", "median_s", "min_s",
-	"gbps", "gflops", "copy_gbps", "verified", "max_rel_err", "error"}
+	"gbps", "gflops", "copy_gbps", "verified", "max_rel_err", "error",
+	"trial", "gbps_min", "all_trials_gbps", "all_trials_gbps_lo", "all_trials_gbps_hi", "all_trials_gbps_min"}
 
 // WriteCSV writes results.csv from results.jsonl: a row per kernel record,
 // with the copy bandwidth measured by the same toolchain in the same run.
@@ -228,6 +232,13 @@ func WriteCSV(dir string) error {
 			copyBW[r.Toolchain] = r.GBps
 		}
 	}
+	var kernels []Record
+	for _, r := range recs {
+		if r.Kind == KindKernel {
+			kernels = append(kernels, r)
+		}
+	}
+	pooled := Measurements(kernels, "")
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write(CSVHeader)
@@ -244,10 +255,18 @@ func WriteCSV(dir string) error {
 		if r.MaxRelErr != nil {
 			maxErr = num(*r.MaxRelErr)
 		}
-		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Strategy, r.Toolchain,
+		all := make([]string, 4)
+		if m := pooled[r.Key()]; m.Stats != nil && m.Bytes > 0 {
+			all = []string{num(m.Bytes / m.Stats.Median / 1e9), num(m.Bytes / m.Stats.Hi / 1e9), num(m.Bytes / m.Stats.Lo / 1e9), ""}
+			if b := m.Records[0].BytesMin; b > 0 {
+				all[3] = num(b / m.Stats.Median / 1e9)
+			}
+		}
+		w.Write(append([]string{r.Cell, r.Kernel, r.Variant, r.Strategy, r.Toolchain,
 			strconv.FormatInt(r.Size, 10), strconv.Itoa(r.Reps),
 			num(r.MedianS), num(r.MinS), num(r.GBps), num(r.GFlops), cb,
-			strconv.FormatBool(r.Verified), maxErr, r.Error})
+			strconv.FormatBool(r.Verified), maxErr, r.Error,
+			strconv.Itoa(r.Unit().Trial), num(r.GBpsMin)}, all...))
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
