@@ -201,3 +201,8 @@ func ints(v []int64) string {
 	}
 	return "[" + strings.Join(s, ", ") + "]"
 }
+
+// DeviceQuerySource is the device query's source, relative to the
+// repository root: nvcc -O2 -o build/deviceprops harness/devicequery/deviceprops.cu
+// builds it with any CUDA >= 11; its output is ParseDeviceJSON's input.
+const DeviceQuerySource = "harness/devicequery/deviceprops.cu"
