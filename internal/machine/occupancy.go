@@ -27,11 +27,12 @@ type Occupancy struct {
 	Limiter string
 	// The bound each resource puts on blocks per SM (math.MaxInt: none).
 	ByWarps, ByRegisters, BySharedMemory, ByBlocks int
+
 	WarpsPerBlock     int
-	RegistersPerBlock int64 // allocated: per-warp rounding included
-	SharedPerBlock    int64 // allocated: the system's reserve and rounding included
-	ActiveWarps       int   // per SM
-	Fraction          float64
+	RegistersPerBlock int64   // allocated: per-warp rounding included
+	SharedPerBlock    int64   // allocated: the system's reserve and rounding included
+	ActiveWarps       int     // per SM
+	Fraction          float64 // ActiveWarps / max_warps_per_sm: the theoretical occupancy
 }
 
 // ErrNoRule: the model's vendor has no occupancy rule here (only NVIDIA's
