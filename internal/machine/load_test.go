@@ -134,3 +134,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// docs/machines.md explains every field a model may hold.
+func TestDocsNameEveryField(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "machines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{KindGPU, KindCPU} {
+		for _, f := range Fields(kind) {
+			if !strings.Contains(string(doc), "`"+f[0]+"`") {
+				t.Errorf("docs/machines.md does not explain %s field %q (%s)", kind, f[0], f[1])
+			}
+		}
+	}
+}

@@ -2,7 +2,12 @@ package machine
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -116,3 +121,94 @@ func TestMaxBlockThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestOccupancyMatchesCUDA compares Occupancy with NVIDIA's own calculator
+// (cuda_occupancy.h, header-only, compiled with g++) over a grid of
+// launches on every NVIDIA model; it is skipped where the CUDA headers are
+// missing.
+func TestOccupancyMatchesCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a C++ program")
+	}
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++")
+	}
+	bin := filepath.Join(t.TempDir(), "occcalc")
+	args := []string{"-O1", "-o", bin, filepath.Join("testdata", "occcalc.cpp")}
+	for _, dir := range []string{"/usr/local/cuda/include", os.Getenv("CUDA_HOME") + "/include"} {
+		if _, err := os.Stat(filepath.Join(dir, "cuda_occupancy.h")); err == nil {
+			args = append(args, "-I"+dir)
+		}
+	}
+	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+		t.Skipf("cuda_occupancy.h not found (CUDA headers missing): %s", firstLine(string(out)))
+	}
+	type launch struct {
+		threads, regs   int
+		static, dynamic int64
+		optIn           bool
+	}
+	var launches []launch
+	for _, threads := range []int{16, 32, 64, 96, 128, 160, 192, 256, 384, 512, 640, 768, 1024} {
+		for _, regs := range []int{0, 16, 24, 32, 37, 40, 48, 56, 64, 72, 96, 128, 168, 200, 255} {
+			for _, s := range []launch{{}, {static: 4096}, {dynamic: 10000}, {static: 16384, dynamic: 16384},
+				{dynamic: 49152}, {dynamic: 47104}, {dynamic: 70 << 10}, {dynamic: 70 << 10, optIn: true}, {static: 8192, dynamic: 100 << 10, optIn: true}} {
+				launches = append(launches, launch{threads, regs, s.static, s.dynamic, s.optIn})
+			}
+		}
+	}
+	var in strings.Builder
+	for _, l := range launches {
+		optIn := 0
+		if l.optIn {
+			optIn = 1
+		}
+		fmt.Fprintf(&in, "%d %d %d %d %d\n", l.threads, l.regs, l.static, l.dynamic, optIn)
+	}
+	for _, m := range loadShipped(t).Models {
+		if m.Vendor != "nvidia" {
+			continue
+		}
+		g := m.GPU
+		var major, minor int
+		fmt.Sscanf(m.Arch, "sm_%1d%1d", &major, &minor)
+		cmd := exec.Command(bin, strconv.Itoa(major), strconv.Itoa(minor))
+		for _, v := range []int64{g.MaxThreadsPerBlock, g.MaxThreadsPerSM, g.RegistersPerBlock, g.RegistersPerSM, g.WarpSize,
+			g.SharedMemoryPerBlockBytes, g.SharedMemoryPerSMBytes, g.SMCount, g.SharedMemoryPerBlockOptin, g.SharedMemoryReservedPerBlock} {
+			cmd.Args = append(cmd.Args, strconv.FormatInt(v, 10))
+		}
+		cmd.Stdin = strings.NewReader(in.String())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: occcalc: %v", m.Name, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != len(launches) {
+			t.Fatalf("%s: %d answers for %d launches", m.Name, len(lines), len(launches))
+		}
+		bad := 0
+		for i, l := range launches {
+			var want [5]int
+			if _, err := fmt.Sscanf(lines[i], "%d %d %d %d %d", &want[0], &want[1], &want[2], &want[3], &want[4]); err != nil {
+				t.Fatalf("%s: answer %q", m.Name, lines[i])
+			}
+			o, err := m.Occupancy(Launch{BlockThreads: l.threads, Registers: l.regs, StaticSharedBytes: l.static, DynamicSharedBytes: l.dynamic, SharedOptIn: l.optIn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := [5]int{o.BlocksPerSM, clampInt(o.ByRegisters), clampInt(o.BySharedMemory), o.ByWarps, o.ByBlocks}
+			if o.BlocksPerSM == 0 { // only the verdict: the calculator goes on counting the other bounds
+				got, want = [5]int{}, [5]int{want[0]}
+			}
+			if got != want && bad < 10 {
+				bad++
+				t.Errorf("%s %+v: got blocks/regs/smem/warps/blocks %v, cuda_occupancy.h %v", m.Name, l, got, want)
+			}
+		}
+	}
+}
+
+func clampInt(n int) int { return min(n, math.MaxInt32) }
+
+func firstLine(s string) string { return strings.SplitN(strings.TrimSpace(s), "\n", 2)[0] }
