@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/matrix"
 )
 
 // Doctor prints the toolchains found and why each cell is on or off.
@@ -31,6 +33,8 @@ func Doctor(p *Project, w io.Writer) {
 	for _, c := range cells {
 		state := "off"
 		switch {
+		case p.templateFails(c):
+			state = "error" // not a reason: a template to fix (generate and check fail)
 		case c.Runnable:
 			state, on, run = "run", on+1, run+1
 		case c.On:
@@ -53,4 +57,11 @@ func Doctor(p *Project, w io.Writer) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "%d cells: %d build, %d run here, %d off\n", len(cells), on, run, len(cells)-on)
+}
+
+// templateFails reports whether the cell's program fails to render.
+func (p *Project) templateFails(c *matrix.Cell) bool {
+	p.renderAll()
+	_, bad := p.renderErrs[matrix.SourcePath(c.Kernel, c.Variant)]
+	return bad
 }

@@ -32,7 +32,8 @@ type Project struct {
 
 	renderOnce sync.Once
 	rendered   map[string][]byte
-	failed     render.Failures // programs that do not render, by source path
+	failed     render.Failures // programs not made for a declared reason, by source path
+	renderErrs render.Errors   // programs whose templates fail, by source path
 }
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
@@ -128,13 +129,18 @@ func (p *Project) checkFilters() error {
 }
 
 // notFor says why a variant does not apply to a kernel: a pattern its backend
-// does not lower, or a program that does not render.
+// does not lower, a program not made for a declared reason, or a template
+// that fails (an error: Generate and Check fail, doctor says "error").
 func (p *Project) notFor(k *spec.Kernel, v *matrix.Variant) string {
 	if why := p.applies(k, v); why != "" {
 		return why
 	}
 	p.renderAll()
-	return p.failed[matrix.SourcePath(k, v)]
+	path := matrix.SourcePath(k, v)
+	if e, bad := p.renderErrs[path]; bad {
+		return "template error: " + e.Error()
+	}
+	return p.failed[path]
 }
 
 func (p *Project) applies(k *spec.Kernel, v *matrix.Variant) string {
@@ -157,18 +163,20 @@ func (p *Project) Jobs() []render.Job {
 }
 
 func (p *Project) renderAll() {
-	p.renderOnce.Do(func() { p.rendered, p.failed = p.Engine.All(p.Jobs(), p.ByName) })
+	p.renderOnce.Do(func() { p.rendered, p.failed, p.renderErrs = p.Engine.All(p.Jobs(), p.ByName) })
 }
 
-// Render renders every job in memory. A program that does not render is
-// left out (its cells are off with the reason, see RenderFailures).
+// Render renders every job in memory. A program not made for a declared
+// reason is left out (its cells are off with the reason, see
+// RenderFailures); the error lists every program whose templates fail,
+// positioned at the template line (the files of the others are returned).
 func (p *Project) Render() (map[string][]byte, error) {
 	p.renderAll()
 	files := make(map[string][]byte, len(p.rendered))
 	for k, v := range p.rendered {
 		files[k] = v
 	}
-	return files, nil
+	return files, p.renderErrs.Err()
 }
 
 // RenderFailures are the programs that did not render, by source path, with
@@ -203,15 +211,15 @@ func (p *Project) Sizes(k *spec.Kernel) []int64 {
 }
 
 // Generate renders all jobs and writes generated/, removing stale files.
+// When a template fails for any program, nothing is written or removed: the
+// error lists every failing program, and generated/ stays the last complete
+// rendering, so that a template edit never leaves it half of one state and
+// half of another, nor deletes the sources of the programs it broke.
 func Generate(p *Project) error {
 	files, err := p.Render()
 	if err != nil {
-		return err
-	}
-	if len(files) == 0 && len(p.failed) > 0 {
-		// a broken template, not one kernel a backend cannot lower: keep generated/
 		reportRenderFailures(p)
-		return fmt.Errorf("generate: no program rendered (%d failed); generated/ left as it was", len(p.failed))
+		return p.renderError("generate", "; nothing written, generated/ left as it was")
 	}
 	written, removed, err := render.Write(p.Cfg.Root, files)
 	if err != nil {
@@ -228,11 +236,12 @@ func Generate(p *Project) error {
 	return nil
 }
 
-// Check fails when generated/ differs from what the templates render.
+// Check fails when a template fails or generated/ differs from what the
+// templates render.
 func Check(p *Project) error {
 	files, err := p.Render()
 	if err != nil {
-		return err
+		return p.renderError("check", "")
 	}
 	if stale := render.Stale(p.Cfg.Root, files); len(stale) > 0 {
 		return fmt.Errorf("generated/ is stale (run: go run mage.go generate):\n  %s", strings.Join(stale, "\n  "))
@@ -255,8 +264,18 @@ func (p *Project) Templates() map[string][]byte {
 	return out
 }
 
-// reportRenderFailures lists the programs that did not render: their cells
-// are off with that reason; everything else was generated.
+// renderError is the error of a stage when templates fail: how many
+// programs, then each one's positioned error, one a line; nil when none.
+func (p *Project) renderError(stage, more string) error {
+	p.renderAll()
+	if err := p.renderErrs.Err(); err != nil {
+		return fmt.Errorf("%s: %d programs failed to render%s:\n%w", stage, len(p.renderErrs), more, err)
+	}
+	return nil
+}
+
+// reportRenderFailures lists the programs not made for a declared reason:
+// their cells are off with that reason.
 func reportRenderFailures(p *Project) {
 	for _, path := range slices.Sorted(maps.Keys(p.failed)) {
 		fmt.Fprintf(p.Cfg.Log, "  off %s: %s\n", path, p.failed[path])

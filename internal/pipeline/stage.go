@@ -301,6 +301,9 @@ type buildInfo struct {
 // Build compiles every selected cell that is on and updates build/manifest.json.
 func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	t0 := time.Now()
+	if err := p.renderError("build", ""); err != nil {
+		return nil, err
+	}
 	// A manifest that does not read is reported before anything is built.
 	if _, err := build.ReadManifest(p.Cfg.BuildDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err

@@ -6,11 +6,15 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -187,14 +191,55 @@ func (e *Engine) exec(name string, data any) (string, error) {
 	return buf.String(), nil
 }
 
-// Render renders the program of kernel k in variant v.
+// Render renders the program of kernel k in variant v. Its error is an *Off
+// when a check in Go declares that the program cannot be made, else a
+// diag.Error positioned at the template line that failed.
 func (e *Engine) Render(k *spec.Kernel, kernels map[string]*spec.Kernel, v *matrix.Variant) ([]byte, error) {
 	p := newProgram(e, k, kernels, v)
 	out, err := e.exec("program", p)
 	if err != nil {
-		return nil, fmt.Errorf("%s (variant %s): %w", k.File, v.ID, err)
+		var off *Off
+		if errors.As(err, &off) {
+			return nil, off
+		}
+		return nil, templateError(err, fmt.Sprintf("kernel %s, variant %s", k.Name, v.ID))
 	}
 	return []byte(tidy(out)), nil
+}
+
+// Off is a declared reason a program cannot be made, found by a check in Go
+// while it renders (a loop end omp-class cannot keep, a CSR argument a
+// host-data variant cannot map, a pattern the backend does not lower): its
+// cells are off with the reason. Every other error of rendering is a
+// template error, and an error of the pipeline.
+type Off struct{ Msg string }
+
+func (o *Off) Error() string { return o.Msg }
+
+func offf(format string, args ...any) error { return &Off{Msg: fmt.Sprintf(format, args...)} }
+
+// templatePos reads "<file>:<line>:<col>: <msg>" (or without the column),
+// the start of text/template's execution errors.
+var templatePos = regexp.MustCompile(`^(?s)(.+?):(\d+)(?::(\d+))?: (.*)$`)
+
+// templateError positions err at the innermost template that failed: a
+// hook's error reaches program.tmpl through the view's Lowered, Body and
+// Render calls, each execution wrapping it in another ExecError.
+func templateError(err error, program string) diag.Error {
+	msg := err.Error()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if x, ok := e.(template.ExecError); ok {
+			msg = x.Error()
+		}
+	}
+	msg = strings.TrimPrefix(msg, "template: ")
+	m := templatePos.FindStringSubmatch(msg)
+	if m == nil {
+		return diag.Error{Pos: diag.Pos{File: "program " + program}, Msg: msg}
+	}
+	line, _ := strconv.Atoi(m[2])
+	col, _ := strconv.Atoi(m[3])
+	return diag.Error{Pos: diag.Pos{File: m[1], Line: line, Col: col}, Msg: m[4] + " (" + program + ")"}
 }
 
 // tidy drops trailing spaces and runs of blank lines, so templates can be
@@ -224,47 +269,54 @@ type Job struct {
 	Variant *matrix.Variant
 }
 
-// Failures are the programs that did not render, by source path, each with
-// its reason: the cell is off for that reason (doctor, the build report),
-// and every other program still renders.
+// Failures are the programs not made for a declared reason (see Off), by
+// source path, each with its reason: the cell is off for that reason
+// (doctor, the build report), and every other program still renders.
 type Failures map[string]string
 
-// All renders every job. A job whose program does not render (a pattern the
-// backend cannot lower in this kernel, a template error for this kernel) is
-// left out of files and its reason put in failed; the others render.
-func (e *Engine) All(jobs []Job, kernels map[string]*spec.Kernel) (files map[string][]byte, failed Failures) {
-	files, failed = map[string][]byte{}, Failures{}
+// Errors are the programs whose templates failed to execute, by source path,
+// each positioned at the template line that failed.
+type Errors map[string]diag.Error
+
+// Err lists every failing program once, sorted by template position, then by
+// program; nil when none failed.
+func (e Errors) Err() error {
+	var l diag.List
+	for _, path := range slices.Sorted(maps.Keys(e)) {
+		l = append(l, e[path])
+	}
+	return l.Err()
+}
+
+// All renders every job. A program not made for a declared reason is left
+// out of files with its reason in off; a program whose templates fail is
+// left out of files with its error in errs. Every job is tried, so that
+// errs holds every failing program at once.
+func (e *Engine) All(jobs []Job, kernels map[string]*spec.Kernel) (files map[string][]byte, off Failures, errs Errors) {
+	files, off, errs = map[string][]byte{}, Failures{}, Errors{}
 	for _, j := range jobs {
 		path := matrix.SourcePath(j.Kernel, j.Variant)
-		if _, done := files[path]; done {
-			continue
-		}
-		if _, done := failed[path]; done {
+		_, done := files[path]
+		_, isOff := off[path]
+		_, failed := errs[path]
+		if done || isOff || failed {
 			continue
 		}
 		src, err := e.Render(j.Kernel, kernels, j.Variant)
-		if err != nil {
-			failed[path] = Reason(err)
-			continue
-		}
-		files[path] = src
-	}
-	return files, failed
-}
-
-// Reason is a render error as a cell's reason: the innermost message (the one
-// a view method gave, with the kernel's position) when the error went
-// through template execution, else the whole error.
-func Reason(err error) string {
-	msg := err.Error()
-	const marker = "error calling "
-	if i := strings.LastIndex(msg, marker); i >= 0 {
-		rest := msg[i+len(marker):]
-		if j := strings.Index(rest, ": "); j >= 0 {
-			return "cannot render: " + rest[j+2:]
+		var o *Off
+		var d diag.Error
+		switch {
+		case err == nil:
+			files[path] = src
+		case errors.As(err, &o):
+			off[path] = "cannot render: " + o.Msg
+		case errors.As(err, &d):
+			errs[path] = d
+		default:
+			errs[path] = diag.Error{Pos: diag.Pos{File: path}, Msg: err.Error()}
 		}
 	}
-	return "cannot render: " + msg
+	return files, off, errs
 }
 
 // Write writes files under root (paths are relative to it) only where their

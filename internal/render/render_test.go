@@ -2,14 +2,19 @@ package render_test
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -95,9 +100,67 @@ func TestMissingKeyIsAnError(t *testing.T) {
 	p := load(t)
 	k := p.ByName["axpby"]
 	_, err = e.Render(k, p.ByName, p.Variants[0])
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "can't evaluate field NoSuchField")
-	assert.Contains(t, err.Error(), "program.tmpl:1:")
+	var d diag.Error
+	require.ErrorAs(t, err, &d, "a template error, not a declared reason")
+	assert.Equal(t, diag.Pos{File: filepath.Join(dir, "program.tmpl"), Line: 1, Col: 32}, d.Pos) // text/template's column: the failing field
+	assert.Contains(t, d.Msg, "can't evaluate field NoSuchField")
+	assert.Contains(t, d.Msg, "(kernel axpby, variant "+p.Variants[0].ID+")")
+}
+
+// A partial that fails inside a hook is positioned at the partial's line and
+// column, however deep the hook is in program.tmpl's calls, and is an error
+// of every program it reaches, never a reason for its cells to be off.
+func TestHookErrorIsPositionedAtThePartial(t *testing.T) {
+	p := load(t)
+	for _, c := range []struct{ name, old, new, want string }{
+		{"unknown field", "for (int64_t {{ .Index }} = ", "for (int64_t {{ .Stride }} = ",
+			`:4:16: executing "backend/serial/range_for" at <.Stride>: can't evaluate field Stride in type *render.Node (kernel axpby, variant serial)`},
+		{"undefined template", "{{ .Body | indent 2 }}", `{{ template "backend/serial/nope" . }}`,
+			`:5:12: executing "backend/serial/range_for" at <{{template "backend/serial/nope" .}}>: template "backend/serial/nope" not defined (kernel axpby, variant serial)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyTemplates(t)
+			partial := filepath.Join(dir, "backends", "serial", "patterns.tmpl")
+			src, err := os.ReadFile(partial)
+			require.NoError(t, err)
+			require.Contains(t, string(src), c.old)
+			require.NoError(t, os.WriteFile(partial, []byte(strings.Replace(string(src), c.old, c.new, 1)), 0o644))
+			e, err := render.Load(dir)
+			require.NoError(t, err)
+			_, err = e.Render(p.ByName["axpby"], p.ByName, variant(t, p, "serial"))
+			var off *render.Off
+			assert.False(t, errors.As(err, &off), "a template error reads as a declared reason: %v", err)
+			var d diag.Error
+			require.ErrorAs(t, err, &d)
+			assert.Equal(t, partial+c.want, d.Error())
+
+			files, offs, errs := e.All([]render.Job{
+				{Kernel: p.ByName["axpby"], Variant: variant(t, p, "serial")},
+				{Kernel: p.ByName["axpby"], Variant: variant(t, p, "omp-raw")},
+			}, p.ByName)
+			assert.Empty(t, offs)
+			assert.Contains(t, files, "generated/axpby/omp-raw.cpp")
+			assert.Equal(t, []string{"generated/axpby/serial.cpp"}, slices.Collect(maps.Keys(errs)))
+			assert.Equal(t, partial+c.want, errs.Err().Error())
+		})
+	}
+}
+
+func variant(t *testing.T, p *pipeline.Project, id string) *matrix.Variant {
+	for _, v := range p.Variants {
+		if v.ID == id {
+			return v
+		}
+	}
+	t.Fatalf("no variant %s", id)
+	return nil
+}
+
+// copyTemplates copies templates/ into a temporary directory.
+func copyTemplates(t *testing.T) string {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join(root, "templates"))))
+	return dir
 }
 
 // omp-class keeps the trip count in a data member; a kernel whose loop end is
@@ -120,8 +183,9 @@ tolerance: 1e-15
 	for _, v := range p.Variants {
 		if v.ID == "omp-class" {
 			_, err := p.Engine.Render(k, p.ByName, v)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), `scale.yaml:6:11: omp-class keeps the trip count in a data member: the loop end "n / 2" must be a scalar parameter`)
+			var off *render.Off
+			require.ErrorAs(t, err, &off, "a declared reason: the cell is off")
+			assert.Equal(t, `scale.yaml:6:11: omp-class keeps the trip count in a data member: the loop end "n / 2" must be a scalar parameter`, off.Msg)
 		}
 	}
 }

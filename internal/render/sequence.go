@@ -77,7 +77,7 @@ func (f *Func) maps(motion map[string]string) (string, error) {
 	for _, a := range f.args {
 		switch {
 		case a.Type == "csr":
-			return "", fmt.Errorf("%s: %s maps arrays only; CSR argument %q is not mapped", a.Pos, f.p.Variant.ID, a.Name)
+			return "", offf("%s: %s maps arrays only; CSR argument %q is not mapped", a.Pos, f.p.Variant.ID, a.Name)
 		case a.IsArray():
 			m := motion[a.Intent]
 			by[m] = append(by[m], fmt.Sprintf("%s[0:%s]", a.Name, a.Extent))

@@ -280,7 +280,7 @@ func (n *Node) Render() (string, error) {
 	p := n.f.p
 	tmpl, ok := p.e.hookName(p.Backend, n.Hook())
 	if !ok {
-		return "", fmt.Errorf("%s: backend %s does not lower %s", n.Pos, p.Backend, n.Hook())
+		return "", offf("%s: backend %s does not lower %s", n.Pos, p.Backend, n.Hook())
 	}
 	out, err := p.e.exec(tmpl, n)
 	if err == nil && n.Kind == "atomic_add" && n.Cond != "" {
@@ -323,7 +323,7 @@ func (n *Node) ClassMember() (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("%s: omp-class keeps the trip count in a data member: the loop end %q must be a scalar parameter", n.Pos, n.End)
+	return "", offf("%s: omp-class keeps the trip count in a data member: the loop end %q must be a scalar parameter", n.Pos, n.End)
 }
 
 // ClassParams is the function's parameter list without the class member.
