@@ -1,0 +1,315 @@
+package depend
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/loopnest"
+)
+
+// A corpus file (testdata/*.yaml) is a loop-nest program, the parameter
+// values to enumerate it at (sizes, optional), and for textbook cases the
+// answers the analysis must give exactly (expect).
+type corpusCase struct {
+	file   string
+	doc    string
+	prog   *loopnest.Program
+	sizes  [][]int64
+	expect map[string][][]string // parallel, reduction, sequential: [[id]]; fusable, ...: [[a, b]]
+}
+
+var expectKeys = []string{"parallel", "reduction", "sequential", "fusable", "not_fusable", "interchange", "no_interchange"}
+
+func loadCorpus(t *testing.T) []*corpusCase {
+	files, _ := filepath.Glob("testdata/*.yaml")
+	var errs diag.List
+	var out []*corpusCase
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := diag.ParseYAML(file, data, &errs)
+		if root == nil {
+			continue
+		}
+		d := diag.Decoder{File: file, Errs: &errs}
+		f := d.Fields(root, "corpus case", "doc", "sizes", "loops", "expect")
+		c := &corpusCase{file: file, doc: d.String(f["doc"], "doc"), prog: loopnest.Decode(d, f["loops"]), expect: map[string][][]string{}}
+		for _, s := range d.Seq(f["sizes"], "sizes") {
+			c.sizes = append(c.sizes, d.Ints(s, "size"))
+		}
+		ef := d.Fields(f["expect"], "expect", expectKeys...)
+		for _, k := range expectKeys {
+			for _, item := range d.Seq(ef[k], k) {
+				if item.Kind == yaml.SequenceNode {
+					c.expect[k] = append(c.expect[k], d.Strings(item, k))
+				} else {
+					c.expect[k] = append(c.expect[k], []string{d.String(item, k)})
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	if err := errs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// defaultSizes: every parameter over a few small values, jointly.
+func defaultSizes(params int) [][]int64 {
+	values := [][]int64{nil, {1, 2, 3, 4, 6}, {1, 2, 3, 5}, {1, 2, 4}}[min(params, 3)]
+	out := [][]int64{{}}
+	for range params {
+		var next [][]int64
+		for _, prefix := range out {
+			for _, v := range values {
+				next = append(next, append(append([]int64(nil), prefix...), v))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// event is one access of one statement instance in a sequential run.
+type event struct {
+	acc  *loopnest.Access
+	seq  int // instance number in program order
+	iter []int64
+}
+
+// truth is what enumeration found over every size.
+type truth struct {
+	carried    map[*loopnest.Loop]bool // carries a dependence that is not a reduction over it
+	carriedAny map[*loopnest.Loop]bool // carries any dependence
+	fusionBad  map[int]bool            // index in Result.Fusions: refuted
+	swapBad    map[int]bool            // index in Result.Interchanges: refuted
+}
+
+// TestCorpus checks the analysis against brute force: every dependence an
+// enumeration of the iteration space finds must be among the analysis'
+// (source and sink access, direction vector, constant distance), so no loop,
+// fusion or interchange the analysis allows is refuted; textbook cases must
+// give exactly the expected answers.
+func TestCorpus(t *testing.T) {
+	cases := loadCorpus(t)
+	if len(cases) < 40 {
+		t.Errorf("corpus has %d nests, want at least 40", len(cases))
+	}
+	var loops, imprecise, fusionsIllegal, fusionsImprecise, swapsIllegal, swapsImprecise int
+	for _, c := range cases {
+		res := Analyze(c.prog)
+		sizes := c.sizes
+		if sizes == nil {
+			sizes = defaultSizes(len(c.prog.Params))
+		}
+		tr := truth{carried: map[*loopnest.Loop]bool{}, carriedAny: map[*loopnest.Loop]bool{}, fusionBad: map[int]bool{}, swapBad: map[int]bool{}}
+		for _, size := range sizes {
+			if len(size) != len(c.prog.Params) {
+				t.Fatalf("%s: size %v for parameters %v", c.file, size, c.prog.Params)
+			}
+			params := map[string]int64{}
+			for i, p := range c.prog.Params {
+				params[p] = size[i]
+			}
+			if err := enumerate(c.prog, params, res, &tr); err != nil {
+				t.Errorf("%s at %v: %v", c.file, params, err)
+			}
+		}
+		for _, v := range res.Loops {
+			loops++
+			switch {
+			case v.Parallel && !v.Reduction && tr.carriedAny[v.Loop]:
+				t.Errorf("%s: loop %s called parallel, enumeration finds a dependence it carries", c.file, v.Loop.ID)
+			case v.Reduction && tr.carried[v.Loop]:
+				t.Errorf("%s: loop %s called a reduction, enumeration finds a dependence that is not one", c.file, v.Loop.ID)
+			case !v.Parallel && !tr.carried[v.Loop]:
+				imprecise++
+				t.Logf("imprecise: %s: loop %s called sequential, no size enumerated shows a carried dependence", c.file, v.Loop.ID)
+			}
+		}
+		for i, f := range res.Fusions {
+			switch {
+			case f.Legal && tr.fusionBad[i]:
+				t.Errorf("%s: fusing %s and %s called legal, enumeration refutes it", c.file, f.First.ID, f.Second.ID)
+			case !f.Legal && !tr.fusionBad[i]:
+				fusionsImprecise++
+				t.Logf("imprecise: %s: fusing %s and %s called illegal, no size refutes it", c.file, f.First.ID, f.Second.ID)
+			}
+			if !f.Legal {
+				fusionsIllegal++
+			}
+		}
+		for i, x := range res.Interchanges {
+			switch {
+			case x.Legal && tr.swapBad[i]:
+				t.Errorf("%s: interchanging %s and %s called legal, enumeration refutes it", c.file, x.Outer.ID, x.Inner.ID)
+			case !x.Legal && !tr.swapBad[i]:
+				swapsImprecise++
+				t.Logf("imprecise: %s: interchanging %s and %s called illegal, no size refutes it", c.file, x.Outer.ID, x.Inner.ID)
+			}
+			if !x.Legal {
+				swapsIllegal++
+			}
+		}
+		checkExpect(t, c, res)
+	}
+	t.Logf("%d nests, %d loops: %d called sequential without a carried dependence at the enumerated sizes; "+
+		"fusions: %d illegal, %d of them unrefuted; interchanges: %d illegal, %d of them unrefuted",
+		len(cases), loops, imprecise, fusionsIllegal, fusionsImprecise, swapsIllegal, swapsImprecise)
+}
+
+// enumerate runs prog at params, finds every pair of accesses to one
+// element (one a write, in different instances) and checks it against res.
+func enumerate(prog *loopnest.Program, params map[string]int64, res *Result, tr *truth) error {
+	byAddr := map[string][]event{}
+	seq := 0
+	prog.Walk(params, func(in loopnest.Instance) {
+		for _, a := range in.Stmt.Accesses {
+			key := fmt.Sprint(a.Array.Name, a.Address(params, in.Iter))
+			byAddr[key] = append(byAddr[key], event{acc: a, seq: seq, iter: slices.Clone(in.Iter)})
+		}
+		seq++
+	})
+	deps := map[[2]*loopnest.Access][]*Dep{}
+	for _, d := range res.Deps {
+		k := [2]*loopnest.Access{d.Src, d.Sink}
+		deps[k] = append(deps[k], d)
+	}
+	var problems []string
+	for _, events := range byAddr {
+		for i, x := range events {
+			for _, y := range events[i+1:] {
+				if x.seq == y.seq || !(x.acc.Write || y.acc.Write) {
+					continue
+				}
+				if msg := checkPair(x, y, deps, res, tr); msg != "" && len(problems) < 5 {
+					problems = append(problems, msg)
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+func checkPair(x, y event, deps map[[2]*loopnest.Access][]*Dep, res *Result, tr *truth) string {
+	xs, ys := x.acc.Stmt.Loops, y.acc.Stmt.Loops
+	var common []*loopnest.Loop
+	for k := 0; k < len(xs) && k < len(ys) && xs[k] == ys[k]; k++ {
+		common = append(common, xs[k])
+	}
+	dirs := make([]Dir, len(common))
+	carrier := -1
+	for k := range common {
+		switch {
+		case y.iter[k] > x.iter[k]:
+			dirs[k] = Lt
+		case y.iter[k] < x.iter[k]:
+			dirs[k] = Gt
+		default:
+			dirs[k] = Eq
+		}
+		if carrier < 0 && dirs[k] != Eq {
+			carrier = k
+		}
+	}
+	red := reduction(x.acc, y.acc)
+	if carrier >= 0 {
+		l := common[carrier]
+		tr.carriedAny[l] = true
+		if !red || usesIndex(x.acc, l) || usesIndex(y.acc, l) {
+			tr.carried[l] = true
+		}
+	}
+	for i, f := range res.Fusions {
+		k := f.First.Depth
+		if !red && f.First.Encloses(x.acc.Stmt) && f.Second.Encloses(y.acc.Stmt) && slices.Equal(x.iter[:k], y.iter[:k]) && y.iter[k] < x.iter[k] {
+			tr.fusionBad[i] = true
+		}
+	}
+	for i, s := range res.Interchanges {
+		if red || !s.Inner.Encloses(x.acc.Stmt) || !s.Inner.Encloses(y.acc.Stmt) {
+			continue
+		}
+		swapped := slices.Clone(dirs)
+		swapped[s.Outer.Depth], swapped[s.Inner.Depth] = swapped[s.Inner.Depth], swapped[s.Outer.Depth]
+		if j := slices.IndexFunc(swapped, func(d Dir) bool { return d != Eq }); j >= 0 && swapped[j] == Gt {
+			tr.swapBad[i] = true
+		}
+	}
+	for _, d := range deps[[2]*loopnest.Access{x.acc, y.acc}] {
+		if !slices.Equal(d.Dirs, dirs) {
+			continue
+		}
+		for k, dist := range d.Dists {
+			if dist.Known && dist.Value != y.iter[k]-x.iter[k] {
+				return fmt.Sprintf("%s: distance on %s is %d in %v -> %v", d, common[k].ID, y.iter[k]-x.iter[k], x.iter, y.iter)
+			}
+		}
+		return ""
+	}
+	return fmt.Sprintf("missed: %s %s (%s) %v -> %s (%s) %v, direction %v", kind(x.acc, y.acc), x.acc.Text, x.acc.Stmt.Name, x.iter,
+		y.acc.Text, y.acc.Stmt.Name, y.iter, dirs)
+}
+
+func checkExpect(t *testing.T, c *corpusCase, res *Result) {
+	loop := func(id string) *loopnest.Loop {
+		l := c.prog.LoopByID(id)
+		if l == nil {
+			t.Errorf("%s: expect names loop %q, which does not exist", c.file, id)
+		}
+		return l
+	}
+	for _, want := range []string{"parallel", "reduction", "sequential"} {
+		for _, ids := range c.expect[want] {
+			l := loop(ids[0])
+			if l == nil {
+				continue
+			}
+			v := res.Verdict(l)
+			got := map[bool]string{true: "parallel", false: "sequential"}[v.Parallel]
+			if v.Reduction {
+				got = "reduction"
+			}
+			if got != want {
+				t.Errorf("%s: loop %s: got %s, want %s", c.file, l.ID, got, want)
+			}
+		}
+	}
+	for _, want := range []string{"fusable", "not_fusable"} {
+		for _, ids := range c.expect[want] {
+			a, b := loop(ids[0]), loop(ids[len(ids)-1])
+			i := slices.IndexFunc(res.Fusions, func(f Fusion) bool { return f.First == a && f.Second == b })
+			switch {
+			case i < 0:
+				t.Errorf("%s: %s and %s are not adjacent loops", c.file, ids[0], ids[len(ids)-1])
+			case res.Fusions[i].Legal != (want == "fusable"):
+				t.Errorf("%s: fusing %s and %s: legal %v, want %s", c.file, a.ID, b.ID, res.Fusions[i].Legal, want)
+			}
+		}
+	}
+	for _, want := range []string{"interchange", "no_interchange"} {
+		for _, ids := range c.expect[want] {
+			a, b := loop(ids[0]), loop(ids[len(ids)-1])
+			i := slices.IndexFunc(res.Interchanges, func(x Interchange) bool { return x.Outer == a && x.Inner == b })
+			switch {
+			case i < 0:
+				t.Errorf("%s: %s and %s are not loops of one perfect nest", c.file, ids[0], ids[len(ids)-1])
+			case res.Interchanges[i].Legal != (want == "interchange"):
+				t.Errorf("%s: interchanging %s and %s: legal %v, want %s", c.file, a.ID, b.ID, res.Interchanges[i].Legal, want)
+			}
+		}
+	}
+}
