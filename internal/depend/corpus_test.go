@@ -105,67 +105,105 @@ func TestCorpus(t *testing.T) {
 	if len(cases) < 40 {
 		t.Errorf("corpus has %d nests, want at least 40", len(cases))
 	}
-	var loops, imprecise, fusionsIllegal, fusionsImprecise, swapsIllegal, swapsImprecise int
+	var total precision
 	for _, c := range cases {
 		res := Analyze(c.prog)
-		sizes := c.sizes
-		if sizes == nil {
-			sizes = defaultSizes(len(c.prog.Params))
-		}
-		tr := truth{carried: map[*loopnest.Loop]bool{}, carriedAny: map[*loopnest.Loop]bool{}, fusionBad: map[int]bool{}, swapBad: map[int]bool{}}
-		for _, size := range sizes {
-			if len(size) != len(c.prog.Params) {
-				t.Fatalf("%s: size %v for parameters %v", c.file, size, c.prog.Params)
-			}
-			params := map[string]int64{}
-			for i, p := range c.prog.Params {
-				params[p] = size[i]
-			}
-			if err := enumerate(c.prog, params, res, &tr); err != nil {
-				t.Errorf("%s at %v: %v", c.file, params, err)
-			}
-		}
-		for _, v := range res.Loops {
-			loops++
-			switch {
-			case v.Parallel && !v.Reduction && tr.carriedAny[v.Loop]:
-				t.Errorf("%s: loop %s called parallel, enumeration finds a dependence it carries", c.file, v.Loop.ID)
-			case v.Reduction && tr.carried[v.Loop]:
-				t.Errorf("%s: loop %s called a reduction, enumeration finds a dependence that is not one", c.file, v.Loop.ID)
-			case !v.Parallel && !tr.carried[v.Loop]:
-				imprecise++
-				t.Logf("imprecise: %s: loop %s called sequential, no size enumerated shows a carried dependence", c.file, v.Loop.ID)
-			}
-		}
-		for i, f := range res.Fusions {
-			switch {
-			case f.Legal && tr.fusionBad[i]:
-				t.Errorf("%s: fusing %s and %s called legal, enumeration refutes it", c.file, f.First.ID, f.Second.ID)
-			case !f.Legal && !tr.fusionBad[i]:
-				fusionsImprecise++
-				t.Logf("imprecise: %s: fusing %s and %s called illegal, no size refutes it", c.file, f.First.ID, f.Second.ID)
-			}
-			if !f.Legal {
-				fusionsIllegal++
-			}
-		}
-		for i, x := range res.Interchanges {
-			switch {
-			case x.Legal && tr.swapBad[i]:
-				t.Errorf("%s: interchanging %s and %s called legal, enumeration refutes it", c.file, x.Outer.ID, x.Inner.ID)
-			case !x.Legal && !tr.swapBad[i]:
-				swapsImprecise++
-				t.Logf("imprecise: %s: interchanging %s and %s called illegal, no size refutes it", c.file, x.Outer.ID, x.Inner.ID)
-			}
-			if !x.Legal {
-				swapsIllegal++
-			}
-		}
+		total.add(bruteForce(t, c.file, res, c.sizes, true))
 		checkExpect(t, c, res)
 	}
-	t.Logf("%d nests, %d loops: %d called sequential without a carried dependence at the enumerated sizes; "+
+	t.Logf("%d nests: %s", len(cases), total)
+}
+
+// precision counts the verdicts the analysis makes conservatively: called
+// sequential or illegal where no enumerated size shows why.
+type precision struct {
+	loops, imprecise                 int
+	fusionsIllegal, fusionsImprecise int
+	swapsIllegal, swapsImprecise     int
+}
+
+func (p *precision) add(q precision) {
+	p.loops += q.loops
+	p.imprecise += q.imprecise
+	p.fusionsIllegal += q.fusionsIllegal
+	p.fusionsImprecise += q.fusionsImprecise
+	p.swapsIllegal += q.swapsIllegal
+	p.swapsImprecise += q.swapsImprecise
+}
+
+func (p precision) String() string {
+	return fmt.Sprintf("%d loops, %d called sequential without a carried dependence at the enumerated sizes; "+
 		"fusions: %d illegal, %d of them unrefuted; interchanges: %d illegal, %d of them unrefuted",
-		len(cases), loops, imprecise, fusionsIllegal, fusionsImprecise, swapsIllegal, swapsImprecise)
+		p.loops, p.imprecise, p.fusionsIllegal, p.fusionsImprecise, p.swapsIllegal, p.swapsImprecise)
+}
+
+// bruteForce enumerates res.Program at each size (nil: defaultSizes) and
+// fails t where the analysis is refuted; logs imprecise verdicts if asked.
+func bruteForce(t *testing.T, name string, res *Result, sizes [][]int64, logImprecise bool) precision {
+	t.Helper()
+	prog := res.Program
+	if sizes == nil {
+		sizes = defaultSizes(len(prog.Params))
+	}
+	tr := truth{carried: map[*loopnest.Loop]bool{}, carriedAny: map[*loopnest.Loop]bool{}, fusionBad: map[int]bool{}, swapBad: map[int]bool{}}
+	for _, size := range sizes {
+		if len(size) != len(prog.Params) {
+			t.Fatalf("%s: size %v for parameters %v", name, size, prog.Params)
+		}
+		params := map[string]int64{}
+		for i, p := range prog.Params {
+			params[p] = size[i]
+		}
+		if !prog.Holds(params) {
+			continue // outside the program's assumptions
+		}
+		if err := enumerate(prog, params, res, &tr); err != nil {
+			t.Errorf("%s at %v: %v", name, params, err)
+		}
+	}
+	logf := func(format string, args ...any) {
+		if logImprecise {
+			t.Logf(format, args...)
+		}
+	}
+	var p precision
+	for _, v := range res.Loops {
+		p.loops++
+		switch {
+		case v.Parallel && !v.Reduction && tr.carriedAny[v.Loop]:
+			t.Errorf("%s: loop %s called parallel, enumeration finds a dependence it carries", name, v.Loop.ID)
+		case v.Reduction && tr.carried[v.Loop]:
+			t.Errorf("%s: loop %s called a reduction, enumeration finds a dependence that is not one", name, v.Loop.ID)
+		case !v.Parallel && !tr.carried[v.Loop]:
+			p.imprecise++
+			logf("imprecise: %s: loop %s called sequential, no size enumerated shows a carried dependence", name, v.Loop.ID)
+		}
+	}
+	for i, f := range res.Fusions {
+		switch {
+		case f.Legal && tr.fusionBad[i]:
+			t.Errorf("%s: fusing %s and %s called legal, enumeration refutes it", name, f.First.ID, f.Second.ID)
+		case !f.Legal && !tr.fusionBad[i]:
+			p.fusionsImprecise++
+			logf("imprecise: %s: fusing %s and %s called illegal, no size refutes it", name, f.First.ID, f.Second.ID)
+		}
+		if !f.Legal {
+			p.fusionsIllegal++
+		}
+	}
+	for i, x := range res.Interchanges {
+		switch {
+		case x.Legal && tr.swapBad[i]:
+			t.Errorf("%s: interchanging %s and %s called legal, enumeration refutes it", name, x.Outer.ID, x.Inner.ID)
+		case !x.Legal && !tr.swapBad[i]:
+			p.swapsImprecise++
+			logf("imprecise: %s: interchanging %s and %s called illegal, no size refutes it", name, x.Outer.ID, x.Inner.ID)
+		}
+		if !x.Legal {
+			p.swapsIllegal++
+		}
+	}
+	return p
 }
 
 // enumerate runs prog at params, finds every pair of accesses to one

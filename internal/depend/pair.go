@@ -28,6 +28,11 @@ func newPair(p *loopnest.Program, x, y *loopnest.Access, fusedX, fusedY *loopnes
 	n := len(p.Params) + len(xs) + len(ys) + 1
 	pr.t = n - 1
 	s := newSystem(n)
+	for _, a := range p.Assume {
+		r := s.row()
+		pr.add(r, 0, a, 1)
+		s.geqs = append(s.geqs, r)
+	}
 	pr.domain(s, 0)
 	pr.domain(s, 1)
 	for i := range x.Subs {
@@ -118,10 +123,9 @@ func (pr *pair) direct(s *system, kx, ky int, d Dir) {
 // distance is y's iteration minus x's at the depths, if constant.
 func (pr *pair) distance(s *system, kx, ky int) Distance {
 	c := s.clone()
-	up, down := c.row(), c.row() // t - (y - x) >= 0 and (y - x) - t >= 0
-	up[pr.t], up[pr.col(1, ky)], up[pr.col(0, kx)] = 1, -1, 1
-	down[pr.t], down[pr.col(1, ky)], down[pr.col(0, kx)] = -1, 1, -1
-	c.geqs = append(c.geqs, up, down)
+	r := c.row() // t - (y - x) == 0
+	r[pr.t], r[pr.col(1, ky)], r[pr.col(0, kx)] = 1, -1, 1
+	c.eqs = append(c.eqs, r)
 	lo, hi, hasLo, hasHi, ok := c.bounds(pr.t)
 	if ok && hasLo && hasHi && lo == hi {
 		return Distance{Known: true, Value: lo}

@@ -17,13 +17,13 @@ type system struct {
 	n    int
 	eqs  [][]int64
 	geqs [][]int64
-	keep int // the variable eliminate projects onto, never in an equality; -1: none
+	keep int // the variable eliminate projects onto, never solved for; -1: none
 }
 
 // limits beyond which the solver gives up and answers "feasible".
 const (
 	maxCoef = 1 << 40
-	maxRows = 4000
+	maxRows = 1000
 )
 
 func newSystem(n int) *system { return &system{n: n, keep: -1} }
@@ -49,7 +49,7 @@ func (s *system) feasible() bool {
 
 // bounds projects s onto variable v: the integer range [lo, hi] that
 // contains v in every solution (hasLo, hasHi false when unbounded), and
-// false when s has no integer solution. v must not appear in an equality.
+// false when s has no integer solution.
 func (s *system) bounds(v int) (lo, hi int64, hasLo, hasHi, ok bool) {
 	ok, rows := s.clone().eliminate(v)
 	if !ok {
@@ -122,17 +122,21 @@ func (s *system) solveEqualities() bool {
 		}
 		unit, small := -1, -1
 		for i, a := range e[:s.n] {
+			if a == 0 || i == s.keep {
+				continue // keep's meaning must not change: never solve for it
+			}
 			if a == 1 || a == -1 {
 				unit = i
 				break
 			}
-			if a != 0 && (small < 0 || abs(a) < abs(e[small])) {
+			if small < 0 || abs(a) < abs(e[small]) {
 				small = i
 			}
 		}
-		if unit < 0 {
+		if unit < 0 && small >= 0 && !s.onlyOther(e, small) {
 			// x_small = y - q*x_j for each other j: a unimodular change of
-			// variables that leaves a_j mod a_small in this row.
+			// variables that leaves a_j mod a_small in this row (x_j keeps
+			// its meaning, so j may be keep).
 			k := small
 			for j, a := range e[:s.n] {
 				if j == k || a == 0 {
@@ -141,6 +145,17 @@ func (s *system) solveEqualities() bool {
 				q := floorDiv(a, e[k])
 				s.columnOp(j, k, q)
 			}
+			continue
+		}
+		if unit < 0 {
+			// Only keep and one other variable, no unit coefficient: keep
+			// it as two inequalities (rational, so conservative).
+			s.eqs = s.eqs[:len(s.eqs)-1]
+			neg := make([]int64, len(e))
+			for i := range e {
+				neg[i] = -e[i]
+			}
+			s.geqs = append(s.geqs, e, neg)
 			continue
 		}
 		s.eqs = s.eqs[:len(s.eqs)-1]
@@ -156,6 +171,18 @@ func (s *system) solveEqualities() bool {
 		}
 	}
 	return true
+}
+
+// onlyOther reports whether e's only non-zero coefficients besides k's are
+// keep's, and k's cannot shrink further by reducing keep's (keep's is
+// already smaller in magnitude, or zero).
+func (s *system) onlyOther(e []int64, k int) bool {
+	for i, a := range e[:s.n] {
+		if i != k && i != s.keep && a != 0 {
+			return false
+		}
+	}
+	return s.keep < 0 || e[s.keep] == 0 || abs(e[s.keep]) < abs(e[k])
 }
 
 // columnOp replaces column j by column j - q*column k in every row.

@@ -7,6 +7,7 @@ package loopnest
 import (
 	"go/ast"
 	"go/parser"
+	"go/token"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,6 +22,9 @@ import (
 // and arrays.
 type Program struct {
 	Params []string
+	// Assume are facts about the parameters (each Affine >= 0), e.g. from
+	// `assume: [n >= 1, m <= n]`; without them parameters are any integers.
+	Assume []Affine
 	Arrays []*Array
 	Body   []Node
 	Loops  []*Loop // every loop, in textual order
@@ -113,7 +117,7 @@ func Parse(file string, data []byte, errs *diag.List) *Program {
 
 // Decode reads the value of a `loops:` field: params, arrays and body.
 func Decode(d diag.Decoder, n *yaml.Node) *Program {
-	f := d.Fields(n, "loops", "params", "arrays", "body")
+	f := d.Fields(n, "loops", "params", "assume", "arrays", "body")
 	p := &Program{Pos: d.Pos(n)}
 	if n == nil || !d.Require(n, f, "loops", "arrays", "body") {
 		return p
@@ -130,6 +134,13 @@ func Decode(d diag.Decoder, n *yaml.Node) *Program {
 			r.params[name] = true
 			p.Params = append(p.Params, name)
 		}
+	}
+	for _, item := range d.Seq(f["assume"], "assume") {
+		if item.Kind != yaml.ScalarNode {
+			d.Add(item, "an assumption is a comparison such as n >= 1")
+			continue
+		}
+		p.Assume = append(p.Assume, r.assumption(r.text(item))...)
 	}
 	for _, kv := range d.Pairs(f["arrays"], "arrays") {
 		r.array(kv[0], kv[1])
@@ -189,6 +200,47 @@ func (r *reader) array(k, v *yaml.Node) {
 	}
 	r.arrays[name] = a
 	r.p.Arrays = append(r.p.Arrays, a)
+}
+
+// assumption reads a comparison of affine expressions in the parameters
+// (>=, <=, >, <, ==) as rows that must be >= 0.
+func (r *reader) assumption(t text) []Affine {
+	e, err := parser.ParseExpr(t.s)
+	b, ok := e.(*ast.BinaryExpr)
+	if err != nil || !ok {
+		r.d.Errs.Add(t.pos, "cannot parse assumption %q: write a comparison such as n >= 1", t.s)
+		return nil
+	}
+	lhs, okL := affineOf(b.X, t, r.scope(nil), r.d.Errs)
+	rhs, okR := affineOf(b.Y, t, r.scope(nil), r.d.Errs)
+	if !okL || !okR {
+		return nil
+	}
+	diff := lhs.plus(rhs.scale(-1)) // lhs - rhs
+	switch b.Op {
+	case token.GEQ:
+		return []Affine{diff}
+	case token.GTR:
+		return []Affine{diff.plus(constant(-1))}
+	case token.LEQ:
+		return []Affine{diff.scale(-1)}
+	case token.LSS:
+		return []Affine{diff.scale(-1).plus(constant(-1))}
+	case token.EQL:
+		return []Affine{diff, diff.scale(-1)}
+	}
+	r.d.Errs.Add(t.exprPos(b), "assumption %q: the comparison is one of >= <= > < ==", t.s)
+	return nil
+}
+
+// Holds reports whether the parameter values satisfy every assumption.
+func (p *Program) Holds(params map[string]int64) bool {
+	for _, a := range p.Assume {
+		if a.Eval(params) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // collectLoopNames finds every loop index first, so that a use outside its
