@@ -128,10 +128,10 @@ func (t text) exprPos(n ast.Node) diag.Pos { return t.at(int(n.Pos()) - 1) }
 
 // scope says which names an affine expression may use.
 type scope struct {
-	vars      []string        // loop indices in scope, outermost first
-	params    map[string]bool // size parameters
-	allLoops  map[string]bool // every loop index of the program (for "out of scope")
-	arrays    map[string]bool
+	vars     []string        // loop indices in scope, outermost first
+	params   map[string]bool // size parameters
+	allLoops map[string]bool // every loop index of the program (for "out of scope")
+	arrays   map[string]bool
 }
 
 func (s scope) has(name string) bool {
