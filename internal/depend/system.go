@@ -22,7 +22,7 @@ type system struct {
 
 // limits beyond which the solver gives up and answers "feasible".
 const (
-	maxCoef = 1 << 40
+	maxCoef = 1 << 30 // products of two stay far from int64 overflow
 	maxRows = 1000
 )
 
@@ -79,6 +79,9 @@ func (s *system) bounds(v int) (lo, hi int64, hasLo, hasHi, ok bool) {
 func (s *system) eliminate(keep int) (bool, [][]int64) {
 	s.keep = keep
 	for {
+		if s.tooLarge() {
+			return true, nil
+		}
 		if !s.solveEqualities() {
 			return false, nil
 		}
@@ -100,6 +103,19 @@ func (s *system) eliminate(keep int) (bool, [][]int64) {
 			return true, nil // coefficients too large: give up, conservatively
 		}
 	}
+}
+
+func (s *system) tooLarge() bool {
+	for _, rows := range [][][]int64{s.eqs, s.geqs} {
+		for _, r := range rows {
+			for _, a := range r {
+				if abs(a) > maxCoef {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // solveEqualities substitutes every equality away.

@@ -76,6 +76,22 @@ func (a Affine) String() string {
 	return b.String()
 }
 
+// maxConst bounds the constants and coefficients of affine expressions, so
+// that dependence tests on them cannot overflow.
+const maxConst = 1 << 24
+
+func (a Affine) tooLarge() bool {
+	if a.Const > maxConst || a.Const < -maxConst {
+		return true
+	}
+	for _, c := range a.Terms {
+		if c > maxConst || c < -maxConst {
+			return true
+		}
+	}
+	return false
+}
+
 func constant(c int64) Affine { return Affine{Const: c, Terms: map[string]int64{}} }
 
 func (a Affine) scale(k int64) Affine {
@@ -163,11 +179,11 @@ func affineOf(e ast.Expr, t text, sc scope, errs *diag.List) (Affine, bool) {
 		return affineOf(e.X, t, sc, errs)
 	case *ast.BasicLit:
 		if e.Kind == token.INT {
-			if v, err := strconv.ParseInt(e.Value, 10, 64); err == nil {
+			if v, err := strconv.ParseInt(e.Value, 10, 64); err == nil && v <= maxConst {
 				return constant(v), true
 			}
 		}
-		errs.Add(t.exprPos(e), "%s is not an integer constant", e.Value)
+		errs.Add(t.exprPos(e), "%s is not an integer constant (at most %d)", e.Value, maxConst)
 		return Affine{}, false
 	case *ast.Ident:
 		switch {
@@ -204,10 +220,16 @@ func affineOf(e ast.Expr, t text, sc scope, errs *diag.List) (Affine, bool) {
 				return a.plus(b), true
 			case e.Op == token.SUB:
 				return a.plus(b.scale(-1)), true
-			case a.isConst():
-				return b.scale(a.Const), true
-			case b.isConst():
-				return a.scale(b.Const), true
+			case a.isConst() || b.isConst():
+				if !a.isConst() {
+					a, b = b, a
+				}
+				out := b.scale(a.Const)
+				if out.tooLarge() {
+					errs.Add(t.exprPos(e), "%s: a coefficient beyond %d", t.src(e), maxConst)
+					return Affine{}, false
+				}
+				return out, true
 			}
 			errs.Add(t.exprPos(e), "non-affine expression %s: a product of %s and %s (only a constant may multiply)", t.src(e), t.src(e.X), t.src(e.Y))
 			return Affine{}, false
