@@ -1,0 +1,210 @@
+package mapping
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/portmatrix/portmatrix/internal/depend"
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/loopnest"
+)
+
+func parse(t *testing.T, file string, data []byte) *loopnest.Program {
+	t.Helper()
+	var errs diag.List
+	root := diag.ParseYAML(file, data, &errs)
+	var p *loopnest.Program
+	if root != nil {
+		d := diag.Decoder{File: file, Errs: &errs}
+		p = loopnest.Decode(d, d.Fields(root, "case", "doc", "sizes", "loops", "expect")["loops"])
+	}
+	if err := errs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func levels(nests []Nest) string {
+	var out []string
+	for _, n := range nests {
+		for _, d := range n.Decisions {
+			where := "seq"
+			if len(d.Levels) > 0 {
+				where = strings.Join(d.Levels, "+")
+			}
+			out = append(out, d.Loop.ID+":"+where)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// A HOMMEXX-like sphere operator: element, level, then the NP x NP points.
+const laplace = `loops:
+  params: [nelem, nlev, np]
+  arrays: {u: [nelem, nlev, np, np], lap: [nelem, nlev, np, np], d: [np, np]}
+  body:
+    - for:
+        index: ie
+        to: nelem
+        body:
+          - for:
+              index: k
+              to: nlev
+              body:
+                - for:
+                    index: i
+                    to: np
+                    body:
+                      - for:
+                          index: j
+                          to: np
+                          body:
+                            - for:
+                                index: l
+                                to: np
+                                body:
+                                  - stmt: {reads: "d[i][l], d[j][l], u[ie][k][l][j], u[ie][k][i][l]", accumulate: "lap[ie][k][i][j]"}
+`
+
+// i and k are parallel, j between them carries (=,<,>): i and k cannot run
+// concurrently with j moved inside them.
+const between = `loops:
+  params: [n]
+  arrays: {A: [n, n, n]}
+  body:
+    - for:
+        index: i
+        to: n
+        body:
+          - for:
+              index: j
+              from: 1
+              to: n
+              body:
+                - for: {index: k, to: n - 1, body: [stmt: {writes: "A[i][j][k]", reads: "A[i][j-1][k+1]"}]}
+`
+
+func TestMapLevels(t *testing.T) {
+	corpus := func(name string) []byte {
+		b, err := os.ReadFile("../depend/testdata/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"laplace", []byte(laplace), "ie:league k:team i:seq j:vector l:seq"},
+		{"between", []byte(between), "i:seq j:seq k:league+team+vector"},
+		{"matmul", corpus("matmul"), "i:league j:team+vector k:seq"},
+		{"stencil_3d", corpus("stencil_3d"), "k:league j:team i:vector"},
+		{"rows", corpus("rows"), "i:seq j:league+team+vector"},
+		{"cols", corpus("cols"), "i:league+team+vector j:seq"},
+		{"antidiagonal", corpus("antidiagonal"), "i:seq j:league+team+vector"},
+		{"recurrence", corpus("recurrence"), "i:seq"},
+		{"sum", corpus("sum"), "i:league+team+vector"},
+		{"row_sums", corpus("row_sums"), "i:league+team j:vector"},
+		{"lu", corpus("lu"), "k:seq i:league j:team+vector"},
+		{"jacobi_time", corpus("jacobi_time"), "t:seq i#1:league+team+vector i#2:league+team+vector"},
+	} {
+		p := parse(t, c.name+".yaml", c.src)
+		if got := levels(Map(depend.Analyze(p))); got != c.want {
+			var b strings.Builder
+			Explain(&b, Map(depend.Analyze(p)))
+			t.Errorf("%s: got %s, want %s\n%s", c.name, got, c.want, b.String())
+		}
+	}
+}
+
+// TestNoRace: over the whole dependence corpus, no two instances that
+// touch one element (one writing) run concurrently in a mapping: they
+// differ on a mapped loop only where a loop kept outside orders them, or
+// they accumulate on a reduction vector loop.
+func TestNoRace(t *testing.T) {
+	files, _ := filepath.Glob("../depend/testdata/*.yaml")
+	sources := map[string][]byte{"laplace.yaml": []byte(laplace), "between.yaml": []byte(between)}
+	for _, file := range files {
+		sources[file], _ = os.ReadFile(file)
+	}
+	for file, data := range sources {
+		p := parse(t, file, data)
+		res := depend.Analyze(p)
+		nests := Map(res)
+		for _, n := range []int64{1, 2, 3, 5} {
+			params := map[string]int64{}
+			for _, name := range p.Params {
+				params[name] = n
+			}
+			if !p.Holds(params) {
+				continue
+			}
+			if err := checkRaces(p, res, nests, params); err != nil {
+				t.Errorf("%s at %v: %v", file, params, err)
+			}
+		}
+	}
+}
+
+func checkRaces(p *loopnest.Program, res *depend.Result, nests []Nest, params map[string]int64) error {
+	type event struct {
+		acc  *loopnest.Access
+		seq  int
+		iter []int64
+	}
+	byAddr := map[string][]event{}
+	seq := 0
+	p.Walk(params, func(in loopnest.Instance) {
+		for _, a := range in.Stmt.Accesses {
+			key := fmt.Sprint(a.Array.Name, a.Address(params, in.Iter))
+			byAddr[key] = append(byAddr[key], event{a, seq, slices.Clone(in.Iter)})
+		}
+		seq++
+	})
+	top := map[*loopnest.Loop]int{} // per mapped loop: the depth of its nest's outermost mapped loop
+	var vectors []*loopnest.Loop
+	for _, n := range nests {
+		depth := 1 << 30
+		for _, d := range n.Decisions {
+			if len(d.Levels) > 0 {
+				depth = min(depth, d.Loop.Depth)
+			}
+		}
+		for _, d := range n.Decisions {
+			if len(d.Levels) > 0 {
+				top[d.Loop] = depth
+				if slices.Contains(d.Levels, Vector) {
+					vectors = append(vectors, d.Loop)
+				}
+			}
+		}
+	}
+	for _, events := range byAddr {
+		for i, x := range events {
+			for _, y := range events[i+1:] {
+				if x.seq == y.seq || !(x.acc.Write || y.acc.Write) {
+					continue
+				}
+				xs, ys := x.acc.Stmt.Loops, y.acc.Stmt.Loops
+				for k := 0; k < len(xs) && k < len(ys) && xs[k] == ys[k]; k++ {
+					l := xs[k]
+					k0, mapped := top[l]
+					if !mapped || !slices.Equal(x.iter[:k0], y.iter[:k0]) {
+						continue // not mapped, or ordered by a loop kept outside
+					}
+					red := x.acc.Accum && y.acc.Accum && x.acc.Op == y.acc.Op && slices.Contains(vectors, l) && res.Verdict(l).Reduction
+					if x.iter[k] != y.iter[k] && !red {
+						return fmt.Errorf("loop %s is mapped, but %s %v and %s %v touch one element", l.ID, x.acc.Text, x.iter, y.acc.Text, y.iter)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
