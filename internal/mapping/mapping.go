@@ -9,9 +9,11 @@ package mapping
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/depend"
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/loopnest"
 )
 
@@ -293,4 +295,22 @@ func Explain(w io.Writer, nests []Nest) {
 			fmt.Fprintf(w, "  loop %s -> %s: %s\n", d.Loop.ID, where, d.Reason)
 		}
 	}
+}
+
+// ExplainFile reads a loop-nest file (a mapping with loops:, see
+// docs/loopnest.md) and prints its dependence verdicts, then its mapping.
+func ExplainFile(file string, w io.Writer) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var errs diag.List
+	p := loopnest.Parse(file, data, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	r := depend.Analyze(p)
+	r.Explain(w)
+	Explain(w, Map(r))
+	return nil
 }

@@ -208,3 +208,23 @@ func checkRaces(p *loopnest.Program, res *depend.Result, nests []Nest, params ma
 	}
 	return nil
 }
+
+func TestExplainFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "l.yaml")
+	if err := os.WriteFile(file, []byte("doc: one loop\n"+laplace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := ExplainFile(file, &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"loop l (" + file + ":", "parallel with reduction: + into lap[ie][k][i][j]", "loop j -> vector: parallel"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explain lacks %q:\n%s", want, b.String())
+		}
+	}
+	os.WriteFile(file, []byte("loops: {arrays: {A: [n]}, body: [stmt: {reads: \"A[0]\"}]}\n"), 0o644)
+	if err := ExplainFile(file, &b); err == nil || !strings.Contains(err.Error(), file+":1:22: unknown name \"n\"") {
+		t.Errorf("got %v", err)
+	}
+}
