@@ -16,7 +16,7 @@ import (
 // corpus' textbook cases cannot cover every combination of these.
 func TestRandomPrograms(t *testing.T) {
 	n := 300
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 100
 	}
 	rng := rand.New(rand.NewPCG(4, 23))
