@@ -12,6 +12,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/loopnest"
+	"github.com/portmatrix/portmatrix/internal/loopnest/loopnesttest"
 )
 
 // A corpus file (testdata/*.yaml) is a loop-nest program, the parameter
@@ -64,29 +65,6 @@ func loadCorpus(t *testing.T) []*corpusCase {
 	return out
 }
 
-// defaultSizes: every parameter over a few small values, jointly.
-func defaultSizes(params int) [][]int64 {
-	values := [][]int64{nil, {1, 2, 3, 4, 6}, {1, 2, 3, 5}, {1, 2, 4}}[min(params, 3)]
-	out := [][]int64{{}}
-	for range params {
-		var next [][]int64
-		for _, prefix := range out {
-			for _, v := range values {
-				next = append(next, append(append([]int64(nil), prefix...), v))
-			}
-		}
-		out = next
-	}
-	return out
-}
-
-// event is one access of one statement instance in a sequential run.
-type event struct {
-	acc  *loopnest.Access
-	seq  int // instance number in program order
-	iter []int64
-}
-
 // truth is what enumeration found over every size.
 type truth struct {
 	carried    map[*loopnest.Loop]bool // carries a dependence that is not a reduction over it
@@ -137,13 +115,13 @@ func (p precision) String() string {
 		p.loops, p.imprecise, p.fusionsIllegal, p.fusionsImprecise, p.swapsIllegal, p.swapsImprecise)
 }
 
-// bruteForce enumerates res.Program at each size (nil: defaultSizes) and
+// bruteForce enumerates res.Program at each size (nil: loopnesttest.Sizes) and
 // fails t where the analysis is refuted; logs imprecise verdicts if asked.
 func bruteForce(t *testing.T, name string, res *Result, sizes [][]int64, logImprecise bool) precision {
 	t.Helper()
 	prog := res.Program
 	if sizes == nil {
-		sizes = defaultSizes(len(prog.Params))
+		sizes = loopnesttest.Sizes(len(prog.Params))
 	}
 	tr := truth{carried: map[*loopnest.Loop]bool{}, carriedAny: map[*loopnest.Loop]bool{}, fusionBad: map[int]bool{}, swapBad: map[int]bool{}}
 	for _, size := range sizes {
@@ -209,41 +187,25 @@ func bruteForce(t *testing.T, name string, res *Result, sizes [][]int64, logImpr
 // enumerate runs prog at params, finds every pair of accesses to one
 // element (one a write, in different instances) and checks it against res.
 func enumerate(prog *loopnest.Program, params map[string]int64, res *Result, tr *truth) error {
-	byAddr := map[string][]event{}
-	seq := 0
-	prog.Walk(params, func(in loopnest.Instance) {
-		for _, a := range in.Stmt.Accesses {
-			key := fmt.Sprint(a.Array.Name, a.Address(params, in.Iter))
-			byAddr[key] = append(byAddr[key], event{acc: a, seq: seq, iter: slices.Clone(in.Iter)})
-		}
-		seq++
-	})
 	deps := map[[2]*loopnest.Access][]*Dep{}
 	for _, d := range res.Deps {
 		k := [2]*loopnest.Access{d.Src, d.Sink}
 		deps[k] = append(deps[k], d)
 	}
 	var problems []string
-	for _, events := range byAddr {
-		for i, x := range events {
-			for _, y := range events[i+1:] {
-				if x.seq == y.seq || !(x.acc.Write || y.acc.Write) {
-					continue
-				}
-				if msg := checkPair(x, y, deps, res, tr); msg != "" && len(problems) < 5 {
-					problems = append(problems, msg)
-				}
-			}
+	loopnesttest.Conflicts(prog, params, func(x, y loopnesttest.Event) {
+		if msg := checkPair(x, y, deps, res, tr); msg != "" && len(problems) < 5 {
+			problems = append(problems, msg)
 		}
-	}
+	})
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return nil
 }
 
-func checkPair(x, y event, deps map[[2]*loopnest.Access][]*Dep, res *Result, tr *truth) string {
-	xs, ys := x.acc.Stmt.Loops, y.acc.Stmt.Loops
+func checkPair(x, y loopnesttest.Event, deps map[[2]*loopnest.Access][]*Dep, res *Result, tr *truth) string {
+	xs, ys := x.Acc.Stmt.Loops, y.Acc.Stmt.Loops
 	var common []*loopnest.Loop
 	for k := 0; k < len(xs) && k < len(ys) && xs[k] == ys[k]; k++ {
 		common = append(common, xs[k])
@@ -252,9 +214,9 @@ func checkPair(x, y event, deps map[[2]*loopnest.Access][]*Dep, res *Result, tr 
 	carrier := -1
 	for k := range common {
 		switch {
-		case y.iter[k] > x.iter[k]:
+		case y.Iter[k] > x.Iter[k]:
 			dirs[k] = Lt
-		case y.iter[k] < x.iter[k]:
+		case y.Iter[k] < x.Iter[k]:
 			dirs[k] = Gt
 		default:
 			dirs[k] = Eq
@@ -263,22 +225,22 @@ func checkPair(x, y event, deps map[[2]*loopnest.Access][]*Dep, res *Result, tr 
 			carrier = k
 		}
 	}
-	red := reduction(x.acc, y.acc)
+	red := reduction(x.Acc, y.Acc)
 	if carrier >= 0 {
 		l := common[carrier]
 		tr.carriedAny[l] = true
-		if !red || usesIndex(x.acc, l) || usesIndex(y.acc, l) {
+		if !red || usesIndex(x.Acc, l) || usesIndex(y.Acc, l) {
 			tr.carried[l] = true
 		}
 	}
 	for i, f := range res.Fusions {
 		k := f.First.Depth
-		if !red && f.First.Encloses(x.acc.Stmt) && f.Second.Encloses(y.acc.Stmt) && slices.Equal(x.iter[:k], y.iter[:k]) && y.iter[k] < x.iter[k] {
+		if !red && f.First.Encloses(x.Acc.Stmt) && f.Second.Encloses(y.Acc.Stmt) && slices.Equal(x.Iter[:k], y.Iter[:k]) && y.Iter[k] < x.Iter[k] {
 			tr.fusionBad[i] = true
 		}
 	}
 	for i, s := range res.Interchanges {
-		if red || !s.Inner.Encloses(x.acc.Stmt) || !s.Inner.Encloses(y.acc.Stmt) {
+		if red || !s.Inner.Encloses(x.Acc.Stmt) || !s.Inner.Encloses(y.Acc.Stmt) {
 			continue
 		}
 		swapped := slices.Clone(dirs)
@@ -287,19 +249,19 @@ func checkPair(x, y event, deps map[[2]*loopnest.Access][]*Dep, res *Result, tr 
 			tr.swapBad[i] = true
 		}
 	}
-	for _, d := range deps[[2]*loopnest.Access{x.acc, y.acc}] {
+	for _, d := range deps[[2]*loopnest.Access{x.Acc, y.Acc}] {
 		if !slices.Equal(d.Dirs, dirs) {
 			continue
 		}
 		for k, dist := range d.Dists {
-			if dist.Known && dist.Value != y.iter[k]-x.iter[k] {
-				return fmt.Sprintf("%s: distance on %s is %d in %v -> %v", d, common[k].ID, y.iter[k]-x.iter[k], x.iter, y.iter)
+			if dist.Known && dist.Value != y.Iter[k]-x.Iter[k] {
+				return fmt.Sprintf("%s: distance on %s is %d in %v -> %v", d, common[k].ID, y.Iter[k]-x.Iter[k], x.Iter, y.Iter)
 			}
 		}
 		return ""
 	}
-	return fmt.Sprintf("missed: %s %s (%s) %v -> %s (%s) %v, direction %v", kind(x.acc, y.acc), x.acc.Text, x.acc.Stmt.Name, x.iter,
-		y.acc.Text, y.acc.Stmt.Name, y.iter, dirs)
+	return fmt.Sprintf("missed: %s %s (%s) %v -> %s (%s) %v, direction %v", kind(x.Acc, y.Acc), x.Acc.Text, x.Acc.Stmt.Name, x.Iter,
+		y.Acc.Text, y.Acc.Stmt.Name, y.Iter, dirs)
 }
 
 func checkExpect(t *testing.T, c *corpusCase, res *Result) {

@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/depend"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/loopnest"
+	"github.com/portmatrix/portmatrix/internal/loopnest/loopnesttest"
 )
 
 func parse(t *testing.T, file string, data []byte) *loopnest.Program {
@@ -137,10 +139,10 @@ func TestNoRace(t *testing.T) {
 		p := parse(t, file, data)
 		res := depend.Analyze(p)
 		nests := Map(res)
-		for _, n := range []int64{1, 2, 3, 5} {
+		for _, size := range loopnesttest.Sizes(len(p.Params)) {
 			params := map[string]int64{}
-			for _, name := range p.Params {
-				params[name] = n
+			for i, name := range p.Params {
+				params[name] = size[i]
 			}
 			if !p.Holds(params) {
 				continue
@@ -153,20 +155,6 @@ func TestNoRace(t *testing.T) {
 }
 
 func checkRaces(p *loopnest.Program, res *depend.Result, nests []Nest, params map[string]int64) error {
-	type event struct {
-		acc  *loopnest.Access
-		seq  int
-		iter []int64
-	}
-	byAddr := map[string][]event{}
-	seq := 0
-	p.Walk(params, func(in loopnest.Instance) {
-		for _, a := range in.Stmt.Accesses {
-			key := fmt.Sprint(a.Array.Name, a.Address(params, in.Iter))
-			byAddr[key] = append(byAddr[key], event{a, seq, slices.Clone(in.Iter)})
-		}
-		seq++
-	})
 	top := map[*loopnest.Loop]int{} // per mapped loop: the depth of its nest's outermost mapped loop
 	var vectors []*loopnest.Loop
 	for _, n := range nests {
@@ -185,28 +173,51 @@ func checkRaces(p *loopnest.Program, res *depend.Result, nests []Nest, params ma
 			}
 		}
 	}
-	for _, events := range byAddr {
-		for i, x := range events {
-			for _, y := range events[i+1:] {
-				if x.seq == y.seq || !(x.acc.Write || y.acc.Write) {
-					continue
-				}
-				xs, ys := x.acc.Stmt.Loops, y.acc.Stmt.Loops
-				for k := 0; k < len(xs) && k < len(ys) && xs[k] == ys[k]; k++ {
-					l := xs[k]
-					k0, mapped := top[l]
-					if !mapped || !slices.Equal(x.iter[:k0], y.iter[:k0]) {
-						continue // not mapped, or ordered by a loop kept outside
-					}
-					red := x.acc.Accum && y.acc.Accum && x.acc.Op == y.acc.Op && slices.Contains(vectors, l) && res.Verdict(l).Reduction
-					if x.iter[k] != y.iter[k] && !red {
-						return fmt.Errorf("loop %s is mapped, but %s %v and %s %v touch one element", l.ID, x.acc.Text, x.iter, y.acc.Text, y.iter)
-					}
-				}
+	var err error
+	loopnesttest.Conflicts(p, params, func(x, y loopnesttest.Event) {
+		xs, ys := x.Acc.Stmt.Loops, y.Acc.Stmt.Loops
+		for k := 0; err == nil && k < len(xs) && k < len(ys) && xs[k] == ys[k]; k++ {
+			l := xs[k]
+			k0, mapped := top[l]
+			if !mapped || !slices.Equal(x.Iter[:k0], y.Iter[:k0]) {
+				continue // not mapped, or ordered by a loop kept outside
+			}
+			red := x.Acc.Accum && y.Acc.Accum && x.Acc.Op == y.Acc.Op && slices.Contains(vectors, l) && res.Verdict(l).Reduction
+			if x.Iter[k] != y.Iter[k] && !red {
+				err = fmt.Errorf("loop %s is mapped, but %s %v and %s %v touch one element", l.ID, x.Acc.Text, x.Iter, y.Acc.Text, y.Iter)
+			}
+		}
+	})
+	return err
+}
+
+// TestNoRaceRandom: the same on random programs.
+func TestNoRaceRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 24))
+	for i := range 150 {
+		src := loopnesttest.RandomProgram(rng)
+		var errs diag.List
+		p := loopnest.Decode(diag.Decoder{File: "random.yaml", Errs: &errs}, diag.ParseYAML("random.yaml", []byte(src), &errs))
+		if err := errs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		res := depend.Analyze(p)
+		nests := Map(res)
+		for _, size := range loopnesttest.Sizes(len(p.Params)) {
+			params := map[string]int64{}
+			for j, name := range p.Params {
+				params[name] = size[j]
+			}
+			if !p.Holds(params) {
+				continue
+			}
+			if err := checkRaces(p, res, nests, params); err != nil {
+				var b strings.Builder
+				Explain(&b, nests)
+				t.Fatalf("random program %d at %v: %v\n%s\n%s", i, params, err, src, b.String())
 			}
 		}
 	}
-	return nil
 }
 
 func TestExplainFile(t *testing.T) {
