@@ -116,6 +116,9 @@ func mapNest(r *depend.Result, outer *loopnest.Loop) Nest {
 	if vector != nil {
 		levels[vector] = []string{Vector}
 		reasons[vector] = fmt.Sprintf("%s; stride-1 score %d, the highest of the parallel loops", parallelWhy(r.Verdict(vector)), bestScore)
+		if r.Verdict(vector).Reduction {
+			reasons[vector] += " (thread_vector_reduce)"
+		}
 	}
 
 	// League, then team: the outermost remaining parallel loops (not
@@ -263,7 +266,7 @@ func indicesUsed(a *loopnest.Access) int {
 
 func parallelWhy(v depend.LoopVerdict) string {
 	if v.Reduction {
-		return "parallel with reduction (thread_vector_reduce)"
+		return "parallel with reduction"
 	}
 	return "parallel"
 }
@@ -271,9 +274,9 @@ func parallelWhy(v depend.LoopVerdict) string {
 func sequentialWhy(v depend.LoopVerdict, inBand bool) string {
 	switch {
 	case !inBand && v.Parallel:
-		return "parallel, but below the perfect band (only the band is mapped): sequential"
+		return parallelWhy(v) + ", but below the perfect band (only the band is mapped): sequential"
 	case v.Parallel:
-		return "parallel, no level left: sequential"
+		return parallelWhy(v) + ", no level left: sequential"
 	}
 	for _, d := range v.Carried {
 		if !d.Reduction {
