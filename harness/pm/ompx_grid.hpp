@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "tune.hpp"
+
 // -DPM_OMPX_MAX_TEAMS=N replaces max_teams() (e.g. to force the league loop).
 // -DPM_OMPX_NUM_SMS=N: streaming multiprocessors for resident_teams(); 132 on
 // the H100 SXM and the H200. OpenMP has no query for either.
@@ -24,11 +26,13 @@ constexpr int64_t kMaxGridX = 2147483647;
 // (ParallelFor<TeamPolicy>: grid = league_size) and only rejects leagues of
 // maxGridSize[0] or more (TeamPolicyInternal<Cuda>), so the loop-free launch
 // of Fig. 19 applies to every league a grid can hold.
+// A run-time tunable ("max_teams", e.g. the occupancy bound of Fig. 12 that
+// the machine model gives).
 inline int64_t max_teams() {
 #ifdef PM_OMPX_MAX_TEAMS
-  return PM_OMPX_MAX_TEAMS;
+  return tune("max_teams", PM_OMPX_MAX_TEAMS);
 #else
-  return kMaxGridX;
+  return tune("max_teams", kMaxGridX);
 #endif
 }
 
