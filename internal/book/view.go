@@ -18,7 +18,7 @@ type view struct {
 	// Unreported are the entries kept for what is not a claim or a figure
 	// (profiles, a scheduler's timing).
 	Unreported []Entry
-	Summary   string // claim counts over every evaluation
+	Summary    string // claim counts over every evaluation
 }
 
 type paperView struct {

@@ -78,7 +78,10 @@ var Stages = []StageDef{
 			return Report(cfg, cfg.Out)
 		}},
 	{Name: "book", Needs: NeedsResults, Doc: "Book renders the results book (results/book/) from results/index.yaml: every paper's figures and claims with their folders' provenance.",
-		run: func(_ context.Context, cfg Config) error { _, err := book.Render(book.Options{Root: cfg.Root, Progress: cfg.Log}); return err }},
+		run: func(_ context.Context, cfg Config) error {
+			_, err := book.Render(book.Options{Root: cfg.Root, Progress: cfg.Log})
+			return err
+		}},
 	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Doc: "Merge joins comma-separated results folders of one machine into PM_OUT; later folders win for a cell.",
 		run: func(_ context.Context, cfg Config) error {
 			if cfg.Out == "" {
