@@ -80,7 +80,8 @@ func findChromium(t *testing.T) string {
 }
 
 // The book, rendered from the committed index and folders, fits a 1366 px
-// laptop window with every <details> open, and every figure decodes.
+// laptop window with every <details> open, and every figure decodes; so does
+// the report.html of the index's first folder (the widest claims table).
 func TestBookFitsALaptopScreen(t *testing.T) {
 	chromium := findChromium(t)
 	root := treeCopy(t)
@@ -92,6 +93,12 @@ func TestBookFitsALaptopScreen(t *testing.T) {
 	assert.Empty(t, got.Broken, "figures that do not render")
 	assert.Equal(t, b.Figures, got.Images, "every figure of the book is an image of the page")
 	assert.Greater(t, got.Images, 10)
+
+	ix, err := LoadIndex(Root(root))
+	require.NoError(t, err)
+	page := filepath.Join(Root(root), ix.Folders()[0], "report.html")
+	got = measure(t, chromium, page, 1366)
+	assert.LessOrEqual(t, got.ScrollWidth, got.ClientWidth, "%s overflows sideways at 1366 px; widest elements: %v", page, got.Wide)
 }
 
 // The measurement itself sees a page wider than the window and an image that
