@@ -51,6 +51,7 @@ type folder struct {
 	Name    string
 	Entries []Entry
 	Run     results.Run
+	Records []results.Record // kernel records: the toolchains and GPUs that measured
 	Summary *report.Summary
 	Tables  []byte            // tables.md without its title
 	SVG     map[string][]byte // drawn figure id -> SVG
@@ -119,7 +120,7 @@ func Render(opt Options) (*Book, error) {
 // reportFolder runs the report of one folder (its derived files are
 // git-ignored, docs/results-format.md) and reads back what the book shows.
 func reportFolder(dir, specDir string, voc *results.Vocabulary) (*folder, error) {
-	run, err := results.ReadRun(dir)
+	data, err := results.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func reportFolder(dir, specDir string, voc *results.Vocabulary) (*folder, error)
 	if err != nil {
 		return nil, err
 	}
-	f := &folder{Name: filepath.Base(dir), Run: run, Summary: sum, SVG: map[string][]byte{}}
+	f := &folder{Name: filepath.Base(dir), Run: data.Run, Records: data.Kernel, Summary: sum, SVG: map[string][]byte{}}
 	for _, fig := range sum.Figures {
 		for _, file := range fig.Files {
 			if filepath.Ext(file) == ".svg" {

@@ -74,13 +74,13 @@ func renderMarkdown(v *view) []byte {
 	w("The whole book, with every figure beside the claims it decides and every folder's tables: [index.html](index.html) ")
 	w("(open it in a browser). Prose: `docs/book/`.\n\n")
 	w("Over all papers: %s.\n\n", v.Summary)
-	w("| paper | claims | measured |\n|---|---|---|\n")
+	w("| paper | title | claims |\n|---|---|---|\n")
 	for _, p := range v.Papers {
-		measured := "yes"
-		if !p.Measured {
-			measured = "not measured yet"
+		summary := p.Summary
+		if !p.Measured && len(p.Claims) == 0 {
+			summary = "not measured yet"
 		}
-		w("| %s: %s | %s | %s |\n", p.ID, mdCell(p.Title), mdCell(p.Summary), measured)
+		w("| %s | %s | %s |\n", p.ID, mdCell(p.Title), mdCell(summary))
 	}
 	for _, p := range v.Papers {
 		w("\n## Paper %s: %s\n\n", p.ID, p.Title)

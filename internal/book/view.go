@@ -77,7 +77,8 @@ func newView(ix *Index, folders []*folder, figSpecs []report.FigureSpec, narrati
 	for _, p := range ix.Papers {
 		v.Papers = append(v.Papers, newPaperView(p, folders, figSpecs))
 	}
-	v.Summary = countText(v.counts())
+	c := v.counts()
+	v.Summary = fmt.Sprintf("of the evaluations of a claim in a folder that measures it, %s; %d claims are measured in no current folder", countText(c), c[report.NotMeasurable])
 	return v
 }
 
@@ -131,12 +132,18 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 		}
 	}
 	counts := map[report.Outcome]int{}
+	evals, unmeasured := 0, 0
 	for _, c := range pv.Claims {
 		for _, e := range c.Evals {
 			counts[e.Outcome]++
 		}
+		evals += len(c.Evals)
+		if len(c.Evals) == 0 {
+			unmeasured++
+		}
 	}
-	pv.Summary = fmt.Sprintf("%d claims; %s", len(pv.Claims), countText(counts))
+	pv.Summary = fmt.Sprintf("%d claims, %d of them measured in no current folder; %d evaluations (a claim in a folder): %s",
+		len(pv.Claims), unmeasured, evals, countText(counts))
 	return pv
 }
 
@@ -171,14 +178,7 @@ func partOf(f *folder) string {
 func newFolderView(f *folder) folderView {
 	r := f.Run
 	fv := folderView{Name: f.Name, Anchor: "folder-" + f.Name, Entries: f.Entries, Tables: markdownHTML(f.Tables)}
-	var gpus []string
-	for _, g := range r.GPUs {
-		gpus = append(gpus, fmt.Sprintf("%s (driver %s, %d MiB)", g.Name, g.Driver, g.MemoryMiB))
-	}
-	var tcs []string
-	for _, t := range r.Toolchains {
-		tcs = append(tcs, fmt.Sprintf("%s (%s %s)", t.ID, t.Family, t.Version))
-	}
+	gpus, tcs := measuredBy(f)
 	commit := orNone(r.Commit)
 	if r.Dirty {
 		commit += " (dirty)"
@@ -197,8 +197,8 @@ func newFolderView(f *folder) folderView {
 	}
 	fv.Provenance = [][2]string{
 		{"folder", "results/" + f.Name},
-		{"GPUs", orNone(strings.Join(gpus, "; "))},
-		{"compilers", orNone(strings.Join(tcs, "; "))},
+		{"GPUs", orNone(gpus)},
+		{"compilers", orNone(tcs)},
 		{"commit", commit + ", binaries built at " + build},
 		{"trials", fmt.Sprintf("%d × %d reps (%d warm-up)", trials, r.Reps, r.Warmup)},
 		{"run", fmt.Sprintf("%s, %s to %s", state, r.Started, r.Finished)},
@@ -209,6 +209,49 @@ func newFolderView(f *folder) folderView {
 		fv.Provenance = append(fv.Provenance, [2]string{"resumed", strings.Join(r.Resumed, ", ")})
 	}
 	return fv
+}
+
+// measuredBy names the GPUs and the compilers of a folder's measurements:
+// the records' own GPU and compiler version where they carry them (a run may
+// be resumed on another GPU, KK-CUDA built on another host), else run.json's.
+func measuredBy(f *folder) (gpus, compilers string) {
+	uuids := map[string]bool{}
+	versions := map[string][]string{} // toolchain -> versions measured
+	for _, r := range f.Records {
+		if r.GPUUUID != "" {
+			uuids[r.GPUUUID] = true
+		}
+		versions[r.Toolchain] = results.AppendNew(versions[r.Toolchain], r.ToolchainVersion)
+	}
+	var g []string
+	for _, x := range f.Run.GPUs {
+		g = results.AppendNew(g, fmt.Sprintf("%s (driver %s, %d MiB)", x.Name, x.Driver, x.MemoryMiB))
+	}
+	gpus = strings.Join(g, "; ")
+	if len(uuids) > 0 {
+		var short []string
+		for _, u := range sortedKeys(uuids) {
+			short = append(short, u[:min(len(u), 12)])
+		}
+		if len(short) == 1 {
+			gpus += "; the records name " + short[0]
+		} else {
+			gpus += fmt.Sprintf("; the records name %d GPUs: %s", len(short), strings.Join(short, ", "))
+		}
+	}
+	family := map[string]results.Toolchain{}
+	for _, t := range f.Run.Toolchains {
+		family[t.ID] = t
+	}
+	var tcs []string
+	for _, id := range sortedKeys(versions) {
+		v := strings.Join(versions[id], ", ")
+		if strings.Trim(v, ", ") == "" {
+			v = family[id].Version
+		}
+		tcs = append(tcs, fmt.Sprintf("%s (%s %s)", id, family[id].Family, strings.Trim(v, ", ")))
+	}
+	return gpus, strings.Join(tcs, "; ")
 }
 
 func orNone(s string) string {
@@ -231,7 +274,7 @@ func cellText(cells []report.CellStatus) string {
 }
 
 func countText(c map[report.Outcome]int) string {
-	return fmt.Sprintf("%d reproduced, %d not reproduced, %d inconclusive (evaluations in the folders that measure them)",
+	return fmt.Sprintf("%d reproduced, %d not reproduced, %d inconclusive",
 		c[report.Reproduced], c[report.NotReproduced], c[report.Inconclusive])
 }
 
