@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,9 +85,7 @@ func findChromium(t *testing.T) string {
 // the report.html of the index's first folder (the widest claims table).
 func TestBookFitsALaptopScreen(t *testing.T) {
 	chromium := findChromium(t)
-	root := treeCopy(t)
-	b, err := Render(Options{Root: root})
-	require.NoError(t, err)
+	root, b := committedBook(t)
 	got := measure(t, chromium, b.HTML, 1366)
 	t.Logf("%s at 1366 px: document %d px wide in a %d px window, %d images", b.HTML, got.ScrollWidth, got.ClientWidth, got.Images)
 	assert.LessOrEqual(t, got.ScrollWidth, got.ClientWidth, "the book overflows sideways at 1366 px; widest elements: %v", got.Wide)
@@ -115,17 +114,49 @@ func TestMeasurementSeesOverflowAndBrokenImages(t *testing.T) {
 	assert.NotEmpty(t, got.Wide)
 }
 
-// treeCopy is a repository root in a temporary folder: the source tree's
-// templates, variants and docs linked, results/ copied (the report writes
-// its derived files into each folder).
-func treeCopy(t *testing.T) string {
+var (
+	bookOnce sync.Once
+	bookRoot string
+	bookOut  *Book
+	bookErr  error
+)
+
+// committedBook renders the book once per test binary from a copy of the
+// repository's results (the root lives until the process ends).
+func committedBook(t *testing.T) (string, *Book) {
 	t.Helper()
-	root := t.TempDir()
+	bookOnce.Do(func() {
+		if bookRoot, bookErr = os.MkdirTemp("", "book-test-"); bookErr != nil {
+			return
+		}
+		if bookErr = linkTree(bookRoot); bookErr == nil {
+			bookOut, bookErr = Render(Options{Root: bookRoot})
+		}
+	})
+	require.NoError(t, bookErr)
+	return bookRoot, bookOut
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bookRoot != "" {
+		os.RemoveAll(bookRoot)
+	}
+	os.Exit(code)
+}
+
+// linkTree makes root a repository root: the source tree's templates,
+// variants and docs linked, results/ copied (the report writes its derived
+// files into each folder).
+func linkTree(root string) error {
 	for _, name := range []string{"templates", "variants", "docs"} {
 		abs, err := filepath.Abs(filepath.Join("../..", name))
-		require.NoError(t, err)
-		require.NoError(t, os.Symlink(abs, filepath.Join(root, name)))
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(abs, filepath.Join(root, name)); err != nil {
+			return err
+		}
 	}
-	require.NoError(t, os.CopyFS(filepath.Join(root, "results"), os.DirFS("../../results")))
-	return root
+	return os.CopyFS(filepath.Join(root, "results"), os.DirFS("../../results"))
 }
