@@ -7,6 +7,7 @@ require (
 	github.com/hashicorp/go-version v1.9.0
 	github.com/magefile/mage v1.17.2
 	github.com/stretchr/testify v1.12.1
+	github.com/yuin/goldmark v1.7.13
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -28,7 +29,6 @@ require (
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/spf13/cast v1.7.0 // indirect
-	github.com/yuin/goldmark v1.7.13 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.26.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
