@@ -106,7 +106,7 @@ func renderMarkdown(v *view) []byte {
 		w("\n- results/%s (%s, %s%s): %s\n", e.Folder, e.Suite, e.Platform, partSuffix(e.Part), e.Note)
 	}
 	for _, f := range v.Folders {
-		w("\n### <a id=\"folder-%s\"></a>%s\n\n", f.Name, f.Name)
+		w("\n### <a id=\"folder-%s\"></a>[%s](../%s/)\n\n", f.Name, f.Name, f.Name)
 		for _, kv := range f.Provenance {
 			w("- %s: %s\n", kv[0], kv[1])
 		}
