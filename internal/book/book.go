@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -149,10 +150,11 @@ func reportFolder(dir, specDir string, voc *results.Vocabulary) (*folder, error)
 	return f, nil
 }
 
-// paperOf is the paper a claim or figure reference names ("002 Sec. 2.3",
+// paperNumber finds the paper a claim or figure reference names ("002 Sec. 2.3",
 // "beyond 000 (...)"): its first three-digit number.
 var paperNumber = regexp.MustCompile(`\b\d{3}\b`)
 
+// paperOf is the paper of a reference, or "".
 func paperOf(ref string) string { return paperNumber.FindString(ref) }
 
 // refParts are the parts of a reference after its paper: "002 Sec. 2.3,
@@ -175,21 +177,12 @@ func decides(fig report.FigureSpec, c report.ClaimSpec) bool {
 	if paperOf(fig.Paper) == "" || paperOf(fig.Paper) != paperOf(c.Paper) {
 		return false
 	}
-	if fig.Kernel != "" && !contains(c.Kernels, fig.Kernel) {
+	if fig.Kernel != "" && !slices.Contains(c.Kernels, fig.Kernel) {
 		return false
 	}
 	claimParts := refParts(c.Paper)
 	for _, p := range refParts(fig.Paper) {
-		if contains(claimParts, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+		if slices.Contains(claimParts, p) {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,7 @@ func measure(t *testing.T, chromium, page string, width int) measurement {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--window-size="+itoa(width)+",900", "--virtual-time-budget=20000", "--dump-dom", "file://"+probe)
+		"--window-size="+strconv.Itoa(width)+",900", "--virtual-time-budget=20000", "--dump-dom", "file://"+probe)
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
 	require.NoError(t, cmd.Run())
@@ -67,8 +68,6 @@ func measure(t *testing.T, chromium, page string, width int) measurement {
 	require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(m[1])), &got))
 	return got
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func findChromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {

@@ -88,15 +88,22 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 	if len(folders) == 0 {
 		return pv
 	}
-	for i, spec := range folders[0].Summary.Claims {
+	byID := make([]map[string]report.ClaimResult, len(folders)) // each folder's evaluations by claim
+	for k, f := range folders {
+		byID[k] = map[string]report.ClaimResult{}
+		for _, r := range f.Summary.Claims {
+			byID[k][r.Claim.ID] = r
+		}
+	}
+	for _, spec := range folders[0].Summary.Claims { // every folder evaluates the same claims file
 		if paperOf(spec.Claim.Paper) != p.ID {
 			continue
 		}
 		c := spec.Claim
 		cv := claimView{ID: c.ID, Paper: c.Paper, Quote: c.Quote, Statement: c.Statement, Expected: spec.Expected()}
 		var reasons []string
-		for _, f := range folders {
-			r := f.Summary.Claims[i] // every folder evaluates the same claims file in order
+		for k, f := range folders {
+			r := byID[k][spec.Claim.ID]
 			if r.Outcome == report.NotMeasurable {
 				reasons = results.AppendNew(reasons, r.Reason)
 				continue
