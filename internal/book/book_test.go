@@ -3,6 +3,7 @@ package book
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,6 +53,13 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 	assert.Contains(t, paper004, "Not measured yet")
 	assert.Contains(t, html, "GPU results log", "docs/book/log.md is the book's prose")
 	assert.NotContains(t, html, "<!-- tables:", "the log holds no generated tables")
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`\sid="([^"]*)"`).FindAllStringSubmatch(html, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		assert.Equal(t, 1, n, "id %q repeated: links to it are ambiguous", id)
+	}
 }
 
 // Figures sit beside the claims they decide: same paper, a reference part in
