@@ -87,3 +87,16 @@ func TestFiguresDecideClaimsOfTheirPaperPartAndKernel(t *testing.T) {
 	assert.Equal(t, "000", paperOf("beyond 000 (warp-only reduction)"))
 	assert.Equal(t, []string{"Sec. 2.3", "Fig. 3"}, refParts("002 Sec. 2.3, Fig. 3"))
 }
+
+// The committed book is what `go run mage.go book` makes from the committed
+// index, folders, specs and prose (as generated/ is what the templates render).
+func TestCommittedBookIsCurrent(t *testing.T) {
+	_, b := committedBook(t)
+	for _, f := range []string{b.HTML, b.Markdown} {
+		got, err := os.ReadFile(f)
+		require.NoError(t, err)
+		want, err := os.ReadFile(filepath.Join("../../results", Dir, filepath.Base(f)))
+		require.NoError(t, err)
+		assert.True(t, string(got) == string(want), "results/%s/%s is stale: run go run mage.go book", Dir, filepath.Base(f))
+	}
+}
