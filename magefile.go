@@ -43,6 +43,9 @@ func Run(ctx context.Context) error {
 // Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).
 func Report(ctx context.Context) error { return stage(ctx, "report") }
 
+// Book renders the results book (results/book/) from results/index.yaml: every paper's figures and claims with their folders' provenance.
+func Book(ctx context.Context) error { return stage(ctx, "book") }
+
 // Merge joins comma-separated results folders of one machine into PM_OUT; later folders win for a cell.
 func Merge(ctx context.Context, folders string) error { return stage(ctx, "merge", folders) }
 

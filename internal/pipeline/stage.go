@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/portmatrix/portmatrix/internal/book"
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/cluster/work"
 	"github.com/portmatrix/portmatrix/internal/diag"
@@ -75,6 +76,11 @@ var Stages = []StageDef{
 				return Report(cfg, cfg.Args[0])
 			}
 			return Report(cfg, cfg.Out)
+		}},
+	{Name: "book", Needs: NeedsResults, Doc: "Book renders the results book (results/book/) from results/index.yaml: every paper's figures and claims with their folders' provenance.",
+		run: func(_ context.Context, cfg Config) error {
+			_, err := book.Render(book.Options{Root: cfg.Root, Progress: cfg.Log})
+			return err
 		}},
 	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Doc: "Merge joins comma-separated results folders of one machine into PM_OUT; later folders win for a cell.",
 		run: func(_ context.Context, cfg Config) error {
@@ -605,8 +611,7 @@ func Report(cfg Config, dir string) error {
 			return err
 		}
 	}
-	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log,
-		ResultsLog: filepath.Join(cfg.Root, "docs", "gpu-results.md")}
+	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log}
 	// The specs are the source tree's: they may name what the folder's
 	// vocabulary does not (a kernel added since), which the tree's covers.
 	v, verr := results.LoadVocabulary(cfg.Root)

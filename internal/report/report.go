@@ -24,10 +24,6 @@ type Options struct {
 	// may use besides those of run.json (the source tree's: a folder older
 	// than a kernel, or than the vocabulary itself).
 	Vocabulary *results.Vocabulary
-	// ResultsLog is a Markdown file (docs/gpu-results.md) whose block marked
-	// for this folder (UpdateResultsLog) is rewritten with its tables; empty:
-	// none.
-	ResultsLog string
 }
 
 // Summary is what Generate produced.
@@ -36,7 +32,6 @@ type Summary struct {
 	Claims  []ClaimResult
 	Cells   []CellStatus
 	Written []string // paths relative to the results folder, sorted
-	Log     bool     // whether Options.ResultsLog held this folder's block
 }
 
 // FigureResult is one figure of the spec: its files, or why it was skipped.
@@ -107,16 +102,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	say("wrote %d files into %s", len(written), resultsDir)
-	sum := &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}
-	if opt.ResultsLog != "" {
-		if sum.Log, err = UpdateResultsLog(opt.ResultsLog, filepath.Base(resultsDir), tables); err != nil {
-			return nil, err
-		}
-		if sum.Log {
-			say("rewrote the tables of %s in %s", filepath.Base(resultsDir), opt.ResultsLog)
-		}
-	}
-	return sum, nil
+	return &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}, nil
 }
 
 func progress(w io.Writer) func(string, ...any) {

@@ -37,7 +37,7 @@ func TestRecordVerifiedAndError(t *testing.T) {
 
 // The committed H200 folder, written before these types, still loads whole.
 func TestLoadCommittedGPUFolder(t *testing.T) {
-	f, err := Load("../../results/20261121-220700-nvidia-h200")
+	f, err := Load("../../results/archive/20261121-220700-nvidia-h200")
 	require.NoError(t, err)
 	assert.Len(t, f.Kernel, 355)
 	assert.Len(t, f.Copy, 4)
