@@ -55,9 +55,9 @@ func TestShippedSpacesCheck(t *testing.T) {
 	// The kernel's constraint and the machine's both cut configurations.
 	h100 := Machine{"max_threads_per_block": 1024, "warp_size": 32, "shared_mem_per_block": 48 << 10}
 	for _, c := range []struct {
-		cfg  Config
-		ok   bool
-		why  string
+		cfg Config
+		ok  bool
+		why string
 	}{
 		{Config{"rows_per_team": 16, "team_size": 16, "vector_size": 8}, true, ""},
 		{Config{"rows_per_team": 256, "team_size": 256, "vector_size": 8}, false, "team_size * vector_size <= max_threads_per_block"},

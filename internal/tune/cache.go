@@ -1,0 +1,168 @@
+package tune
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// Key names one evaluation: the same cell, size, configuration, binary and
+// device measure the same thing, so a key is evaluated once.
+type Key struct {
+	Cell     string `json:"cell"`
+	Size     int64  `json:"size"`
+	Config   string `json:"config"`    // Config.String()
+	BuildKey string `json:"build_key"` // the binary's content hash (build manifest)
+	Device   string `json:"device"`    // GPU UUID, or the device's model name
+}
+
+// Measurement is one configuration evaluated: the median time of its
+// repetitions with the confidence interval of the median (stats.Level),
+// and whether its output verified. An unverified configuration never wins.
+type Measurement struct {
+	Config   Config
+	MedianS  float64
+	LoS, HiS float64
+	GBps     float64 // at the median, when the kernel counts bytes
+	Verified bool
+	Error    string // the evaluation failed (a launch the device refused): data, not a crash
+}
+
+// Entry is one line of tuning.jsonl.
+type Entry struct {
+	Key
+	MedianS  float64 `json:"median_s,omitempty"`
+	LoS      float64 `json:"lo_s,omitempty"`
+	HiS      float64 `json:"hi_s,omitempty"`
+	GBps     float64 `json:"gbps,omitempty"`
+	Verified bool    `json:"verified"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// Cache is the tuning.jsonl of a results folder: every evaluation appended
+// and synced to disk as it is made.
+type Cache struct {
+	File string
+	mu   sync.Mutex
+	f    *os.File
+	got  map[Key]Measurement
+}
+
+// Warnings receives the torn last line a cut tuning left.
+var Warnings io.Writer = os.Stderr
+
+// OpenCache reads dir/tuning.jsonl (if any) and opens it for appending. A
+// torn last line (a tuning killed while writing) is cut off with a warning:
+// its configuration is evaluated again. Any other bad line is an error at
+// file:line.
+func OpenCache(dir string) (*Cache, error) {
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
+	data, err := os.ReadFile(c.File)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	keep, err := c.read(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if keep < len(data) {
+		if err := os.Truncate(c.File, int64(keep)); err != nil {
+			return nil, err
+		}
+	}
+	c.f, err = os.OpenFile(c.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if keep > 0 && data[keep-1] != '\n' { // a whole last entry without its newline
+		if _, err := c.f.Write([]byte{'\n'}); err != nil {
+			c.f.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// read loads the entries of data and returns how many bytes to keep.
+func (c *Cache) read(data []byte) (int, error) {
+	var errs diag.List
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	lines := bytes.Count(data, []byte{'\n'})
+	torn := len(data) > 0 && data[len(data)-1] != '\n'
+	keep := len(data)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e Entry
+		err := json.Unmarshal(b, &e)
+		var cfg Config
+		if err == nil {
+			cfg, err = ParseConfig(e.Config)
+		}
+		if err != nil {
+			if torn && line == lines+1 {
+				keep = bytes.LastIndexByte(data, '\n') + 1
+				fmt.Fprintf(Warnings, "warning: %s:%d: torn last line (%d bytes) dropped; its configuration is evaluated again\n", c.File, line, len(data)-keep)
+				continue
+			}
+			errs.Add(diag.Pos{File: c.File, Line: line}, "%v", err)
+			continue
+		}
+		c.got[e.Key] = Measurement{Config: cfg, MedianS: e.MedianS, LoS: e.LoS, HiS: e.HiS, GBps: e.GBps,
+			Verified: e.Verified, Error: e.Error}
+	}
+	if err := sc.Err(); err != nil {
+		errs.Add(diag.Pos{File: c.File}, "%v", err)
+	}
+	return keep, errs.Err()
+}
+
+// Get returns the cached evaluation of k.
+func (c *Cache) Get(k Key) (Measurement, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.got[k]
+	return m, ok
+}
+
+// Len is the number of evaluations cached.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.got)
+}
+
+// Put appends an evaluation and syncs it to disk before returning.
+func (c *Cache) Put(k Key, m Measurement) error {
+	b, err := json.Marshal(Entry{Key: k, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
+		Verified: m.Verified, Error: m.Error})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	c.got[k] = m
+	return c.f.Sync()
+}
+
+// Close closes the file.
+func (c *Cache) Close() error { return c.f.Close() }
