@@ -3,13 +3,17 @@ package tune
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
@@ -166,3 +170,42 @@ func (c *Cache) Put(k Key, m Measurement) error {
 
 // Close closes the file.
 func (c *Cache) Close() error { return c.f.Close() }
+
+// Tuned reads a folder's tuning.jsonl into one result per (cell, size,
+// build key, device), each with its best configuration and ties, sorted by
+// cell, size, device and build key: what `run` takes tuned configurations
+// from. Nothing there says which configuration was the default.
+func Tuned(dir string) ([]*CellResult, error) {
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
+	data, err := os.ReadFile(c.File)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.read(data); err != nil {
+		return nil, err
+	}
+	type group struct {
+		cell, build, device string
+		size                int64
+	}
+	by := map[group]*CellResult{}
+	for _, k := range slices.SortedFunc(maps.Keys(c.got), func(a, b Key) int { return strings.Compare(a.Config, b.Config) }) {
+		g := group{k.Cell, k.BuildKey, k.Device, k.Size}
+		if by[g] == nil {
+			by[g] = &CellResult{Cell: k.Cell, Size: k.Size, BuildKey: k.BuildKey, Device: k.Device}
+		}
+		by[g].Measured = append(by[g].Measured, c.got[k])
+	}
+	var out []*CellResult
+	for _, r := range by {
+		r.Planned = len(r.Measured)
+		r.Cached = r.Planned
+		r.pick(nil)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *CellResult) int {
+		return cmp.Or(strings.Compare(a.Cell, b.Cell), cmp.Compare(a.Size, b.Size),
+			strings.Compare(a.Device, b.Device), strings.Compare(a.BuildKey, b.BuildKey))
+	})
+	return out, nil
+}

@@ -289,10 +289,9 @@ func (o *Options) plan(t Target) (*CellResult, []Config, error) {
 // pick chooses the best verified configuration and those indistinguishable
 // from it: intervals that overlap the best's are never ranked.
 func (c *CellResult) pick(def Config) {
-	defKey := def.String()
 	for i := range c.Measured {
 		m := &c.Measured[i]
-		if m.Config.String() == defKey {
+		if def != nil && m.Config.String() == def.String() {
 			c.Default = m
 		}
 		if !m.ok() {

@@ -278,6 +278,18 @@ func TestCacheKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4*feasible, cache.Len())
 	require.NoError(t, cache.Close())
+
+	// The folder alone gives the best per (cell, size, device, binary).
+	tuned, err := Tuned(dir)
+	require.NoError(t, err)
+	var groups []string
+	for _, r := range tuned {
+		groups = append(groups, fmt.Sprintf("%s %d %s %s", r.Cell, r.Size, r.Device, r.BuildKey))
+		assert.Equal(t, "a=8,b=4", r.Best.Config.String())
+		assert.Equal(t, feasible, len(r.Measured))
+		assert.Nil(t, r.Default)
+	}
+	assert.Equal(t, []string{"k.s.tc 100 GPU-a build-1", "k.s.tc 100 GPU-a build-2", "k.s.tc 100 GPU-b build-1", "k.s.tc 200 GPU-a build-1"}, groups)
 }
 
 func TestTornLastLine(t *testing.T) {

@@ -95,6 +95,11 @@ func TestShippedSpacesCheck(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 
+	target, err := spaces.Target(&matrix.Cell{ID: "cgsolve.kk-cuda-3lvl.nvcc", Kernel: byName["cgsolve"], Variant: variants["kk-cuda-3lvl"]}, byName, 30, "b")
+	require.NoError(t, err)
+	assert.Equal(t, cg.Names, target.Space.Names)
+	assert.Equal(t, cg.Constraints, target.Space.Constraints)
+
 	// The host holds team and vector sizes.
 	host, err := spaces.Cell(spmv, nil, variants["omp-host"], 100)
 	require.NoError(t, err)
