@@ -91,6 +91,12 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 			}
 		}
 	}
+	n := 1
+	for _, name := range c.Names {
+		if n *= len(c.Values[name]); n > MaxConfigs {
+			return nil, fmt.Errorf("%s: the space of %s under %s holds more than %d configurations: narrow it in %s", k.Pos, k.Name, v.ID, MaxConfigs, s.File)
+		}
+	}
 	all := slices.Clone(s.Constraints)
 	for _, sc := range scopes {
 		if sc != nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
@@ -122,8 +123,9 @@ func (c *CellResult) Missing() int { return c.Planned - len(c.Measured) }
 // admitted by the model for Pruned, within MaxEvals, the default first),
 // takes what the cache holds, evaluates the rest in batches while MaxTime
 // lasts, caching each evaluation as it comes, and picks the best of each.
-// A cut tuning (context cancelled, an evaluator error, the time budget)
-// returns what it has with the error; run again, it resumes.
+// A cut tuning (context cancelled, an evaluator error) returns what it has,
+// the cached evaluations of every target included, with the error; one out
+// of time returns it with Stopped set. Run again, it resumes.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Strategy == "" {
 		o.Strategy = Auto
@@ -180,7 +182,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			for _, c := range batch.Configs {
 				asked[c.String()] = true
 			}
+			var mu sync.Mutex // an evaluator may report from several goroutines
 			runErr = o.Evaluator.Evaluate(ctx, batch, func(m Measurement) error {
+				mu.Lock()
+				defer mu.Unlock()
 				s := m.Config.String()
 				if !asked[s] {
 					return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
@@ -206,12 +211,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 		cr.pick(t.Space.Default)
-		if runErr != nil {
-			res.Stopped = runErr.Error()
-			break
-		}
 	}
 	if runErr != nil {
+		res.Stopped = runErr.Error()
 		return res, fmt.Errorf("tuning cut after %s: %w", time.Since(start).Round(time.Millisecond), runErr)
 	}
 	return res, nil

@@ -8,6 +8,7 @@ package tune
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,6 +29,14 @@ const File = "variants/tuning.yaml"
 var Derived = map[string]string{
 	"scratch_bytes": "bytes of level-0 (team-shared) scratch per team: the kernel's scratch views at this configuration",
 }
+
+// MaxValues bounds the values of one tunable's space, and MaxConfigs the
+// configurations of one cell's space: a search beyond them is not a tuning
+// anyone can afford to run.
+const (
+	MaxValues  = 1 << 12
+	MaxConfigs = 1 << 20
+)
 
 // Spaces is variants/tuning.yaml: every tunable's bounds and search space,
 // the machine properties constraints may read, and the constraints.
@@ -78,8 +87,17 @@ type Machine map[string]float64
 
 // Load reads a search-space file, reporting every problem at its position.
 func Load(file string) (*Spaces, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, data)
+}
+
+// Parse reads the search spaces in data, read from file.
+func Parse(file string, data []byte) (*Spaces, error) {
 	var errs diag.List
-	root := diag.ReadYAML(file, &errs)
+	root := diag.ParseYAML(file, data, &errs)
 	if root == nil {
 		return nil, errs.Err()
 	}
@@ -178,7 +196,7 @@ func space(d diag.Decoder, n *yaml.Node, name string) []int64 {
 				d.Add(f["pow2"], "%s: pow2 bounds must be >= 1", name)
 				ok = false
 			}
-			for p := int64(1); ok && p <= hi; p *= 2 {
+			for p := int64(1); ok && p <= hi && p > 0; p *= 2 { // p > 0: stop before 2^63 wraps
 				if p >= lo {
 					out = append(out, p)
 				}
@@ -191,6 +209,10 @@ func space(d diag.Decoder, n *yaml.Node, name string) []int64 {
 			}
 			if step < 1 {
 				d.Add(f["step"], "%s: step must be >= 1", name)
+				ok = false
+			}
+			if ok && uint64(hi-lo)/uint64(step) >= MaxValues {
+				d.Add(f["range"], "%s: the range holds more than %d values", name, MaxValues)
 				ok = false
 			}
 			for v := lo; ok && v <= hi; v += step {

@@ -181,3 +181,9 @@ func TestZeroTunable(t *testing.T) {
 	assert.Contains(t, msg, "S:1:2: vector_size: must be <= 1024, not 4096")
 	assert.Contains(t, msg, `S:3:4: tunable tiles has no search space: declare it in ../../variants/tuning.yaml; did you mean "tile"?`)
 }
+
+func TestHugeSpaces(t *testing.T) {
+	_, err := Parse("F", []byte("tunables:\n  a: {min: 1, space: {pow2: [1, 9223372036854775807]}}\n  b: {min: 0, space: {range: [0, 9223372036854775807]}}\n"))
+	require.Error(t, err)
+	assert.Equal(t, "F:3:30: b: the range holds more than 4096 values", err.Error(), "pow2 stops at 2^62")
+}
