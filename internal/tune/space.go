@@ -55,7 +55,8 @@ type Decl struct {
 	Name    string
 	Doc     string
 	Min     int64
-	Max     int64 // 0: no upper bound
+	Max     int64
+	HasMax  bool // false: no upper bound
 	Space   []int64
 	Pos     diag.Pos
 	SpaceAt diag.Pos
@@ -156,7 +157,7 @@ func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 	d.Require(n, f, "tunable "+t.Name, "min", "space")
 	t.Doc = d.String(f["doc"], "doc")
 	t.Min = d.Int(f["min"], t.Name+": min")
-	t.Max = d.Int(f["max"], t.Name+": max")
+	t.Max, t.HasMax = d.Int(f["max"], t.Name+": max"), f["max"] != nil
 	if f["max"] != nil && t.Max < t.Min {
 		d.Add(f["max"], "%s: max %d is below min %d", t.Name, t.Max, t.Min)
 	}
@@ -215,8 +216,8 @@ func space(d diag.Decoder, n *yaml.Node, name string) []int64 {
 				d.Add(f["range"], "%s: the range holds more than %d values", name, MaxValues)
 				ok = false
 			}
-			for v := lo; ok && v <= hi; v += step {
-				out = append(out, v)
+			for i := int64(0); ok && uint64(i) <= uint64(hi-lo)/uint64(step); i++ { // no v += step: it could wrap past hi
+				out = append(out, lo+i*step)
 			}
 		default:
 			d.Add(n, "%s: a space is a list of values, {pow2: [lo, hi]} or {range: [lo, hi], step: s}", name)
@@ -253,7 +254,7 @@ func (t *Decl) Bounds(v int64) string {
 	switch {
 	case v < t.Min:
 		return fmt.Sprintf("must be >= %d, not %d", t.Min, v)
-	case t.Max > 0 && v > t.Max:
+	case t.HasMax && v > t.Max:
 		return fmt.Sprintf("must be <= %d, not %d", t.Max, v)
 	}
 	return ""

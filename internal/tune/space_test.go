@@ -187,3 +187,9 @@ func TestHugeSpaces(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "F:3:30: b: the range holds more than 4096 values", err.Error(), "pow2 stops at 2^62")
 }
+
+func TestRangeAtTheEdge(t *testing.T) {
+	s, err := Parse("F", []byte("tunables:\n  a: {min: 0, space: {range: [9223372036854775800, 9223372036854775807], step: 5}}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{9223372036854775800, 9223372036854775805}, s.Tunables["a"].Space)
+}
