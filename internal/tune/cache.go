@@ -18,6 +18,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
 // Key names one evaluation: the same cell, size, configuration, binary and
@@ -208,4 +209,21 @@ func Tuned(dir string) ([]*CellResult, error) {
 			strings.Compare(a.Device, b.Device), strings.Compare(a.BuildKey, b.BuildKey))
 	})
 	return out, nil
+}
+
+// Measure makes the Measurement of one configuration from its repetition
+// times (seconds, one slice per trial, as results.Record.TimesS), with the
+// bootstrap interval of internal/stats (key seeds it: name the cell, size,
+// configuration and device). bytes, when not 0, gives GB/s at the median.
+// Without a usable time it is an error measurement.
+func Measure(key string, c Config, trials [][]float64, verified bool, bytes float64) Measurement {
+	m := stats.Measure(key, trials)
+	if m == nil {
+		return Measurement{Config: c, Error: "no repetition time"}
+	}
+	out := Measurement{Config: c, MedianS: m.Median, LoS: m.Lo, HiS: m.Hi, Verified: verified}
+	if bytes > 0 {
+		out.GBps = bytes / m.Median / 1e9
+	}
+	return out
 }

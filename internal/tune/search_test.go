@@ -368,3 +368,34 @@ func TestReport(t *testing.T) {
 	assert.Regexp(t, `^k\.s\.tc +100 +20/20 \(\d+ cached\) +a=8,b=4 +1s \[900ms, 1\.1s\] +0 +not measured: the model rules it out: more than 64 threads$`, lines[1])
 	assert.Contains(t, out.String(), "15 pruned by the model: more than 64 threads; not checked: a * b <= max_threads_per_block (no max_threads_per_block)")
 }
+
+// A default whose interval overlaps the best's is reported as
+// indistinguishable from it, with its gap.
+func TestDefaultTied(t *testing.T) {
+	target := synthetic(t)
+	target.Space.Default = Config{"a": 16, "b": 4} // cost 2, next to the optimum's 1
+	f := newFake(t)
+	f.width = 0.6
+	res, err := run(t, t.TempDir(), f, Options{Targets: []Target{target}})
+	require.NoError(t, err)
+	c := res.Cells[0]
+	gap, tied, ok := c.DefaultGap()
+	assert.True(t, ok)
+	assert.True(t, tied)
+	assert.InDelta(t, 1.0, gap, 1e-12)
+	assert.Equal(t, "within 100.0% of best (indistinguishable)", c.defaultText())
+}
+
+func TestMeasure(t *testing.T) {
+	c := Config{"a": 2}
+	m := Measure("k a=2", c, [][]float64{{3e-3, 1e-3, 2e-3}, {2e-3, 2.5e-3}}, true, 4e6)
+	assert.Equal(t, 2e-3, m.MedianS)
+	assert.LessOrEqual(t, m.LoS, m.MedianS)
+	assert.GreaterOrEqual(t, m.HiS, m.MedianS)
+	assert.InDelta(t, 2.0, m.GBps, 1e-12)
+	assert.True(t, m.ok())
+	assert.Equal(t, m, Measure("k a=2", c, [][]float64{{3e-3, 1e-3, 2e-3}, {2e-3, 2.5e-3}}, true, 4e6), "deterministic")
+	bad := Measure("k a=2", c, nil, true, 0)
+	assert.False(t, bad.ok())
+	assert.Equal(t, "no repetition time", bad.Error)
+}
