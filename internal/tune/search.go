@@ -60,7 +60,10 @@ type Batch struct {
 // Evaluator measures configurations. It calls got once per configuration
 // measured, as soon as it is (so that a batch cut midway keeps what it
 // measured), and returns when the batch is done or cannot go on; a
-// configuration it did not report is evaluated again by a later tuning.
+// configuration it did not report is evaluated again by a later tuning. A
+// configuration that fails (a launch the device refuses, a crash) is a
+// Measurement with Error, data like any other; an error return stops the
+// tuning (the machine is gone, the context is cancelled).
 type Evaluator interface {
 	Evaluate(ctx context.Context, b Batch, got func(Measurement) error) error
 }
@@ -160,63 +163,87 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
 	var runErr error
 	for i, t := range o.Targets {
-		cr, plan := res.Cells[i], plans[i]
-		got := map[string]Measurement{}
-		var todo []Config
-		for _, c := range plan {
-			if m, ok := cache.Get(t.key(o.Device, c)); ok {
-				got[c.String()] = m
-				cr.Cached++
-			} else {
-				todo = append(todo, c)
-			}
+		if runErr == nil {
+			runErr = o.measure(ctx, cache, t, res, i, plans[i], start)
+		} else {
+			o.collect(cache, t, res.Cells[i], plans[i], nil) // what the cache holds
 		}
-		for len(todo) > 0 && runErr == nil {
-			if o.MaxTime > 0 && time.Since(start) >= o.MaxTime {
-				res.Stopped = fmt.Sprintf("time budget of %s spent", o.MaxTime)
-				break
-			}
-			n := min(o.BatchSize, len(todo))
-			batch := Batch{Target: t, Configs: todo[:n]}
-			asked := map[string]bool{}
-			for _, c := range batch.Configs {
-				asked[c.String()] = true
-			}
-			var mu sync.Mutex // an evaluator may report from several goroutines
-			runErr = o.Evaluator.Evaluate(ctx, batch, func(m Measurement) error {
-				mu.Lock()
-				defer mu.Unlock()
-				s := m.Config.String()
-				if !asked[s] {
-					return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
-				}
-				delete(asked, s)
-				if err := cache.Put(t.key(o.Device, m.Config), m); err != nil {
-					return err
-				}
-				got[s] = m
-				cr.Evaluated++
-				return nil
-			})
-			if runErr == nil && ctx.Err() != nil {
-				runErr = ctx.Err()
-			}
-			todo = todo[n:]
-			fmt.Fprintf(o.Log, "tune %s size %d: %d of %d configurations measured (%d cached)\n",
-				t.Cell, t.Size, len(got), len(plan), cr.Cached)
-		}
-		for _, c := range plan {
-			if m, ok := got[c.String()]; ok {
-				cr.Measured = append(cr.Measured, m)
-			}
-		}
-		cr.pick(t.Space.Default)
 	}
 	if runErr != nil {
 		res.Stopped = runErr.Error()
 		return res, fmt.Errorf("tuning cut after %s: %w", time.Since(start).Round(time.Millisecond), runErr)
 	}
 	return res, nil
+}
+
+// measure evaluates what the cache lacks of target i's plan in batches,
+// while the time budget lasts, and picks its best.
+func (o *Options) measure(ctx context.Context, cache *Cache, t Target, res *Result, i int, plan []Config, start time.Time) error {
+	cr := res.Cells[i]
+	got := map[string]Measurement{}
+	var todo []Config
+	for _, c := range plan {
+		if m, ok := cache.Get(t.key(o.Device, c)); ok {
+			got[c.String()] = m
+			cr.Cached++
+		} else {
+			todo = append(todo, c)
+		}
+	}
+	var err error
+	for len(todo) > 0 && err == nil {
+		if o.MaxTime > 0 && time.Since(start) >= o.MaxTime {
+			res.Stopped = fmt.Sprintf("time budget of %s spent", o.MaxTime)
+			break
+		}
+		n := min(o.BatchSize, len(todo))
+		batch := Batch{Target: t, Configs: todo[:n]}
+		asked := map[string]bool{}
+		for _, c := range batch.Configs {
+			asked[c.String()] = true
+		}
+		var mu sync.Mutex // an evaluator may report from several goroutines
+		err = o.Evaluator.Evaluate(ctx, batch, func(m Measurement) error {
+			mu.Lock()
+			defer mu.Unlock()
+			s := m.Config.String()
+			if !asked[s] {
+				return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
+			}
+			delete(asked, s)
+			if err := cache.Put(t.key(o.Device, m.Config), m); err != nil {
+				return err
+			}
+			got[s] = m
+			cr.Evaluated++
+			return nil
+		})
+		if err == nil {
+			err = ctx.Err()
+		}
+		todo = todo[n:]
+		fmt.Fprintf(o.Log, "tune %s size %d: %d of %d configurations measured (%d cached)\n",
+			t.Cell, t.Size, len(got), len(plan), cr.Cached)
+	}
+	o.collect(cache, t, cr, plan, got)
+	return err
+}
+
+// collect puts the measurements of plan (those of got, else the cache's)
+// into cr in plan order, and picks the best.
+func (o *Options) collect(cache *Cache, t Target, cr *CellResult, plan []Config, got map[string]Measurement) {
+	for _, c := range plan {
+		m, ok := got[c.String()]
+		if !ok && got == nil {
+			if m, ok = cache.Get(t.key(o.Device, c)); ok {
+				cr.Cached++
+			}
+		}
+		if ok {
+			cr.Measured = append(cr.Measured, m)
+		}
+	}
+	cr.pick(t.Space.Default)
 }
 
 // plan lists the configurations a target's tuning measures, in order.

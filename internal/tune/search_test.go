@@ -399,3 +399,19 @@ func TestMeasure(t *testing.T) {
 	assert.False(t, bad.ok())
 	assert.Equal(t, "no repetition time", bad.Error)
 }
+
+// A cut tuning still reports what the cache holds of the targets after the cut.
+func TestCutKeepsLaterTargets(t *testing.T) {
+	dir := t.TempDir()
+	a, b := synthetic(t), synthetic(t)
+	b.Size = 200
+	_, err := run(t, dir, newFake(t), Options{Targets: []Target{b}})
+	require.NoError(t, err)
+	f := newFake(t)
+	f.cutAfter = 3
+	res, err := run(t, dir, f, Options{Targets: []Target{a, b}})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 3, len(res.Cells[0].Measured))
+	assert.Equal(t, feasible, res.Cells[1].Cached)
+	assert.Equal(t, "a=8,b=4", res.Cells[1].Best.Config.String())
+}
