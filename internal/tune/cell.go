@@ -15,6 +15,7 @@ type CellSpace struct {
 	Names       []string           // the cell's tunables, sorted
 	Values      map[string][]int64 // the values searched, per tunable
 	Fixed       map[string]string  // tunables held at one value, and why
+	Rendered    map[string]bool    // tunables the renderer decides with (scratch levels): constants of the binary
 	Default     Config             // the values the program is generated with
 	Constraints []Constraint       // those that apply to the cell
 	spaces      *Spaces
@@ -28,7 +29,7 @@ type CellSpace struct {
 // held at that value, since the knob value is what makes the variant (2
 // levels means vector_size 1).
 func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64) (*CellSpace, error) {
-	c := &CellSpace{Values: map[string][]int64{}, Fixed: map[string]string{}, Default: Config{},
+	c := &CellSpace{Values: map[string][]int64{}, Fixed: map[string]string{}, Rendered: map[string]bool{}, Default: Config{},
 		spaces: s, env: k.Env(size)}
 	for _, kk := range append([]*spec.Kernel{k}, uses...) {
 		for _, t := range kk.Tunables {
@@ -80,6 +81,7 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 				// The level picks the code rendered: one value per binary.
 				c.Values[sv.Level] = []int64{c.Default[sv.Level]}
 				c.Fixed[sv.Level] = "scratch level: chosen when the program is rendered"
+				c.Rendered[sv.Level] = true
 			}
 		}
 	}
@@ -133,6 +135,18 @@ func teams(n *spec.Node) []*spec.Node {
 		out = append(out, teams(b)...)
 	}
 	return out
+}
+
+// Flag is cfg as the harness's --config takes it: without the tunables the
+// binary was rendered with, which it cannot change at run time.
+func (c *CellSpace) Flag(cfg Config) string {
+	run := Config{}
+	for k, v := range cfg {
+		if !c.Rendered[k] {
+			run[k] = v
+		}
+	}
+	return run.String()
 }
 
 // Len is the number of configurations of the space.

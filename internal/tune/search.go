@@ -130,14 +130,8 @@ func (c *CellResult) Missing() int { return c.Planned - len(c.Measured) }
 // the cached evaluations of every target included, with the error; one out
 // of time returns it with Stopped set. Run again, it resumes.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Strategy == "" {
-		o.Strategy = Auto
-	}
-	if !slices.Contains(Strategies, o.Strategy) {
-		return nil, fmt.Errorf("unknown search strategy %q (known: auto, exhaustive, random, pruned)", o.Strategy)
-	}
-	if o.Strategy == Pruned && o.Model == nil {
-		return nil, fmt.Errorf("the pruned search needs a machine model")
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 16
@@ -153,7 +147,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{Device: o.Device}
 	plans := make([][]Config, len(o.Targets))
 	for i, t := range o.Targets {
-		cr, plan, err := o.plan(t)
+		cr, plan, err := o.Plan(t)
 		if err != nil {
 			return nil, err
 		}
@@ -246,8 +240,25 @@ func (o *Options) collect(cache *Cache, t Target, cr *CellResult, plan []Config,
 	cr.pick(t.Space.Default)
 }
 
-// plan lists the configurations a target's tuning measures, in order.
-func (o *Options) plan(t Target) (*CellResult, []Config, error) {
+func (o *Options) check() error {
+	if o.Strategy == "" {
+		o.Strategy = Auto
+	}
+	if !slices.Contains(Strategies, o.Strategy) {
+		return fmt.Errorf("unknown search strategy %q (known: auto, exhaustive, random, pruned)", o.Strategy)
+	}
+	if o.Strategy == Pruned && o.Model == nil {
+		return fmt.Errorf("the pruned search needs a machine model")
+	}
+	return nil
+}
+
+// Plan lists the configurations a target's tuning measures, in order, and
+// counts what the constraints and the model rule out: a dry run.
+func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
+	if err := o.check(); err != nil {
+		return nil, nil, err
+	}
 	s := t.Space
 	cr := &CellResult{Cell: t.Cell, Size: t.Size, BuildKey: t.BuildKey, Device: o.Device, Space: s.Len(),
 		Infeasible: map[string]int{}, Pruned: map[string]int{}, Unchecked: s.Unchecked(o.Machine)}

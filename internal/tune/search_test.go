@@ -415,3 +415,21 @@ func TestCutKeepsLaterTargets(t *testing.T) {
 	assert.Equal(t, feasible, res.Cells[1].Cached)
 	assert.Equal(t, "a=8,b=4", res.Cells[1].Best.Config.String())
 }
+
+func TestPlanIsADryRun(t *testing.T) {
+	o := Options{Machine: machine, MaxEvals: 10, Seed: 3}
+	_, plan, err := o.Plan(synthetic(t))
+	require.NoError(t, err)
+	assert.Len(t, plan, 10)
+	assert.Equal(t, "a=16,b=8", plan[0].String())
+	f := newFake(t)
+	_, err = run(t, t.TempDir(), f, Options{MaxEvals: 10, Seed: 3})
+	require.NoError(t, err)
+	var planned []string
+	for _, c := range plan {
+		planned = append(planned, c.String())
+	}
+	assert.Equal(t, planned, f.order, "the tuning measures what the plan says, in order")
+	_, _, err = (&Options{Strategy: "annealing"}).Plan(synthetic(t))
+	assert.ErrorContains(t, err, `unknown search strategy "annealing"`)
+}

@@ -78,6 +78,7 @@ func TestShippedSpacesCheck(t *testing.T) {
 	st, err := spaces.Cell(byName["stencil_tiled"], nil, variants["kk-cuda-3lvl"], 1000)
 	require.NoError(t, err)
 	assert.Equal(t, "scratch level: chosen when the program is rendered", st.Fixed["scratch_level"])
+	assert.Equal(t, "team_size=16,tile=16,vector_size=8", st.Flag(st.Default))
 	small := Machine{"max_threads_per_block": 1024, "warp_size": 32, "shared_mem_per_block": 8 * 18 * 18}
 	ok, _, err = st.Feasible(Config{"tile": 16, "team_size": 16, "vector_size": 8, "scratch_level": 0}, small)
 	require.NoError(t, err)
