@@ -27,6 +27,7 @@ type Strategy struct {
 	Requires []string
 	Optional []string
 	Tunables map[string]int64
+	TuneAt   map[string]diag.Pos // where each of Tunables is written
 	Knobs    []Knob
 	Kernels  []string
 	KernelAt []diag.Pos          // where each of Kernels is written
@@ -49,6 +50,7 @@ type KnobValue struct {
 	Defines  map[string]string
 	Requires []string
 	Tunables map[string]int64
+	TuneAt   map[string]diag.Pos // where each of Tunables is written
 }
 
 // Variant is a strategy with one value per knob.
@@ -119,7 +121,8 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Backend: d.String(sf["backend"], "backend"), Layer: d.String(sf["layer"], "layer"),
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
-			Tunables: tunables(d, sf["tunables"]), Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {
 				s.KernelAt = append(s.KernelAt, d.Pos(kn))
@@ -198,7 +201,8 @@ func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 		d.Require(vn, vf, "knob value", "value", "suffix")
 		v := KnobValue{Value: d.String(vf["value"], "value"), Suffix: d.String(vf["suffix"], "suffix"),
 			Doc: d.String(vf["doc"], "doc"), Requires: d.Strings(vf["requires"], "requires"),
-			Tunables: tunables(d, vf["tunables"]), Defines: map[string]string{}}
+			Defines: map[string]string{}}
+		v.Tunables, v.TuneAt = tunables(d, vf["tunables"])
 		if suffixes[v.Suffix] {
 			d.Add(vf["suffix"], "suffix %q repeated in knob %s: variant IDs would collide", v.Suffix, k.Name)
 		}
@@ -212,12 +216,13 @@ func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 	return k
 }
 
-func tunables(d diag.Decoder, n *yaml.Node) map[string]int64 {
-	out := map[string]int64{}
+func tunables(d diag.Decoder, n *yaml.Node) (map[string]int64, map[string]diag.Pos) {
+	out, at := map[string]int64{}, map[string]diag.Pos{}
 	for _, kv := range d.Pairs(n, "tunables") {
 		out[kv[0].Value] = d.Int(kv[1], "tunable "+kv[0].Value)
+		at[kv[0].Value] = d.Pos(kv[1])
 	}
-	return out
+	return out, at
 }
 
 func capsKnown(d diag.Decoder, n *yaml.Node, names []string, caps *toolchain.Table) {

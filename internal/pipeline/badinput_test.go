@@ -55,6 +55,11 @@ var badCases = []badCase{
 	{name: "kernel-empty-file", edit: [][3]string{{"templates/kernels/empty.yaml", "", ""}}},
 	{name: "kernel-args-not-list", edit: [][3]string{{kernel, "args:\n  - {name: n, type: int64, value: size}\n", "args: {n: 1}\nxargs:\n  - {name: n, type: int64, value: size}\n"}}},
 
+	// Tunables and their search spaces (variants/tuning.yaml).
+	{name: "tunable-zero", edit: [][3]string{{"templates/kernels/spmv.yaml", "tunables: {rows_per_team: 16,", "tunables: {rows_per_team: 0,"}}},
+	{name: "tunable-undeclared", edit: [][3]string{{strategies, "tunables: {rows_per_team: 64,", "tunables: {rows_per_tem: 64,"}}},
+	{name: "tuning-bad-constraint", edit: [][3]string{{"variants/tuning.yaml", "  - vector_size <= warp_size\n", "  - vector_size <= warp_width\n  - vector_size\n"}}},
+
 	// Variants.
 	{name: "strategy-capability-typo", edit: [][3]string{{strategies, "requires: [openmp]", "requires: [opemnp]"}}},
 	{name: "strategy-optional-typo", edit: [][3]string{{strategies, "requires: [cxx17]\n", "requires: [cxx17]\n    optional: [ompx_bar]\n"}}},

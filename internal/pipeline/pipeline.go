@@ -17,6 +17,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // Project is everything loaded from the repository.
@@ -26,6 +27,7 @@ type Project struct {
 	ByName     map[string]*spec.Kernel
 	Strategies []*matrix.Strategy
 	Variants   []*matrix.Variant
+	Spaces     *tune.Spaces // variants/tuning.yaml; nil in a project without one
 	Caps       *toolchain.Table
 	Toolchains []*toolchain.Toolchain
 	Engine     *render.Engine
@@ -74,6 +76,12 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	add(matrix.CheckKernels(p.Strategies, kernelNames))
 	add(p.Engine.CheckStrategies(p.Strategies))
+	if _, err := os.Stat(p.path(tune.File)); err == nil {
+		if p.Spaces, err = tune.Load(p.path(tune.File)); err == nil {
+			err = p.Spaces.Check(p.Kernels, p.Strategies)
+		}
+		add(err)
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}

@@ -31,6 +31,7 @@ const (
 	FiguresDir  = "figures"
 	ClaimsFile  = "claims.md"
 	ReportFile  = "report.html"
+	TuningFile  = "tuning.jsonl" // the tuner's evaluations (internal/tune, docs/tuning.md)
 	maxLineSize = 64 << 20
 )
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,31 @@ func TestEnvOfCSR(t *testing.T) {
 	assert.Equal(t, intVal(31*31*31), env["A.nnz"])
 	assert.Equal(t, intVal(20), env["iters"])
 	assert.Equal(t, intVal(10), env["size"])
+}
+
+func TestHolds(t *testing.T) {
+	env := Env{"team_size": intVal(16), "vector_size": intVal(8), "max_threads_per_block": intVal(1024), "half": floatVal(0.5)}
+	for cond, want := range map[string]bool{
+		"team_size * vector_size <= max_threads_per_block":       true,
+		"team_size * vector_size > 128":                          false,
+		"team_size == 16 && vector_size != 8":                    false,
+		"team_size == 16 && (vector_size != 8 || half < 1)":      true,
+		"max_threads_per_block % (team_size * vector_size) == 0": true,
+		"(team_size + 1) / 2 >= 8":                               true,
+		"half * team_size == 8":                                  true,
+	} {
+		got, err := Holds(cond, env)
+		if err != nil || got != want {
+			t.Errorf("Holds(%q) = %v, %v; want %v", cond, got, err, want)
+		}
+	}
+	for _, bad := range []string{"team_size * 2", "team_size <= warp_size", "team_size & 1 == 0", "team_size <="} {
+		if _, err := Holds(bad, env); err == nil {
+			t.Errorf("Holds(%q) accepted", bad)
+		}
+	}
+	names, err := Names("sqrt(A.nnz) * team_size <= max_threads_per_block + team_size")
+	if err != nil || strings.Join(names, " ") != "A.nnz max_threads_per_block team_size" {
+		t.Errorf("Names = %v, %v", names, err)
+	}
 }

@@ -76,6 +76,7 @@ type Init struct {
 type Tunable struct {
 	Name  string
 	Value int64
+	Pos   diag.Pos // of the value, where variants/tuning.yaml's bounds are checked
 }
 
 // Node is one pattern of the tree.
@@ -367,7 +368,7 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 func parseTunables(d diag.Decoder, n *yaml.Node) []Tunable {
 	var out []Tunable
 	for _, kv := range d.Pairs(n, "tunables") {
-		t := Tunable{Name: kv[0].Value, Value: d.Int(kv[1], "tunable "+kv[0].Value)}
+		t := Tunable{Name: kv[0].Value, Value: d.Int(kv[1], "tunable "+kv[0].Value), Pos: d.Pos(kv[1])}
 		if !ident.MatchString(t.Name) {
 			d.Add(kv[0], "tunable name %q is not a C++ identifier", t.Name)
 		}
