@@ -12,7 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 	"github.com/portmatrix/portmatrix/internal/signals"
 )
@@ -115,7 +115,7 @@ func Clean(ctx context.Context) error { return stage(ctx, "clean") }
 func stage(ctx context.Context, name string, args ...string) error {
 	ctx, stop := signals.Context(ctx) // SIGTERM too, and the death of mage.go
 	defer stop()
-	cfg, err := pipeline.FromEnv()
+	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 func TestExampleConfigParses(t *testing.T) {

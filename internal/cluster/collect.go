@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // Summary is cluster.json, written by collect next to the merged results.

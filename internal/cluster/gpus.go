@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // RunGPUs measures the campaign's missing items on every GPU of this node:
@@ -27,7 +27,7 @@ import (
 // per toolchain, the largest size of its first cell) so that collect can
 // check that the GPUs agree. PM_GPUS=0,1 limits the GPUs used. It then
 // collects the campaign.
-func RunGPUs(ctx context.Context, cfg pipeline.Config, cc *Config, self string) (*Summary, error) {
+func RunGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) (*Summary, error) {
 	cfg.Defaults()
 	gpus := work.GPUs()
 	if want := os.Getenv("PM_GPUS"); want != "" {
@@ -44,7 +44,7 @@ func RunGPUs(ctx context.Context, cfg pipeline.Config, cc *Config, self string) 
 	}
 	c := Campaign{Dir: cfg.Out}
 	if c.Dir == "" {
-		c.Dir = newDir(cfg.Root, "gpus")
+		c.Dir = NewDir(cfg.Root, "gpus")
 	}
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {

@@ -12,12 +12,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
+	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
+
+// Config is the configuration of every stage (internal/config).
+type Config = config.Config
+
+// Sizes are explicit sizes by kernel (internal/config).
+type Sizes = config.Sizes
 
 // Project is everything loaded from the repository.
 type Project struct {
@@ -96,7 +104,7 @@ func (p *Project) checkFilters() error {
 	check := func(what string, asked []string, known []string) {
 		for _, a := range asked {
 			if !slices.Contains(known, a) {
-				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (known: %s)", knobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
+				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (known: %s)", config.KnobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
 			}
 		}
 	}
@@ -180,7 +188,7 @@ func (p *Project) RenderFailures() render.Failures {
 
 // Cells is the selected part of the matrix.
 func (p *Project) Cells() []*matrix.Cell {
-	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.gpu())
+	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, session.GPU(p.Cfg))
 	var out []*matrix.Cell
 	for _, c := range all {
 		if p.selected(c) {
@@ -191,7 +199,7 @@ func (p *Project) Cells() []*matrix.Cell {
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {
-	return p.Cfg.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
+	return p.Cfg.Picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
 }
 
 // Sizes are the sizes a kernel runs at under the config.
@@ -261,19 +269,4 @@ func reportRenderFailures(p *Project) {
 	for _, path := range slices.Sorted(maps.Keys(p.failed)) {
 		fmt.Fprintf(p.Cfg.Log, "  off %s: %s\n", path, p.failed[path])
 	}
-}
-
-// knobOf names the knob that selects what.
-func knobOf(what string) string {
-	switch what {
-	case "kernel":
-		return "PM_KERNELS"
-	case "variant":
-		return "PM_VARIANTS"
-	case "toolchain":
-		return "PM_TOOLCHAINS"
-	case "kernel (in sizes)":
-		return "PM_SIZES"
-	}
-	return what
 }

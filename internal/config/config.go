@@ -1,9 +1,11 @@
-package pipeline
+// Package config is the configuration every stage reads: Config, and the
+// table of PM_ names (the knobs a user sets, as environment variables or
+// flags, and the names that are no knob).
+package config
 
 import (
 	"flag"
 	"fmt"
-	"github.com/portmatrix/portmatrix/internal/run"
 	"io"
 	"math"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/run"
 )
 
 // Config selects what a stage works on. Empty filters select everything.
@@ -107,7 +110,8 @@ func boolValue(v string) (bool, error) {
 	return false, fmt.Errorf("%q: want 0, 1, true or false", v)
 }
 
-func list(v string) []string {
+// List splits a comma-separated value, dropping empty entries.
+func List(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -135,9 +139,9 @@ func str(dst func(*Config) *string) func(*Config, string) error {
 // Knobs is every setting, in the order of the help text.
 var Knobs = []Knob{
 	{"PM_ROOT", "root", ".", "repository root (templates/, variants/, toolchains.yaml)", str(func(c *Config) *string { return &c.Root })},
-	{"PM_KERNELS", "kernels", "axpby,dot", "kernels (default: all)", func(c *Config, v string) error { c.Kernels = list(v); return nil }},
-	{"PM_VARIANTS", "variants", "kk-omp-b,omp-raw", "variant IDs or strategy names (default: all)", func(c *Config, v string) error { c.Variants = list(v); return nil }},
-	{"PM_TOOLCHAINS", "toolchains", "gcc-host", "toolchain IDs (default: every one found)", func(c *Config, v string) error { c.Toolchains = list(v); return nil }},
+	{"PM_KERNELS", "kernels", "axpby,dot", "kernels (default: all)", func(c *Config, v string) error { c.Kernels = List(v); return nil }},
+	{"PM_VARIANTS", "variants", "kk-omp-b,omp-raw", "variant IDs or strategy names (default: all)", func(c *Config, v string) error { c.Variants = List(v); return nil }},
+	{"PM_TOOLCHAINS", "toolchains", "gcc-host", "toolchain IDs (default: every one found)", func(c *Config, v string) error { c.Toolchains = List(v); return nil }},
 	{"PM_TOOLCHAINS_FILE", "toolchains-file", "f.yaml", "toolchain file instead of toolchains.yaml", str(func(c *Config) *string { return &c.ToolchainsFile })},
 	{"PM_SIZE_SET", "size-set", "ci|default|gpu", "size set (default: ci, minutes on 2 cores)", str(func(c *Config) *string { return &c.SizeSet })},
 	{"PM_SIZES", "sizes", "1000,1e5 or axpby=1e8;spmv=150,200", "explicit sizes overriding the set: for every kernel, or per kernel (name=sizes)", func(c *Config, v string) (err error) {
@@ -229,10 +233,11 @@ var internalEnv = map[string]bool{"PM_WORKER": true, "PM_GPU_UUID": true, "PM_DE
 // FromEnv reads every knob from the environment (the magefile's way). A PM_
 // variable that is no knob is an error, with the closest knob's name.
 func FromEnv() (Config, error) {
-	return fromEnv(os.Environ())
+	return FromEnviron(os.Environ())
 }
 
-func fromEnv(environ []string) (Config, error) {
+// FromEnviron is FromEnv over environ ("NAME=value" entries).
+func FromEnviron(environ []string) (Config, error) {
 	var cfg Config
 	var errs []string
 	env := map[string]string{}
@@ -331,8 +336,8 @@ func (c *Config) Defaults() {
 	}
 }
 
-// picks applies the kernel, variant (ID or strategy) and toolchain filters.
-func (c *Config) picks(kernel, variant, strategy, toolchain string) bool {
+// Picks applies the kernel, variant (ID or strategy) and toolchain filters.
+func (c *Config) Picks(kernel, variant, strategy, toolchain string) bool {
 	pass := func(filter []string, names ...string) bool {
 		if len(filter) == 0 {
 			return true
@@ -340,4 +345,19 @@ func (c *Config) picks(kernel, variant, strategy, toolchain string) bool {
 		return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(filter, n) })
 	}
 	return pass(c.Kernels, kernel) && pass(c.Variants, variant, strategy) && pass(c.Toolchains, toolchain)
+}
+
+// KnobOf names the knob that selects what.
+func KnobOf(what string) string {
+	switch what {
+	case "kernel":
+		return "PM_KERNELS"
+	case "variant":
+		return "PM_VARIANTS"
+	case "toolchain":
+		return "PM_TOOLCHAINS"
+	case "kernel (in sizes)":
+		return "PM_SIZES"
+	}
+	return what
 }
