@@ -212,23 +212,19 @@ func Binary(ctx context.Context, cfg config.Config, cc *Config, self string) (st
 	return out, nil
 }
 
-// workerArgs are the CLI arguments of one worker, before -work and -out.
+// workerArgs are the CLI arguments of one worker, before -work and -out:
+// every knob of cfg that is set and not the scheduler's (config.Knobs), with
+// the root and build folder absolute.
 func workerArgs(cfg config.Config, gpu bool) ([]string, error) {
-	root, err := filepath.Abs(cfg.Root)
-	if err != nil {
+	var err error
+	if cfg.Root, err = filepath.Abs(cfg.Root); err != nil {
 		return nil, err
 	}
-	bd, err := filepath.Abs(cfg.BuildDir)
-	if err != nil {
+	if cfg.BuildDir, err = filepath.Abs(cfg.BuildDir); err != nil {
 		return nil, err
 	}
 	// -scheduler= : a worker inherits PM_SCHEDULER from its submitter, and must not submit.
-	args := []string{"-scheduler=", "-root", root, "-build-dir", bd, "-size-set", cfg.SizeSet,
-		"-reps", strconv.Itoa(cfg.Reps), "-warmup", strconv.Itoa(cfg.Warmup), "-timeout", strconv.Itoa(cfg.Timeout),
-		"-rep-seconds", strconv.FormatFloat(cfg.RepSeconds, 'g', -1, 64)}
-	if cfg.CopyBytes > 0 {
-		args = append(args, "-copy-bytes", strconv.FormatInt(cfg.CopyBytes, 10))
-	}
+	args := append([]string{"-scheduler="}, cfg.WorkerArgs()...)
 	if gpu {
 		args = append(args, "-gpu")
 	}

@@ -30,7 +30,7 @@ import (
 func RunGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) (*Summary, error) {
 	cfg.Defaults()
 	gpus := work.GPUs()
-	if want := os.Getenv("PM_GPUS"); want != "" {
+	if want := os.Getenv(config.EnvGPUs); want != "" {
 		var keep []work.GPU
 		for _, g := range gpus {
 			if slices.Contains(strings.Split(want, ","), g.Index) || slices.Contains(strings.Split(want, ","), g.UUID) {
@@ -102,7 +102,7 @@ func RunGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) (*
 			defer wg.Done()
 			name := "gpu" + g.Index
 			shard := c.ShardDir(fmt.Sprintf("%s-%d", name, n))
-			env := append(os.Environ(), "CUDA_VISIBLE_DEVICES="+g.Index, "PM_WORKER="+name, "PM_GPU_UUID="+g.UUID)
+			env := append(os.Environ(), "CUDA_VISIBLE_DEVICES="+g.Index, config.EnvWorker+"="+name, config.EnvGPUUUID+"="+g.UUID)
 			logFile := c.path("logs", fmt.Sprintf("%s-%d.log", name, n))
 			var runs [][]string
 			if agreeFile != "" {

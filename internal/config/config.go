@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,6 +63,24 @@ func (s Sizes) For(kernel string) []int64 {
 	return s[""]
 }
 
+// String is s as ParseSizes reads it: the sizes of every kernel first, then
+// each kernel's, by name.
+func (s Sizes) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		var nums []string
+		for _, n := range s[k] {
+			nums = append(nums, strconv.FormatInt(n, 10))
+		}
+		p := strings.Join(nums, ",")
+		if k != "" {
+			p = k + "=" + p
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ";")
+}
+
 // ParseSizes reads "1000,2000" (every kernel) or "axpby=1e8,spmv=150,200"
 // (a name= starts a kernel's list; later plain numbers extend it; ";" also
 // separates). Numbers are positive integers, 1e8 notation allowed.
@@ -88,13 +107,37 @@ func ParseSizes(s string) (Sizes, error) {
 	return out, nil
 }
 
-// Knob is one setting, read from the environment (mage) or a flag (CLI).
+// Kind says who reads a PM_ name.
+type Kind string
+
+// The kinds of PM_ names.
+const (
+	KindKnob      Kind = "knob"               // a setting: environment (mage) or flag (CLI), parsed into Config
+	KindScheduler Kind = "scheduler-internal" // set by a scheduler for its workers, or read by it from the environment
+	KindHarness   Kind = "harness"            // read by the C++ harness from the environment
+	KindMacro     Kind = "macro"              // a preprocessor name of the harness and templates (a trailing _ names a prefix)
+	KindScript    Kind = "script"             // read by a script of scripts/
+	KindTest      Kind = "test"               // read by a Go test (CI sets some)
+)
+
+// Knob is one PM_ name: a setting, read from the environment (mage) or a
+// flag (CLI), or a name of another kind that is no setting.
 type Knob struct {
 	Env, Flag string
+	Kind      Kind   // "" is KindKnob
 	Example   string // shown in the knob list
 	Doc       string
 	Set       func(c *Config, v string) error
+	// Value is the flag value that gives c's setting ("" when unset): what
+	// a scheduler passes its workers.
+	Value func(c *Config) string
+	// Scheduler marks a knob the scheduler sets per worker, or that the
+	// workers must not inherit: it is not passed on.
+	Scheduler bool
 }
+
+// IsKnob reports whether k is a setting (has a flag and a parser).
+func (k Knob) IsKnob() bool { return k.Kind == "" || k.Kind == KindKnob }
 
 // boolFlags are the knobs whose flag takes no value (-gpu means -gpu=true).
 var boolFlags = map[string]bool{"gpu": true, "resume": true}
@@ -136,99 +179,244 @@ func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
 }
 
+func strValue(dst func(*Config) *string) func(*Config) string {
+	return func(c *Config) string { return *dst(c) }
+}
+
+func intValue(dst func(*Config) *int) func(*Config) string {
+	return func(c *Config) string {
+		if *dst(c) == 0 {
+			return ""
+		}
+		return strconv.Itoa(*dst(c))
+	}
+}
+
+func listValue(dst func(*Config) []string) func(*Config) string {
+	return func(c *Config) string { return strings.Join(dst(c), ",") }
+}
+
+func floatValue(f float64, set bool) string {
+	if f == 0 && !set {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// Names of the environment that the engine itself sets or reads beside the
+// knobs (rows of Knobs).
+const (
+	EnvWorker     = "PM_WORKER"
+	EnvGPUUUID    = "PM_GPU_UUID"
+	EnvGPUs       = "PM_GPUS"
+	EnvDeviceName = "PM_DEVICE_NAME"
+)
+
 // Knobs is every setting, in the order of the help text.
 var Knobs = []Knob{
-	{"PM_ROOT", "root", ".", "repository root (templates/, variants/, toolchains.yaml)", str(func(c *Config) *string { return &c.Root })},
-	{"PM_KERNELS", "kernels", "axpby,dot", "kernels (default: all)", func(c *Config, v string) error { c.Kernels = List(v); return nil }},
-	{"PM_VARIANTS", "variants", "kk-omp-b,omp-raw", "variant IDs or strategy names (default: all)", func(c *Config, v string) error { c.Variants = List(v); return nil }},
-	{"PM_TOOLCHAINS", "toolchains", "gcc-host", "toolchain IDs (default: every one found)", func(c *Config, v string) error { c.Toolchains = List(v); return nil }},
-	{"PM_TOOLCHAINS_FILE", "toolchains-file", "f.yaml", "toolchain file instead of toolchains.yaml", str(func(c *Config) *string { return &c.ToolchainsFile })},
-	{"PM_SIZE_SET", "size-set", "ci|default|gpu", "size set (default: ci, minutes on 2 cores)", str(func(c *Config) *string { return &c.SizeSet })},
-	{"PM_SIZES", "sizes", "1000,1e5 or axpby=1e8;spmv=150,200", "explicit sizes overriding the set: for every kernel, or per kernel (name=sizes)", func(c *Config, v string) (err error) {
-		c.Sizes, err = ParseSizes(v)
-		return err
-	}},
-	{"PM_REPS", "reps", "5", "timed repetitions per size", positive(func(c *Config) *int { return &c.Reps })},
-	{"PM_REP_SECONDS", "rep-seconds", "2", "seconds of timed calls that bound the reps of a slow measurement, which keeps at least 3 (0: no bound; default 2)", func(c *Config, v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("%q: want a non-negative number of seconds", v)
-		}
-		c.RepSeconds, c.RepSecondsSet = f, true
-		return nil
-	}},
-	{"PM_WARMUP", "warmup", "1", "warm-up runs per size (0 allowed)", func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q: want a non-negative integer", v)
-		}
-		c.Warmup, c.WarmupSet = n, true
-		return nil
-	}},
-	{"PM_TRIALS", "trials", "3", "independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1)", positive(func(c *Config) *int { return &c.Trials })},
-	{"PM_RESUME", "resume", "1", "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)", func(c *Config, v string) error {
-		b, err := boolValue(v)
-		c.Resume = b
-		return err
-	}},
-	{"PM_JOBS", "jobs", "2", "parallel builds", positive(func(c *Config) *int { return &c.Jobs })},
-	{"PM_BUILD_DIR", "build-dir", "build", "build folder", str(func(c *Config) *string { return &c.BuildDir })},
-	{"PM_OUT", "out", "results/my-run", "results folder: written by run and merge, read by report (default: the newest)", str(func(c *Config) *string { return &c.Out })},
-	{"PM_TIMEOUT", "timeout", "300", "seconds one program may run", positive(func(c *Config) *int { return &c.Timeout })},
-	{"PM_GPU", "gpu", "1", "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)", func(c *Config, v string) error {
-		b, err := boolValue(v)
-		c.GPU = map[bool]string{true: "1", false: "0"}[b]
-		if err != nil {
-			c.GPU = ""
-		}
-		return err
-	}},
-	{"PM_COMMIT", "commit", "0123abc", "the source commit to record when the tree has no .git (a GPU host)", str(func(c *Config) *string { return &c.Commit })},
-	{"PM_COPY_BYTES", "copy-bytes", "1073741824", "bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host)", func(c *Config, v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return fmt.Errorf("%q: want a positive integer", v)
-		}
-		c.CopyBytes = n
-		return nil
-	}},
-	{"PM_SCHEDULER", "scheduler", "slurm|gpus", "run stage: slurm (one job array) or gpus (a worker per GPU of this node); docs/cluster.md", str(func(c *Config) *string { return &c.Scheduler })},
-	{"PM_CLUSTER", "cluster", "cluster.yaml", "cluster file of the slurm scheduler (copy cluster.example.yaml)", str(func(c *Config) *string { return &c.Cluster })},
-	{"PM_WORK", "work", "items.json", "run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them", str(func(c *Config) *string { return &c.Work })},
-	{"PM_FLUSH_L2", "flush-l2", "auto|on|off", "flush the L2 between runs (auto: always on a GPU; on the host when the working set fits)", func(c *Config, v string) error {
-		if err := run.CheckFlush(v); err != nil {
+	{Env: "PM_ROOT", Flag: "root", Example: ".", Doc: "repository root (templates/, variants/, toolchains.yaml)",
+		Set:   str(func(c *Config) *string { return &c.Root }),
+		Value: strValue(func(c *Config) *string { return &c.Root })},
+	{Env: "PM_KERNELS", Flag: "kernels", Example: "axpby,dot", Doc: "kernels (default: all)",
+		Set:   func(c *Config, v string) error { c.Kernels = List(v); return nil },
+		Value: listValue(func(c *Config) []string { return c.Kernels })},
+	{Env: "PM_VARIANTS", Flag: "variants", Example: "kk-omp-b,omp-raw", Doc: "variant IDs or strategy names (default: all)",
+		Set:   func(c *Config, v string) error { c.Variants = List(v); return nil },
+		Value: listValue(func(c *Config) []string { return c.Variants })},
+	{Env: "PM_TOOLCHAINS", Flag: "toolchains", Example: "gcc-host", Doc: "toolchain IDs (default: every one found)",
+		Set:   func(c *Config, v string) error { c.Toolchains = List(v); return nil },
+		Value: listValue(func(c *Config) []string { return c.Toolchains })},
+	{Env: "PM_TOOLCHAINS_FILE", Flag: "toolchains-file", Example: "f.yaml", Doc: "toolchain file instead of toolchains.yaml",
+		Set:   str(func(c *Config) *string { return &c.ToolchainsFile }),
+		Value: strValue(func(c *Config) *string { return &c.ToolchainsFile })},
+	{Env: "PM_SIZE_SET", Flag: "size-set", Example: "ci|default|gpu", Doc: "size set (default: ci, minutes on 2 cores)",
+		Set:   str(func(c *Config) *string { return &c.SizeSet }),
+		Value: strValue(func(c *Config) *string { return &c.SizeSet })},
+	{Env: "PM_SIZES", Flag: "sizes", Example: "1000,1e5 or axpby=1e8;spmv=150,200", Doc: "explicit sizes overriding the set: for every kernel, or per kernel (name=sizes)",
+		Set: func(c *Config, v string) (err error) {
+			c.Sizes, err = ParseSizes(v)
 			return err
+		},
+		Value: func(c *Config) string { return c.Sizes.String() }},
+	{Env: "PM_REPS", Flag: "reps", Example: "5", Doc: "timed repetitions per size",
+		Set:   positive(func(c *Config) *int { return &c.Reps }),
+		Value: intValue(func(c *Config) *int { return &c.Reps })},
+	{Env: "PM_REP_SECONDS", Flag: "rep-seconds", Example: "2", Doc: "seconds of timed calls that bound the reps of a slow measurement, which keeps at least 3 (0: no bound; default 2)",
+		Set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+				return fmt.Errorf("%q: want a non-negative number of seconds", v)
+			}
+			c.RepSeconds, c.RepSecondsSet = f, true
+			return nil
+		},
+		Value: func(c *Config) string { return floatValue(c.RepSeconds, c.RepSecondsSet) }},
+	{Env: "PM_WARMUP", Flag: "warmup", Example: "1", Doc: "warm-up runs per size (0 allowed)",
+		Set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q: want a non-negative integer", v)
+			}
+			c.Warmup, c.WarmupSet = n, true
+			return nil
+		},
+		Value: func(c *Config) string {
+			if c.Warmup == 0 && !c.WarmupSet {
+				return ""
+			}
+			return strconv.Itoa(c.Warmup)
+		}},
+	{Env: "PM_TRIALS", Flag: "trials", Example: "3", Doc: "independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1)",
+		Set:   positive(func(c *Config) *int { return &c.Trials }),
+		Value: intValue(func(c *Config) *int { return &c.Trials })},
+	{Env: "PM_RESUME", Flag: "resume", Example: "1", Doc: "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)",
+		Set: func(c *Config, v string) error {
+			b, err := boolValue(v)
+			c.Resume = b
+			return err
+		},
+		Value:     func(c *Config) string { return map[bool]string{true: "1"}[c.Resume] },
+		Scheduler: true},
+	{Env: "PM_JOBS", Flag: "jobs", Example: "2", Doc: "parallel builds",
+		Set:   positive(func(c *Config) *int { return &c.Jobs }),
+		Value: intValue(func(c *Config) *int { return &c.Jobs })},
+	{Env: "PM_BUILD_DIR", Flag: "build-dir", Example: "build", Doc: "build folder",
+		Set:   str(func(c *Config) *string { return &c.BuildDir }),
+		Value: strValue(func(c *Config) *string { return &c.BuildDir })},
+	{Env: "PM_OUT", Flag: "out", Example: "results/my-run", Doc: "results folder: written by run and merge, read by report (default: the newest)",
+		Set:       str(func(c *Config) *string { return &c.Out }),
+		Value:     strValue(func(c *Config) *string { return &c.Out }),
+		Scheduler: true},
+	{Env: "PM_TIMEOUT", Flag: "timeout", Example: "300", Doc: "seconds one program may run",
+		Set:   positive(func(c *Config) *int { return &c.Timeout }),
+		Value: intValue(func(c *Config) *int { return &c.Timeout })},
+	{Env: "PM_GPU", Flag: "gpu", Example: "1", Doc: "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)",
+		Set: func(c *Config, v string) error {
+			b, err := boolValue(v)
+			c.GPU = map[bool]string{true: "1", false: "0"}[b]
+			if err != nil {
+				c.GPU = ""
+			}
+			return err
+		},
+		Value:     strValue(func(c *Config) *string { return &c.GPU }),
+		Scheduler: true},
+	{Env: "PM_COMMIT", Flag: "commit", Example: "0123abc", Doc: "the source commit to record when the tree has no .git (a GPU host)",
+		Set:   str(func(c *Config) *string { return &c.Commit }),
+		Value: strValue(func(c *Config) *string { return &c.Commit })},
+	{Env: "PM_COPY_BYTES", Flag: "copy-bytes", Example: "1073741824", Doc: "bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host)",
+		Set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q: want a positive integer", v)
+			}
+			c.CopyBytes = n
+			return nil
+		},
+		Value: func(c *Config) string {
+			if c.CopyBytes == 0 {
+				return ""
+			}
+			return strconv.FormatInt(c.CopyBytes, 10)
+		}},
+	{Env: "PM_SCHEDULER", Flag: "scheduler", Example: "slurm|gpus", Doc: "run stage: slurm (one job array) or gpus (a worker per GPU of this node); docs/cluster.md",
+		Set:       str(func(c *Config) *string { return &c.Scheduler }),
+		Value:     strValue(func(c *Config) *string { return &c.Scheduler }),
+		Scheduler: true},
+	{Env: "PM_CLUSTER", Flag: "cluster", Example: "cluster.yaml", Doc: "cluster file of the slurm scheduler (copy cluster.example.yaml)",
+		Set:       str(func(c *Config) *string { return &c.Cluster }),
+		Value:     strValue(func(c *Config) *string { return &c.Cluster }),
+		Scheduler: true},
+	{Env: "PM_WORK", Flag: "work", Example: "items.json", Doc: "run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them",
+		Set:       str(func(c *Config) *string { return &c.Work }),
+		Value:     strValue(func(c *Config) *string { return &c.Work }),
+		Scheduler: true},
+	{Env: "PM_FLUSH_L2", Flag: "flush-l2", Example: "auto|on|off", Doc: "flush the L2 between runs (auto: always on a GPU; on the host when the working set fits)",
+		Set: func(c *Config, v string) error {
+			if err := run.CheckFlush(v); err != nil {
+				return err
+			}
+			c.FlushL2 = v
+			return nil
+		},
+		Value: strValue(func(c *Config) *string { return &c.FlushL2 })},
+	{Env: "PM_THRESHOLD", Flag: "threshold", Example: "0.10", Doc: "compare: a slow-down beyond this fraction is a regression",
+		Set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f >= 1 {
+				return fmt.Errorf("%q: want a fraction in [0, 1)", v)
+			}
+			c.Threshold = f
+			return nil
+		},
+		Value: func(c *Config) string { return floatValue(c.Threshold, false) }},
+	// Names that are no knob: FromEnv leaves them alone.
+	{Env: EnvWorker, Kind: KindScheduler, Doc: "the GPU scheduler's name of a worker (gpu0, ...), recorded in shard.json"},
+	{Env: EnvGPUUUID, Kind: KindScheduler, Doc: "the GPU scheduler's UUID of a worker's GPU, recorded on its records"},
+	{Env: EnvGPUs, Kind: KindScheduler, Doc: "the GPUs (indices or UUIDs, comma-separated) the gpus scheduler uses (default: all)"},
+	{Env: EnvDeviceName, Kind: KindHarness, Doc: "the GPU's name (nvidia-smi) the harness records, so that every toolchain's records group by device"},
+	{Env: "PM_FULL_EXIT", Kind: KindHarness, Doc: "1: the harness leaves through the runtime's full exit (its quick exit skips teardown)"},
+	{Env: "PM_HOST_DATA", Kind: KindMacro, Doc: "1: arrays live on the host and the kernel maps them (harness/pm/device_omptarget.hpp)"},
+	{Env: "PM_HAS_", Kind: KindMacro, Doc: "PM_HAS_<CAPABILITY>: a toolchain capability, passed by the build (-D)"},
+	{Env: "PM_HD", Kind: KindMacro, Doc: "host-and-device function qualifier of harness/snap"},
+	{Env: "PM_OMPX_", Kind: KindMacro, Doc: "the direct-ompx knobs and grid bounds (templates/backends/direct-ompx, harness/pm/ompx_grid.hpp)"},
+	{Env: "PM_RUN_LIMIT", Kind: KindScript, Doc: "scripts/gpu-run.sh: seconds the run may take (default 500)"},
+	{Env: "PM_RESUME_FROM", Kind: KindScript, Doc: "scripts/gpu-run.sh: the results tarball of a cut run to resume"},
+	{Env: "PM_HOST_BUILD", Kind: KindScript, Doc: "scripts/gpu-run.sh: the toolchain built on the GPU host (default nvcc-sm90; empty: none)"},
+	{Env: "PM_XZ", Kind: KindScript, Doc: "scripts/gpu-bundle.sh: xz options for the libraries"},
+	{Env: "PM_DEBIAN_MIRROR", Kind: KindScript, Doc: "scripts/install-llvm22.sh: the Debian mirror"},
+	{Env: "PM_LLVM22_SUITES", Kind: KindScript, Doc: "scripts/install-llvm22.sh: deb-src suites tried in order"},
+	{Env: "PM_PROBE_OUT", Kind: KindTest, Doc: "internal/toolchain's probe test writes its probes here"},
+	{Env: "PM_REQUIRE_TOOLCHAINS", Kind: KindTest, Doc: "toolchains a test must find (CI names every offload toolchain)"},
+	{Env: "PM_SEEDS_DIR", Kind: KindTest, Doc: "the folder of the papers' seed texts (internal/report's spec test)"},
+	{Env: "PM_SLURM_TEST", Kind: KindTest, Doc: "1: internal/cluster's Slurm test runs (a Slurm cluster is up)"},
+	{Env: "PM_E2E", Kind: KindTest, Doc: "reserved for end-to-end test runs (CI)"},
+	{Env: "PM_MUTANT", Kind: KindTest, Doc: "the mutant a planted-bug test program runs"},
+}
+
+// settings are the rows of Knobs that are settings.
+func settings() []Knob {
+	var out []Knob
+	for _, k := range Knobs {
+		if k.IsKnob() {
+			out = append(out, k)
 		}
-		c.FlushL2 = v
-		return nil
-	}},
-	{"PM_THRESHOLD", "threshold", "0.10", "compare: a slow-down beyond this fraction is a regression", func(c *Config, v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f >= 1 {
-			return fmt.Errorf("%q: want a fraction in [0, 1)", v)
+	}
+	return out
+}
+
+// Lookup returns the row of a PM_ name (a row whose name ends in "_" covers
+// every name it starts), or nil.
+func Lookup(name string) *Knob {
+	for i, k := range Knobs {
+		if k.Env == name || strings.HasSuffix(k.Env, "_") && strings.HasPrefix(name, k.Env) {
+			return &Knobs[i]
 		}
-		c.Threshold = f
-		return nil
-	}},
+	}
+	return nil
+}
+
+// WorkerArgs are the flags that give a worker c's settings: every knob that
+// is set and that the scheduler does not set per worker.
+func (c *Config) WorkerArgs() []string {
+	var args []string
+	for _, k := range settings() {
+		if v := k.Value(c); v != "" && !k.Scheduler {
+			args = append(args, "-"+k.Flag+"="+v)
+		}
+	}
+	return args
 }
 
 // KnobHelp is the knob list, one per line, as the magefile's All target and
 // the CLI's usage show it.
 func KnobHelp() string {
 	var b strings.Builder
-	for _, k := range Knobs {
+	for _, k := range settings() {
 		fmt.Fprintf(&b, "%s=%s\n    %s (-%s)\n", k.Env, k.Example, k.Doc, k.Flag)
 	}
 	return b.String()
 }
-
-// internalEnv are PM_ variables that are not knobs: set by the schedulers
-// for their workers, read by the harness, by tests (CI exports some around
-// go test) or by scripts/.
-var internalEnv = map[string]bool{"PM_WORKER": true, "PM_GPU_UUID": true, "PM_DEVICE_NAME": true,
-	"PM_SLURM_TEST": true, "PM_E2E": true, "PM_GPUS": true, "PM_RUN_LIMIT": true,
-	"PM_REQUIRE_TOOLCHAINS": true, "PM_PROBE_OUT": true, "PM_HOST_DATA": true, "PM_SEEDS_DIR": true,
-	"PM_DEBIAN_MIRROR": true, "PM_LLVM22_SUITES": true, "PM_HOST_BUILD": true, "PM_XZ": true}
 
 // FromEnv reads every knob from the environment (the magefile's way). A PM_
 // variable that is no knob is an error, with the closest knob's name.
@@ -242,17 +430,17 @@ func FromEnviron(environ []string) (Config, error) {
 	var errs []string
 	env := map[string]string{}
 	var names []string
-	for _, k := range Knobs {
+	for _, k := range settings() {
 		names = append(names, k.Env)
 	}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
-		if strings.HasPrefix(k, "PM_") && !internalEnv[k] && !slices.Contains(names, k) {
+		if strings.HasPrefix(k, "PM_") && Lookup(k) == nil {
 			errs = append(errs, fmt.Sprintf("%s: unknown knob%s (go run mage.go -h all lists them)", k, diag.DidYouMean(k, names)))
 		}
 	}
-	for _, k := range Knobs {
+	for _, k := range settings() {
 		if v := strings.TrimSpace(env[k.Env]); v != "" {
 			if err := k.Set(&cfg, v); err != nil {
 				errs = append(errs, k.Env+": "+err.Error())
@@ -275,7 +463,7 @@ func FlagError(err error) error {
 		return err
 	}
 	var names []string
-	for _, k := range Knobs {
+	for _, k := range settings() {
 		names = append(names, k.Flag)
 	}
 	return fmt.Errorf("unknown flag -%s%s", name, diag.DidYouMean(name, names))
@@ -283,7 +471,7 @@ func FlagError(err error) error {
 
 // Flags registers every knob as a flag of fs (the CLI's way).
 func Flags(fs *flag.FlagSet, cfg *Config) {
-	for _, k := range Knobs {
+	for _, k := range settings() {
 		fs.Var(&knobFlag{k, cfg}, k.Flag, k.Doc+" (env "+k.Env+", e.g. "+k.Example+")")
 	}
 }

@@ -1,6 +1,13 @@
 package config
 
 import (
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +45,74 @@ func TestKnobsFromEnv(t *testing.T) {
 	t.Setenv("PM_REPS", "zero")
 	_, err = FromEnv()
 	assert.EqualError(t, err, `PM_REPS: "zero": want a positive integer`)
+}
+
+// A CLI flag reaches the workers a scheduler starts: their arguments are
+// derived from the knob table, and they parse back to the same settings.
+func TestWorkerArgsFollowTheTable(t *testing.T) {
+	var cfg Config
+	fs := flag.NewFlagSet("portmatrix", flag.ContinueOnError)
+	Flags(fs, &cfg)
+	require.NoError(t, fs.Parse([]string{"-flush-l2", "on", "-sizes", "1e3;spmv=150,200", "-kernels", "axpby,spmv",
+		"-warmup", "0", "-rep-seconds", "0", "-out", "results/x", "-resume", "-scheduler", "gpus", "-commit", "abc"}))
+	cfg.Defaults()
+	args := cfg.WorkerArgs()
+	assert.Contains(t, args, "-flush-l2=on")
+	for _, a := range args {
+		for _, not := range []string{"-out", "-resume", "-scheduler", "-work", "-gpu=", "-cluster"} {
+			assert.False(t, strings.HasPrefix(a, not), "%s: the scheduler's, not passed on", a)
+		}
+	}
+	var back Config
+	fs = flag.NewFlagSet("worker", flag.ContinueOnError)
+	Flags(fs, &back)
+	require.NoError(t, fs.Parse(args))
+	back.Log = cfg.Log
+	cfg.Out, cfg.Resume, cfg.Scheduler = "", false, ""
+	assert.Equal(t, cfg, back)
+}
+
+// Every PM_ name in the sources, scripts, harness, templates and docs is a
+// row of the one table, with its kind.
+func TestEveryPMNameIsInTheTable(t *testing.T) {
+	root := filepath.Join("..", "..")
+	name := regexp.MustCompile(`\bPM_[A-Z0-9_]+`)
+	var missing []string
+	scan := func(path string) {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, n := range name.FindAllString(line, -1) {
+				if Lookup(n) == nil {
+					rel, _ := filepath.Rel(root, path)
+					missing = append(missing, fmt.Sprintf("%s:%d: %s", rel, i+1, n))
+				}
+			}
+		}
+	}
+	for _, dir := range []string{"scripts", "harness", "docs", ".ci", "templates", "internal", "cmd"} {
+		require.NoError(t, filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if dir == "internal" || dir == "cmd" {
+				if strings.HasSuffix(path, ".go") {
+					scan(path)
+				}
+				return nil
+			}
+			scan(path)
+			return nil
+		}))
+	}
+	for _, f := range []string{"magefile.go", "README.md"} {
+		scan(filepath.Join(root, f))
+	}
+	assert.Empty(t, missing, "PM_ names that config.Knobs lacks")
+	for _, k := range Knobs {
+		assert.NotEmpty(t, k.Doc, k.Env)
+		if k.IsKnob() {
+			assert.True(t, k.Flag != "" && k.Set != nil && k.Value != nil, "%s: a knob has a flag, a parser and a value", k.Env)
+		}
+	}
 }
