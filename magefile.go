@@ -55,6 +55,9 @@ func Collect(ctx context.Context) error { return stage(ctx, "collect") }
 // Status prints the progress of a scheduled run (PM_OUT): items done, Slurm tasks and their states.
 func Status(ctx context.Context) error { return stage(ctx, "status") }
 
+// Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.
+func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder", parts) }
+
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
 // Knobs (environment variables; portmatrix takes them as flags), read by every target:

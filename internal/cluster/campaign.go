@@ -183,10 +183,10 @@ func Chunks(items []work.Item, n int) [][]work.Item {
 	return out
 }
 
-// NewDir names a fresh campaign folder when -out is not given.
-func NewDir(root, suffix string) string {
+// NewDir makes a fresh campaign folder when -out is not given.
+func NewDir(root, suffix string) (string, error) {
 	host, _ := os.Hostname()
-	return filepath.Join(root, "results", time.Now().UTC().Format("20060102-150405")+"-"+results.Slug(host)+"-"+suffix)
+	return results.NewFolder(filepath.Join(root, results.RunsDir), time.Now(), host, suffix)
 }
 
 // Binary returns the portmatrix CLI that workers run: the cluster file's

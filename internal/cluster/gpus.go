@@ -44,7 +44,10 @@ func RunGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) (*
 	}
 	c := Campaign{Dir: cfg.Out}
 	if c.Dir == "" {
-		c.Dir = NewDir(cfg.Root, "gpus")
+		var err error
+		if c.Dir, err = NewDir(cfg.Root, "gpus"); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {

@@ -26,7 +26,10 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 	cfg.Defaults()
 	c := Campaign{Dir: cfg.Out}
 	if c.Dir == "" {
-		c.Dir = NewDir(cfg.Root, "slurm")
+		var err error
+		if c.Dir, err = NewDir(cfg.Root, "slurm"); err != nil {
+			return Submission{}, err
+		}
 	}
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {

@@ -106,6 +106,14 @@ var Stages = []StageDef{
 			_, err := cluster.Campaign{Dir: cfg.Out}.PrintStatus(ctx, cfg.Log)
 			return err
 		}},
+	{Name: "folder", Needs: NeedsNothing, Args: []string{"parts"}, Doc: "Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.",
+		run: func(_ context.Context, cfg Config) error {
+			dir, err := results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), argList(cfg.Args)...)
+			if err == nil {
+				fmt.Fprintln(cfg.Log, dir)
+			}
+			return err
+		}},
 	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
 		run: withProject2(All)},
 	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",
@@ -159,7 +167,9 @@ func schedule(ctx context.Context, name string, cfg Config) error {
 		return err
 	}
 	if cfg.Out == "" {
-		cfg.Out = cluster.NewDir(cfg.Root, cfg.Scheduler)
+		if cfg.Out, err = cluster.NewDir(cfg.Root, cfg.Scheduler); err != nil {
+			return err
+		}
 	}
 	local := cfg
 	local.Scheduler = ""

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Latest returns the newest results folder (by name, which starts with the time).
@@ -32,13 +34,17 @@ func Latest(root string) (string, error) {
 	return filepath.Join(root, dirs[len(dirs)-1]), nil
 }
 
-// Slug is s in lower-case letters, digits and '-' ("host" when none is left):
-// the machine part of a results folder's name.
+// Slug is s in lower-case letters, digits and '-', a space made '-' ("host"
+// when none is left): a part of a results folder's name ("NVIDIA H200" is
+// "nvidia-h200").
 func Slug(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-':
 			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
 		}
 	}
 	if b.Len() == 0 {
@@ -91,5 +97,36 @@ func CheckOut(out string, resume bool) error {
 			return nil
 		}
 		dir = parent
+	}
+}
+
+// RunsDir is the folder of results folders in a repository (or on a GPU host).
+const RunsDir = "results"
+
+// NewFolder makes a new, empty results folder under parent and returns its
+// path: the run id is the UTC time to the second and the slugs of parts
+// ("20261125-094050-nvidia-h200-bundle-p"), with "-2", "-3"... when a run of
+// the same second took the name first. os.Mkdir decides, so two runs started
+// at once never share a folder.
+func NewFolder(parent string, now time.Time, parts ...string) (string, error) {
+	name := now.UTC().Format("20060102-150405")
+	for _, p := range parts {
+		name += "-" + Slug(p)
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	for n := 1; ; n++ {
+		dir := filepath.Join(parent, name)
+		if n > 1 {
+			dir += "-" + strconv.Itoa(n)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
 	}
 }

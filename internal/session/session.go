@@ -81,7 +81,9 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	gpu := GPU(cfg)
 	dir := cfg.Out
 	if dir == "" {
-		dir = filepath.Join(cfg.Root, "results", time.Now().UTC().Format("20060102-150405")+"-"+results.Slug(mach.Machine.Hostname))
+		if dir, err = results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), mach.Machine.Hostname); err != nil {
+			return "", err
+		}
 	}
 	started := time.Now().UTC()
 	var prev *results.Run
@@ -118,16 +120,12 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 			trials = 3
 		}
 	}
-	done, err := results.Finished(dir)
-	if err != nil {
-		return dir, err
-	}
+	// The folder's records, read once (by Open when resuming).
+	done := results.FinishedOf(w.Records())
 	haveCopy := map[string]bool{}
-	if recs, err := results.ReadJSONL(dir); err == nil {
-		for _, r := range recs {
-			if r.IsRoofline() {
-				haveCopy[r.Toolchain] = true
-			}
+	for _, r := range w.Records() {
+		if r.IsRoofline() {
+			haveCopy[r.Toolchain] = true
 		}
 	}
 	var jobs []run.Job
@@ -166,7 +164,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	resumed := time.Now().UTC().Format(time.RFC3339)
 	prov := func(state string) results.Run {
-		r := provenance(cfg, m, info, mach, dir, started)
+		r := provenance(cfg, m, info, mach, dir, started, w.Records())
 		r.State, r.PID, r.Trials = state, os.Getpid(), trials
 		if prev != nil {
 			// A resumption may run on another machine: the folder names
@@ -222,7 +220,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	if runErr != nil {
 		return dir, runErr
 	}
-	return dir, verifiedAll(cfg, dir)
+	return dir, verifiedAll(cfg, w.Records())
 }
 
 // checkManifestFilters rejects names the manifest does not know.
@@ -264,11 +262,7 @@ func checkManifestFilters(cfg config.Config, m *build.Manifest) error {
 
 // verifiedAll prints how many measurements of the folder verified and
 // returns a Failures error listing those that did not.
-func verifiedAll(cfg config.Config, dir string) error {
-	recs, err := results.ReadJSONL(dir)
-	if err != nil {
-		return err
-	}
+func verifiedAll(cfg config.Config, recs []results.Record) error {
 	ok := 0
 	var f diag.Failures
 	for _, r := range recs {
@@ -292,7 +286,7 @@ func verifiedAll(cfg config.Config, dir string) error {
 	return f.Err()
 }
 
-func provenance(cfg config.Config, m *build.Manifest, info BuildInfo, mach host.Info, dir string, started time.Time) results.Run {
+func provenance(cfg config.Config, m *build.Manifest, info BuildInfo, mach host.Info, dir string, started time.Time, recs []results.Record) results.Run {
 	commit, dirty := mach.Git.Commit, mach.Git.Dirty
 	if commit == "" {
 		commit, dirty = m.Commit, m.Dirty
@@ -316,7 +310,6 @@ func provenance(cfg config.Config, m *build.Manifest, info BuildInfo, mach host.
 			pr.Cells.AddBuild(e.Status)
 		}
 	}
-	recs, _ := results.ReadJSONL(dir)
 	pr.Cells.CountRuns(recs)
 	return pr
 }
