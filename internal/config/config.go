@@ -10,12 +10,12 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/run"
 )
 
@@ -511,7 +511,7 @@ func (c *Config) Defaults() {
 		c.Jobs = 2
 	}
 	if c.BuildDir == "" {
-		c.BuildDir = filepath.Join(c.Root, "build")
+		c.BuildDir = layout.Path(c.Root, layout.BuildDir)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 300

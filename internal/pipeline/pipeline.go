@@ -14,6 +14,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/session"
@@ -55,20 +56,20 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		}
 	}
 	var err error
-	p.Kernels, err = spec.LoadDir(p.path("templates/kernels"))
+	p.Kernels, err = spec.LoadDir(p.path(layout.Kernels))
 	add(err)
 	p.ByName = spec.ByName(p.Kernels)
-	p.Caps, err = toolchain.LoadTable(p.path("variants/capabilities.yaml"))
+	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)
-	p.Strategies, err = matrix.Load(p.path("variants/strategies.yaml"), p.Caps)
+	p.Strategies, err = matrix.Load(p.path(layout.Strategies), p.Caps)
 	add(err)
-	tcFile := p.path("toolchains.yaml")
+	tcFile := p.path(layout.Toolchains)
 	if cfg.ToolchainsFile != "" {
 		tcFile = cfg.ToolchainsFile
 	}
 	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
 	add(err)
-	p.Engine, err = render.Load(p.path("templates"))
+	p.Engine, err = render.Load(p.path(layout.Templates))
 	add(err)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -96,7 +97,7 @@ func absRoot(root string) string {
 	return a
 }
 
-func (p *Project) path(rel string) string { return filepath.Join(p.Cfg.Root, rel) }
+func (p *Project) path(rel string) string { return layout.Path(p.Cfg.Root, rel) }
 
 // checkFilters rejects names that select nothing, listing what exists.
 func (p *Project) checkFilters() error {

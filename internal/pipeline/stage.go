@@ -17,6 +17,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/cluster"
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
@@ -108,7 +109,7 @@ var Stages = []StageDef{
 		}},
 	{Name: "folder", Needs: NeedsNothing, Args: []string{"parts"}, Doc: "Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.",
 		run: func(_ context.Context, cfg Config) error {
-			dir, err := results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), argList(cfg.Args)...)
+			dir, err := results.NewFolder(layout.Path(cfg.Root, layout.Results), time.Now(), argList(cfg.Args)...)
 			if err == nil {
 				fmt.Fprintln(cfg.Log, dir)
 			}
@@ -240,7 +241,7 @@ func All(ctx context.Context, p *Project) error {
 // cell and message), nothing built for a toolchain the selection names, or
 // nothing built at all.
 func (p *Project) buildFailures(res []build.Result) error {
-	known, err := build.LoadKnown(p.path(build.KnownFile))
+	known, err := build.LoadKnown(p.path(layout.KnownFailures))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "no such file") {
 		return err
 	}
@@ -312,7 +313,7 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: results.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
+	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
 		return res, err
 	}
 	counts := map[string]int{}
@@ -347,7 +348,7 @@ func builtWith(res []build.Result, tc string) bool {
 func Report(cfg Config, dir string) error {
 	cfg.Defaults()
 	if dir == "" {
-		latest, err := results.Latest(filepath.Join(cfg.Root, "results"))
+		latest, err := results.Latest(layout.Path(cfg.Root, layout.Results))
 		if err != nil {
 			return err
 		}
@@ -360,11 +361,11 @@ func Report(cfg Config, dir string) error {
 			return err
 		}
 	}
-	opt := report.Options{SpecDir: filepath.Join(cfg.Root, report.DefaultSpecDir), Progress: cfg.Log,
-		ResultsLog: filepath.Join(cfg.Root, "docs", "gpu-results.md")}
+	opt := report.Options{SpecDir: layout.Path(cfg.Root, layout.ReportSpecs), Progress: cfg.Log,
+		ResultsLog: layout.Path(cfg.Root, layout.ResultsLog)}
 	// The specs are the source tree's: they may name what the folder's
 	// vocabulary does not (a kernel added since), which the tree's covers.
-	v, verr := results.LoadVocabulary(cfg.Root)
+	v, verr := layout.LoadVocabulary(cfg.Root)
 	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil && verr != nil {
 		return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), verr)
 	}
