@@ -549,3 +549,27 @@ func KnobOf(what string) string {
 	}
 	return what
 }
+
+// CheckSelection rejects names of the filters and the size set that the
+// project does not know, listing what it knows.
+func (c *Config) CheckSelection(kernels, variants, toolchains, sizeSets []string) error {
+	ks, vs, ts := kernels, variants, toolchains
+	var errs []string
+	check := func(what string, asked []string, known []string) {
+		for _, a := range asked {
+			if !slices.Contains(known, a) {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (known: %s)", KnobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
+			}
+		}
+	}
+	check("kernel", c.Kernels, ks)
+	check("variant", c.Variants, vs)
+	check("toolchain", c.Toolchains, ts)
+	if !slices.Contains(sizeSets, c.SizeSet) {
+		errs = append(errs, fmt.Sprintf("PM_SIZE_SET: unknown size set %q%s (known: %s)", c.SizeSet, diag.DidYouMean(c.SizeSet, sizeSets), strings.Join(sizeSets, ", ")))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}

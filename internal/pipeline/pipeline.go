@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/portmatrix/portmatrix/internal/config"
-	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
@@ -101,14 +100,6 @@ func (p *Project) path(rel string) string { return layout.Path(p.Cfg.Root, rel) 
 
 // checkFilters rejects names that select nothing, listing what exists.
 func (p *Project) checkFilters() error {
-	var errs []string
-	check := func(what string, asked []string, known []string) {
-		for _, a := range asked {
-			if !slices.Contains(known, a) {
-				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (known: %s)", config.KnobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
-			}
-		}
-	}
 	var ks, vs, ts []string
 	for _, k := range p.Kernels {
 		ks = append(ks, k.Name)
@@ -124,16 +115,7 @@ func (p *Project) checkFilters() error {
 	for _, t := range p.Toolchains {
 		ts = append(ts, t.ID)
 	}
-	check("kernel", p.Cfg.Kernels, ks)
-	check("variant", p.Cfg.Variants, vs)
-	check("toolchain", p.Cfg.Toolchains, ts)
-	if !slices.Contains(spec.SizeSets, p.Cfg.SizeSet) {
-		errs = append(errs, fmt.Sprintf("PM_SIZE_SET: unknown size set %q%s (known: %s)", p.Cfg.SizeSet, diag.DidYouMean(p.Cfg.SizeSet, spec.SizeSets), strings.Join(spec.SizeSets, ", ")))
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return nil
+	return p.Cfg.CheckSelection(ks, vs, ts, spec.SizeSets)
 }
 
 // notFor says why a variant does not apply to a kernel: a pattern its backend

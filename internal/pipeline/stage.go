@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -236,60 +235,6 @@ func All(ctx context.Context, p *Project) error {
 	return diag.Join(buildErr, runErr)
 }
 
-// buildFailures is what a build did not do that was asked for: a failure
-// outside the known-failure list (variants/known-failures.yaml, matched by
-// cell and message), nothing built for a toolchain the selection names, or
-// nothing built at all.
-func (p *Project) buildFailures(res []build.Result) error {
-	known, err := build.LoadKnown(p.path(layout.KnownFailures))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "no such file") {
-		return err
-	}
-	var f diag.Failures
-	ok := map[string]int{}
-	skips := map[string][]string{}
-	for _, r := range res {
-		tc := r.Cell.Toolchain.ID
-		switch {
-		case r.OK():
-			ok[tc]++
-		case r.Status == build.Failed:
-			if k := build.Match(known, r.Cell.ID, r.Reason); k != nil {
-				fmt.Fprintf(p.Cfg.Log, "  known failure %s (%s)\n", r.Cell.ID, k.Pos)
-				continue
-			}
-			f.Add("build", r.Cell.ID, r.Reason+" (log: "+r.Log+")")
-		case r.Status == build.Skipped:
-			if !slices.Contains(skips[tc], r.Reason) {
-				skips[tc] = append(skips[tc], r.Reason)
-			}
-		}
-	}
-	for _, id := range p.Cfg.Toolchains {
-		if ok[id] > 0 {
-			continue
-		}
-		why := "no selected cell is on for it"
-		for _, t := range p.Toolchains {
-			switch {
-			case t.ID != id:
-			case !t.Found():
-				why = t.Missing
-			case len(skips[id]) == 0:
-				why = fmt.Sprintf("no selected variant is for it (family %s, devices %s)", t.Family, strings.Join(t.Devices, ", "))
-			}
-		}
-		if len(skips[id]) > 0 && why == "no selected cell is on for it" {
-			why += ": " + strings.Join(skips[id], "; ")
-		}
-		f.Add("build", "toolchain "+id, "nothing built: "+why)
-	}
-	if len(p.Cfg.Toolchains) == 0 && len(ok) == 0 {
-		f.Add("build", "selection", "nothing built (doctor says why each cell is off)")
-	}
-	return f.Err()
-}
-
 // Build compiles every selected cell that is on and updates build/manifest.json.
 func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	t0 := time.Now()
@@ -302,12 +247,8 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if err != nil {
 		return res, err
 	}
-	for _, t := range p.Toolchains {
-		if t.GPU() && builtWith(res, t.ID) {
-			if err := build.Bundle(p.Cfg.BuildDir, t); err != nil {
-				return res, err
-			}
-		}
+	if err := build.BundleAll(p.Cfg.BuildDir, p.Toolchains, res); err != nil {
+		return res, err
 	}
 	git := session.Machine(p.Cfg).Git
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
@@ -316,65 +257,8 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
 		return res, err
 	}
-	counts := map[string]int{}
-	for _, r := range res {
-		counts[r.Status]++
-	}
-	fmt.Fprintf(p.Cfg.Log, "build: %d cells: %d built, %d cached, %d failed, %d skipped; took %s\n", len(res),
-		counts[build.Built], counts[build.Cached], counts[build.Failed], counts[build.Skipped], time.Since(t0).Round(time.Millisecond))
-	for _, r := range res {
-		if r.Status == build.Failed {
-			fmt.Fprintf(p.Cfg.Log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)
-		}
-		if r.Status == build.Skipped && strings.HasPrefix(r.Reason, "cannot render") {
-			fmt.Fprintf(p.Cfg.Log, "  OFF %s: %s\n", r.Cell.ID, r.Reason)
-		}
-	}
+	build.Summarize(p.Cfg.Log, res, time.Since(t0))
 	return res, nil
-}
-
-func builtWith(res []build.Result, tc string) bool {
-	for _, r := range res {
-		if r.OK() && r.Cell.Toolchain.ID == tc {
-			return true
-		}
-	}
-	return false
-}
-
-// Report turns a results folder (the newest under results/ when dir is "")
-// into figures, claims and an HTML page. It needs only the folder; an old
-// folder whose run.json names no vocabulary takes the project's.
-func Report(cfg Config, dir string) error {
-	cfg.Defaults()
-	if dir == "" {
-		latest, err := results.Latest(layout.Path(cfg.Root, layout.Results))
-		if err != nil {
-			return err
-		}
-		dir = latest
-	}
-	if run, err := results.ReadRun(dir); err == nil && run.Status() == results.StateInterrupted {
-		// A killed run may have left results.csv behind results.jsonl.
-		fmt.Fprintf(cfg.Log, "report: %s is an interrupted run (resume it with PM_RESUME=1)\n", dir)
-		if err := results.WriteCSV(dir); err != nil {
-			return err
-		}
-	}
-	opt := report.Options{SpecDir: layout.Path(cfg.Root, layout.ReportSpecs), Progress: cfg.Log,
-		ResultsLog: layout.Path(cfg.Root, layout.ResultsLog)}
-	// The specs are the source tree's: they may name what the folder's
-	// vocabulary does not (a kernel added since), which the tree's covers.
-	v, verr := layout.LoadVocabulary(cfg.Root)
-	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil && verr != nil {
-		return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), verr)
-	}
-	opt.Vocabulary = v
-	if _, err := report.Generate(dir, opt); err != nil {
-		return err
-	}
-	fmt.Fprintf(cfg.Log, "report: %s\n", filepath.Join(dir, results.ReportFile))
-	return nil
 }
 
 // templateHashes hashes every template and kernel description, by path
@@ -390,4 +274,20 @@ func (p *Project) templateHashes() map[string]string {
 		out[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
 	}
 	return out
+}
+
+// buildFailures is what a build did not do that was asked for (build.Failures).
+func (p *Project) buildFailures(res []build.Result) error {
+	known, err := build.LoadKnown(p.path(layout.KnownFailures))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "no such file") {
+		return err
+	}
+	return build.Failures(res, known, p.Cfg.Toolchains, p.Toolchains, p.Cfg.Log)
+}
+
+// Report turns a results folder (the newest under results/ when dir is "")
+// into figures, claims and an HTML page (report.Folder).
+func Report(cfg Config, dir string) error {
+	cfg.Defaults()
+	return report.Folder(cfg.Root, dir, cfg.Log)
 }
