@@ -30,6 +30,7 @@ const (
 	LogsDir     = "logs"
 	FiguresDir  = "figures"
 	ClaimsFile  = "claims.md"
+	TablesFile  = "tables.md"
 	ReportFile  = "report.html"
 	maxLineSize = 64 << 20
 )
