@@ -12,7 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 	"github.com/portmatrix/portmatrix/internal/signals"
 )
@@ -57,6 +57,9 @@ func Collect(ctx context.Context) error { return stage(ctx, "collect") }
 
 // Status prints the progress of a scheduled run (PM_OUT): items done, Slurm tasks and their states.
 func Status(ctx context.Context) error { return stage(ctx, "status") }
+
+// Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.
+func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder", parts) }
 
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
@@ -118,7 +121,7 @@ func Clean(ctx context.Context) error { return stage(ctx, "clean") }
 func stage(ctx context.Context, name string, args ...string) error {
 	ctx, stop := signals.Context(ctx) // SIGTERM too, and the death of mage.go
 	defer stop()
-	cfg, err := pipeline.FromEnv()
+	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/session"
 )
 
 // copyInputs copies the inputs of the pipeline into a scratch repository.
@@ -72,7 +74,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 	}
 	res, err := Build(context.Background(), p)
 	require.NoError(t, err, log.String())
-	dir, err := Run(context.Background(), p.Cfg)
+	dir, err := session.Run(context.Background(), p.Cfg)
 	require.NoError(t, err, log.String())
 
 	recs, err := results.ReadJSONL(dir)
@@ -160,8 +162,8 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	require.NoError(t, Generate(p))
 	_, err = Build(context.Background(), p)
 	require.NoError(t, err)
-	dir, err := Run(context.Background(), p.Cfg)
-	var fails Failures
+	dir, err := session.Run(context.Background(), p.Cfg)
+	var fails diag.Failures
 	require.ErrorAs(t, err, &fails, "a measurement not verified fails the run, after it is written")
 	assert.Contains(t, err.Error(), "run: scale.serial.gcc-host size 100 trial 1: verification failed")
 	recs, err := results.ReadJSONL(dir)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // Cell statuses, worst first in display order.
@@ -157,16 +159,16 @@ func buildClass(status string) string {
 // findLogs fills in the conventional log paths that exist.
 func (c *CellStatus) findLogs(dir string) {
 	if c.BuildLog == "" {
-		c.BuildLog = existing(dir, filepath.Join("logs", "build", c.Cell+".log"))
+		c.BuildLog = existing(dir, results.BuildLog(c.Cell))
 	}
-	c.RunLog = existing(dir, filepath.Join("logs", "run", c.Cell+".log"))
+	c.RunLog = existing(dir, results.RunLog(c.Cell))
 }
 
 func existing(dir, rel string) string {
-	if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 		return ""
 	}
-	return filepath.ToSlash(rel)
+	return rel
 }
 
 // logPath makes a build.csv log path relative to the results folder.
