@@ -40,6 +40,12 @@ func Run(ctx context.Context) error {
 	return stage(ctx, "run")
 }
 
+// Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.
+func Tune(ctx context.Context) error {
+	mg.CtxDeps(ctx, Build)
+	return stage(ctx, "tune")
+}
+
 // Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).
 func Report(ctx context.Context) error { return stage(ctx, "report") }
 
@@ -113,6 +119,12 @@ func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder
 //	    flush the L2 between runs (auto: always on a GPU; on the host when the working set fits) (-flush-l2)
 //	PM_THRESHOLD=0.10
 //	    compare: a slow-down beyond this fraction is a regression (-threshold)
+//	PM_TUNE=auto|exhaustive|random|pruned
+//	    tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS) (-tune)
+//	PM_TUNE_EVALS=64
+//	    tune: configurations per (cell, size), the default and cached ones included (default: all) (-tune-evals)
+//	PM_TUNE_SECONDS=600
+//	    tune: wall seconds of new evaluations; a cut tuning resumes from its cache (default: no bound) (-tune-seconds)
 func All(ctx context.Context) error { return stage(ctx, "all") }
 
 // Clean removes build outputs (the build folder); generated/ and results/ are kept.

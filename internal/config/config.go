@@ -43,6 +43,9 @@ type Config struct {
 	CopyBytes      int64
 	FlushL2        string  // the harness's --flush-l2: auto, on or off
 	Threshold      float64 // compare: relative slow-down flagged as a regression
+	TuneStrategy   string  // tune: exhaustive, random, pruned or auto ("")
+	TuneEvals      int     // tune: configurations per (cell, size), the default and cached ones included; 0: all
+	TuneSeconds    int     // tune: wall seconds of new evaluations; 0: no bound
 	Commit         string  // recorded instead of git's answer
 	Scheduler      string  // run elsewhere: slurm or gpus (internal/cluster)
 	Cluster        string  // cluster file (cluster.example.yaml)
@@ -350,6 +353,21 @@ var Knobs = []Knob{
 			return nil
 		},
 		Value: func(c *Config) string { return floatValue(c.Threshold, false) }},
+	{Env: "PM_TUNE", Flag: "tune", Example: "auto|exhaustive|random|pruned", Doc: "tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS)",
+		Set: func(c *Config, v string) error {
+			if !slices.Contains([]string{"auto", "exhaustive", "random", "pruned"}, v) {
+				return fmt.Errorf("%q: want auto, exhaustive, random or pruned", v)
+			}
+			c.TuneStrategy = v
+			return nil
+		},
+		Value: strValue(func(c *Config) *string { return &c.TuneStrategy })},
+	{Env: "PM_TUNE_EVALS", Flag: "tune-evals", Example: "64", Doc: "tune: configurations per (cell, size), the default and cached ones included (default: all)",
+		Set:   positive(func(c *Config) *int { return &c.TuneEvals }),
+		Value: intValue(func(c *Config) *int { return &c.TuneEvals })},
+	{Env: "PM_TUNE_SECONDS", Flag: "tune-seconds", Example: "600", Doc: "tune: wall seconds of new evaluations; a cut tuning resumes from its cache (default: no bound)",
+		Set:   positive(func(c *Config) *int { return &c.TuneSeconds }),
+		Value: intValue(func(c *Config) *int { return &c.TuneSeconds })},
 	// Names that are no knob: FromEnv leaves them alone.
 	{Env: EnvWorker, Kind: KindScheduler, Doc: "the GPU scheduler's name of a worker (gpu0, ...), recorded in shard.json"},
 	{Env: EnvGPUUUID, Kind: KindScheduler, Doc: "the GPU scheduler's UUID of a worker's GPU, recorded on its records"},

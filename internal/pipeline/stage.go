@@ -66,6 +66,8 @@ var Stages = []StageDef{
 		}},
 	{Name: "run", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Run runs every built cell this machine can run into a new results folder (PM_OUT).",
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Run(ctx, cfg); return err }},
+	{Name: "tune", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.",
+		run: func(ctx context.Context, cfg Config) error { _, err := session.Tune(ctx, cfg); return err }},
 	{Name: "report", Needs: NeedsResults, Doc: "Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).",
 		run: func(_ context.Context, cfg Config) error {
 			if len(cfg.Args) == 1 { // the CLI also takes the folder as an argument
