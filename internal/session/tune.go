@@ -26,6 +26,10 @@ import (
 // TuningReport is the tuning's table in its folder (tune.Result.Report).
 const TuningReport = "tuning.md"
 
+// tuneBatch is how many configurations one process measures: a GPU-sized
+// data set takes seconds to make, a configuration a fraction of one.
+const tuneBatch = 64
+
 // Tune searches the run-time tunables of the selected built cells that can
 // run here, at the selected sizes, into the folder PM_OUT (a new results
 // folder when unset): every configuration measured by the cell's own
@@ -98,7 +102,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		}
 		res, err := tune.Run(ctx, tune.Options{Dir: dir, Device: group.device, Targets: group.targets,
 			Strategy: tune.Strategy(cfg.TuneStrategy), MaxEvals: cfg.TuneEvals, MaxTime: time.Duration(cfg.TuneSeconds) * time.Second,
-			Machine: group.model, Evaluator: tune.Harness{Run: program}, Log: cfg.Log})
+			Machine: group.model, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
 		if res != nil {
 			if rerr := res.Report(&report); rerr != nil && err == nil {
 				err = rerr
