@@ -188,6 +188,28 @@ func CheckKernels(strategies []*Strategy, kernels []string) error {
 	return errs.Err()
 }
 
+// TunableValues lists every tunable value the strategies set, their own and
+// their knob values', once each, sorted: the loop widths the size-set rule
+// (spec.CheckSizes) adds to the hardware's.
+func TunableValues(strategies []*Strategy) []int64 {
+	var out []int64
+	add := func(m map[string]int64) {
+		for _, v := range m {
+			out = append(out, v)
+		}
+	}
+	for _, s := range strategies {
+		add(s.Tunables)
+		for _, k := range s.Knobs {
+			for _, v := range k.Values {
+				add(v.Tunables)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 	kf := d.Fields(n, "knob", "name", "doc", "values")
 	d.Require(n, kf, "knob", "name", "values")

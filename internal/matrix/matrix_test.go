@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -61,4 +62,17 @@ func TestBadStrategies(t *testing.T) {
 `+f+`:5:16: unknown capability "warp_drive" (see variants/capabilities.yaml)
 `+f+`:10:32: suffix "-a" repeated in knob k: variant IDs would collide
 `+f+`:11:5: strategy needs field "backend"`, err.Error())
+}
+
+// The repository's kernels keep the size-set rule with its strategies'
+// tunables, as the project load checks it.
+func TestRepositoryKeepsTheSizeRule(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	ss, err := Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	ks, err := spec.LoadDir("../../templates/kernels")
+	require.NoError(t, err)
+	assert.Contains(t, TunableValues(ss), int64(32), "kk-omp's team_size")
+	assert.NoError(t, spec.CheckSizes(ks, TunableValues(ss)))
 }

@@ -72,6 +72,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		kernelNames = append(kernelNames, k.Name)
 	}
 	add(matrix.CheckKernels(p.Strategies, kernelNames))
+	add(spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies)))
 	add(p.Engine.CheckStrategies(p.Strategies))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
