@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 )
@@ -25,6 +26,13 @@ type BuildRow struct {
 	Log                              string // relative to the results folder
 	DeviceHash                       string // build.DeviceHash; empty in older folders
 }
+
+// Failed reports whether the row's cell failed to build (build.Failed).
+func (r BuildRow) Failed() bool { return r.Status == build.Failed }
+
+// Skipped reports whether the row's cell was not built, for the reason the
+// row gives (build.Skipped: off, or not for this toolchain).
+func (r BuildRow) Skipped() bool { return r.Status == build.Skipped }
 
 // BuildHeader is the column list of build.csv.
 var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log", "device_hash"}
