@@ -56,10 +56,10 @@ func TestBadStrategies(t *testing.T) {
   - name: y
     device: host
 `), 0o644))
-	_, err = Load(f, caps)
+	ss, err := Load(f, caps)
 	require.Error(t, err)
-	assert.Equal(t, f+`:4:13: unknown device "fpga" (known: cuda, host, omptarget)
-`+f+`:5:16: unknown capability "warp_drive" (see variants/capabilities.yaml)
+	assert.EqualError(t, CheckDevices(ss, []string{"cuda", "host"}), f+`:4:13: unknown device "fpga" (known: cuda, host)`)
+	assert.Equal(t, f+`:5:16: unknown capability "warp_drive" (see variants/capabilities.yaml)
 `+f+`:10:32: suffix "-a" repeated in knob k: variant IDs would collide
 `+f+`:11:5: strategy needs field "backend"`, err.Error())
 }

@@ -344,12 +344,14 @@ func vocabOf(t *testing.T, root string) golden.Vocab {
 	for _, tc := range loaded {
 		ids = append(ids, tc.ID)
 	}
+	devices, err := toolchain.HarnessDevices(filepath.Join(root, "harness"))
+	require.NoError(t, err)
 	variants := v.VariantNames() // then the strategies, as PM_VARIANTS takes either
 	for _, s := range v.Strategies {
 		variants = results.AppendNew(variants, s.Name)
 	}
 	return golden.Vocab{{Name: "kernels", Items: v.KernelNames()}, {Name: "variants", Items: variants},
-		{Name: "toolchains", Items: ids}, {Name: "families", Items: v.Families}, {Name: "devices", Items: v.Devices}}
+		{Name: "toolchains", Items: ids}, {Name: "families", Items: v.Families}, {Name: "devices", Items: devices}}
 }
 
 // check runs the case on a copy of the tree (with more, when not nil, done

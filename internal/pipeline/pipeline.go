@@ -62,6 +62,10 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	add(err)
 	p.Engine, err = render.Load(p.path("templates"))
 	add(err)
+	devices, err := toolchain.HarnessDevices(p.path("harness"))
+	add(err)
+	add(matrix.CheckDevices(p.Strategies, devices))
+	add(toolchain.CheckDevices(p.Toolchains, devices))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}

@@ -3,15 +3,18 @@ package results
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
-// VocabularyOf lists the names of a loaded project for the report.
+// VocabularyOf lists the names of a loaded project for the report: its
+// kernels, strategies and their variants, the devices the strategies run on
+// and the compiler families (toolchain.Families).
 func VocabularyOf(kernels []*spec.Kernel, strategies []*matrix.Strategy) *Vocabulary {
-	v := &Vocabulary{Families: toolchain.Families, Devices: toolchain.Devices}
+	v := &Vocabulary{Families: toolchain.Families}
 	for _, k := range kernels {
 		v.Kernels = append(v.Kernels, KernelName{Name: k.Name, SizeLabel: SizeLabel(k)})
 	}
@@ -24,7 +27,9 @@ func VocabularyOf(kernels []*spec.Kernel, strategies []*matrix.Strategy) *Vocabu
 			}
 		}
 		v.Strategies = append(v.Strategies, sn)
+		v.Devices = AppendNew(v.Devices, s.Device)
 	}
+	slices.Sort(v.Devices)
 	return v
 }
 
