@@ -6,6 +6,7 @@ package layout
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/matrix"
@@ -30,9 +31,11 @@ const (
 // Path is rel (a constant of this package) under root.
 func Path(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
 
-// VocabularyOf lists the names of a loaded project for the report.
+// VocabularyOf lists the names of a loaded project for the report: its
+// kernels, strategies and their variants, the devices the strategies run on
+// and the compiler families (toolchain.Families).
 func VocabularyOf(kernels []*spec.Kernel, strategies []*matrix.Strategy) *results.Vocabulary {
-	v := &results.Vocabulary{Families: toolchain.Families, Devices: toolchain.Devices}
+	v := &results.Vocabulary{Families: toolchain.Families}
 	for _, k := range kernels {
 		v.Kernels = append(v.Kernels, results.KernelName{Name: k.Name, SizeLabel: SizeLabel(k)})
 	}
@@ -45,7 +48,9 @@ func VocabularyOf(kernels []*spec.Kernel, strategies []*matrix.Strategy) *result
 			}
 		}
 		v.Strategies = append(v.Strategies, sn)
+		v.Devices = results.AppendNew(v.Devices, s.Device)
 	}
+	slices.Sort(v.Devices)
 	return v
 }
 

@@ -73,6 +73,10 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	add(err)
 	p.Engine, err = render.Load(p.path(layout.Templates))
 	add(err)
+	devices, err := toolchain.HarnessDevices(p.path("harness"))
+	add(err)
+	add(matrix.CheckDevices(p.Strategies, devices))
+	add(toolchain.CheckDevices(p.Toolchains, devices))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -83,6 +87,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		kernelNames = append(kernelNames, k.Name)
 	}
 	add(matrix.CheckKernels(p.Strategies, kernelNames))
+	add(spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies)))
 	add(p.Engine.CheckStrategies(p.Strategies))
 	if _, err := os.Stat(p.path(tune.File)); err == nil {
 		if p.Spaces, err = tune.Load(p.path(tune.File)); err == nil {

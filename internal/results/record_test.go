@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 )
 
 // Fields a newer writer adds survive a read and a write; known ones are typed.
@@ -47,4 +48,13 @@ func TestLoadCommittedGPUFolder(t *testing.T) {
 	assert.Equal(t, Cells{Total: 128, Built: 81, Cached: 13, Failed: 2, Skipped: 32, Ran: 94, Verified: 94, VerifiedMeasurements: 355}, c)
 	assert.Nil(t, f.Run.Vocabulary)
 	assert.Empty(t, f.Kernel[0].Extra, "every field of the old format is typed")
+}
+
+// Each status the build writes is classified by the row, the report's one
+// reading of build.csv.
+func TestBuildRowStatuses(t *testing.T) {
+	for status, want := range map[string][2]bool{StatusBuilt: {}, StatusCached: {}, StatusFailed: {true, false}, StatusSkipped: {false, true}} {
+		r := BuildRow{Status: status}
+		assert.Equal(t, want, [2]bool{r.Failed(), r.Skipped()}, status)
+	}
 }
