@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,20 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		}
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("PM_OUT: %w", err)
+	}
+	// run.json says what tuned: the machine, its GPUs, the compilers, the commit.
+	var info BuildInfo
+	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, BuildInfoFile)); err == nil {
+		json.Unmarshal(b, &info)
+	}
+	started := time.Now().UTC()
+	stamp := func(state string) error {
+		r := provenance(cfg, m, info, mach, dir, started, nil)
+		r.State, r.PID = state, os.Getpid()
+		return results.WriteRun(dir, r)
+	}
+	if err := stamp(results.StateRunning); err != nil {
+		return dir, err
 	}
 	sizes := func(e build.Entry) []int64 {
 		if s := cfg.Sizes.For(e.Kernel); len(s) > 0 {
@@ -117,6 +132,9 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, errors.New("tune: no built cell of the selection can run here (doctor says which are on; GPU cells need a GPU)")
 	}
 	if err := os.WriteFile(filepath.Join(dir, TuningReport), report.Bytes(), 0o644); err != nil {
+		return dir, err
+	}
+	if err := stamp(results.StateFinished); err != nil {
 		return dir, err
 	}
 	io.Copy(cfg.Log, &report)
