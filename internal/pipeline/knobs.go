@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/suite"
 )
 
 // Config selects what a stage works on. Empty filters select everything.
@@ -23,6 +24,7 @@ type Config struct {
 	Toolchains     []string // toolchain IDs
 	ToolchainsFile string   // instead of toolchains.yaml
 	SizeSet        string   // ci, default or gpu
+	Suite          string   // quick, wide or full (internal/suite); "": quick unless the selection is named
 	Sizes          Sizes    // explicit sizes, overriding the set
 	Reps           int
 	RepSeconds     float64 // bound on a measurement's timed calls (harness --rep-seconds); 0: none
@@ -139,6 +141,7 @@ var Knobs = []Knob{
 	{"PM_VARIANTS", "variants", "kk-omp-b,omp-raw", "variant IDs or strategy names (default: all)", func(c *Config, v string) error { c.Variants = list(v); return nil }},
 	{"PM_TOOLCHAINS", "toolchains", "gcc-host", "toolchain IDs (default: every one found)", func(c *Config, v string) error { c.Toolchains = list(v); return nil }},
 	{"PM_TOOLCHAINS_FILE", "toolchains-file", "f.yaml", "toolchain file instead of toolchains.yaml", str(func(c *Config) *string { return &c.ToolchainsFile })},
+	{"PM_SUITE", "suite", "quick|wide|full", "quick: a sample covering every strategy and kernel family with each toolchain and every kernel once, each at its smallest size; wide: also every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given)", func(c *Config, v string) error { c.Suite = v; return suite.Check(v) }},
 	{"PM_SIZE_SET", "size-set", "ci|default|gpu", "size set (default: ci, minutes on 2 cores)", str(func(c *Config) *string { return &c.SizeSet })},
 	{"PM_SIZES", "sizes", "1000,1e5 or axpby=1e8;spmv=150,200", "explicit sizes overriding the set: for every kernel, or per kernel (name=sizes)", func(c *Config, v string) (err error) {
 		c.Sizes, err = ParseSizes(v)

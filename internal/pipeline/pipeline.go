@@ -33,6 +33,7 @@ type Project struct {
 	renderOnce sync.Once
 	rendered   map[string][]byte
 	failed     render.Failures // programs that do not render, by source path
+	suiteNote  sync.Once       // the quick suite's line, printed once
 }
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
@@ -187,7 +188,7 @@ func (p *Project) Cells() []*matrix.Cell {
 			out = append(out, c)
 		}
 	}
-	return out
+	return p.sampleCells(out)
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {

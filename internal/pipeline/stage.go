@@ -98,6 +98,8 @@ var Stages = []StageDef{
 		run: extension("collect")},
 	{Name: "status", Needs: NeedsResults, Doc: "Status prints the progress of a scheduled run (PM_OUT): items done, Slurm tasks and their states.",
 		run: extension("status")},
+	{Name: "verify", Needs: NeedsProject, Doc: "Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).",
+		run: withProject(Verify)},
 	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
 		run: withProject2(All)},
 	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",
@@ -362,6 +364,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if err := checkManifestFilters(cfg, m); err != nil {
 		return "", err
 	}
+	m = sampleManifest(cfg, m, cfg.Log)
 	var info buildInfo
 	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, buildInfoFile)); err == nil {
 		if err := json.Unmarshal(b, &info); err != nil {
