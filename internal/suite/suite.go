@@ -39,6 +39,9 @@ type Cell struct {
 	Variant   string
 	Toolchain string
 	Host      bool // runs on the CPU: measured and verified here, not only compiled
+	// Fails: a known failure (variants/known-failures.yaml) or a failed
+	// build; taken only for what no other cell covers.
+	Fails bool
 }
 
 // keys are what a cell covers: its strategy and its kernel's family with its
@@ -61,9 +64,10 @@ func keys(c Cell, wide bool, hostKernel map[string]bool) []string {
 // Sample returns the IDs, sorted, of a small set of cells that covers what
 // the given cells cover: every (toolchain, strategy), every (toolchain,
 // kernel family) and every kernel; with the Wide suite also every
-// (toolchain, variant) and (toolchain, family, strategy). Greedy (the cell covering most of what is
-// left; ties to host cells, then the smaller ID), then pruned of cells whose
-// keys others cover. The result depends on the set of cells only, not on
+// (toolchain, variant) and (toolchain, family, strategy). Greedy (the cell
+// covering most of what is left, a cell that fails only where no other
+// covers anything; ties to host cells, then the smaller ID), then pruned of
+// cells whose keys others cover. The result depends on the set of cells only, not on
 // their order, and the sample of a sample is itself: the run stage, which
 // sees only the build manifest, recomputes the same selection the build made.
 func Sample(cells []Cell, suite string) []string {
@@ -92,22 +96,34 @@ func Sample(cells []Cell, suite string) []string {
 			uncovered[k] = true
 		}
 	}
-	var picked []int
-	for len(uncovered) > 0 {
-		best, gain := -1, 0
-		for i := range cells {
-			n := 0
-			for _, k := range offers[i] {
-				if uncovered[k] {
-					n++
-				}
-			}
-			if n > gain {
-				best, gain = i, n
+	gain := func(i int) int {
+		n := 0
+		for _, k := range offers[i] {
+			if uncovered[k] {
+				n++
 			}
 		}
-		picked = append(picked, best)
-		for _, k := range offers[best] {
+		return n
+	}
+	// best is the cell covering most of what is left among those that fail
+	// or not, or -1.
+	best := func(fails bool) int {
+		b, most := -1, 0
+		for i := range cells {
+			if n := gain(i); cells[i].Fails == fails && n > most {
+				b, most = i, n
+			}
+		}
+		return b
+	}
+	var picked []int
+	for len(uncovered) > 0 {
+		i := best(false)
+		if i < 0 {
+			i = best(true)
+		}
+		picked = append(picked, i)
+		for _, k := range offers[i] {
 			delete(uncovered, k)
 		}
 	}

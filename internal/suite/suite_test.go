@@ -188,3 +188,32 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check(quik) = %v", err)
 	}
 }
+
+// A cell known to fail is taken only for what no other cell covers.
+func TestFailingCellsOnlyWhereNothingElseCovers(t *testing.T) {
+	all := matrix(kernels, strategies, toolchains, skip)
+	for i, c := range all {
+		// every omp-lambda cell fails, and every host cell of snap_yi but one
+		all[i].Fails = c.Strategy == "omp-lambda" || c.Kernel == "snap_yi" && c.Host && c.ID != "snap_yi.omp-raw-b.clang19-host"
+	}
+	ids := Sample(all, Quick)
+	covers(t, all, ids, Quick)
+	var failing []string
+	for _, c := range all {
+		if c.Fails && slices.Contains(ids, c.ID) {
+			failing = append(failing, c.ID)
+		}
+	}
+	// omp-lambda is covered by a failing cell per toolchain (nothing else
+	// covers it); snap_yi by its one host cell that builds.
+	assert := func(ok bool, format string, args ...any) {
+		t.Helper()
+		if !ok {
+			t.Errorf(format, args...)
+		}
+	}
+	assert(slices.Contains(ids, "snap_yi.omp-raw-b.clang19-host"), "snap_yi's building host cell not sampled: %v", ids)
+	for _, id := range failing {
+		assert(strings.Contains(id, ".omp-lambda-"), "failing cell %s sampled although others cover it", id)
+	}
+}
