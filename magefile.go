@@ -67,6 +67,9 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 // Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.
 func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder", parts) }
 
+// Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).
+func Verify(ctx context.Context) error { return stage(ctx, "verify") }
+
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
 // Knobs (environment variables; portmatrix takes them as flags), read by every target:
@@ -81,6 +84,8 @@ func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder
 //	    toolchain IDs (default: every one found) (-toolchains)
 //	PM_TOOLCHAINS_FILE=f.yaml
 //	    toolchain file instead of toolchains.yaml (-toolchains-file)
+//	PM_SUITE=quick|wide|full
+//	    quick: a sample covering every strategy and kernel family with each toolchain and every kernel once, each at its smallest size; wide: also every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given) (-suite)
 //	PM_SIZE_SET=ci|default|gpu
 //	    size set (default: ci, minutes on 2 cores) (-size-set)
 //	PM_SIZES=1000,1e5 or axpby=1e8;spmv=150,200

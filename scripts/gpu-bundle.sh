@@ -12,7 +12,7 @@
 # Cells the GPU host builds itself (nvcc-sm90 with its newest nvcc, see
 # gpu-run.sh) need not be listed.
 # Usage: scripts/gpu-bundle.sh <dir> <toolchain,...>
-#        (after: go run mage.go build, or portmatrix -toolchains <toolchain,...> build)
+#        (after: PM_SUITE=full go run mage.go build, or portmatrix -suite full -toolchains <toolchain,...> build)
 # Environment: PM_XZ (default "-9 -T2"): xz options for the libraries.
 set -euo pipefail
 dir=${1:?bundle folder}; tcs=${2:?toolchain ids, comma-separated}

@@ -19,6 +19,9 @@ tar -C build -xJf "$dir/build.tar.xz"
 [ -f "$dir/libs.tar.xz" ] && tar -C build -xJf "$dir/libs.tar.xz"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 export PM_COMMIT; PM_COMMIT=$(cat "$dir/COMMIT")
+# A GPU host runs everything the bundle and its own build hold, not the quick
+# sample of a first run (-suite quick in the arguments asks for that).
+export PM_SUITE=${PM_SUITE:-full}
 hb=${PM_HOST_BUILD-nvcc-sm90}
 if [ -n "$hb" ]; then
   # Which compiler each toolchain found is in the manifest and run.json; doctor's

@@ -30,6 +30,7 @@ type ToolchainInfo = results.Toolchain
 type Entry struct {
 	ID        string             `json:"id"`
 	Kernel    string             `json:"kernel"`
+	Family    string             `json:"family,omitempty"` // the kernel's (spec.Kernel.Family)
 	Variant   string             `json:"variant"`
 	Strategy  string             `json:"strategy"`
 	Toolchain string             `json:"toolchain"`
@@ -121,7 +122,7 @@ func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results 
 
 func entry(dir string, r Result) Entry {
 	c := r.Cell
-	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
+	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
 		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash}
 	if r.OK() {

@@ -17,6 +17,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/suite"
 )
 
 // Config selects what a stage works on. Empty filters select everything.
@@ -27,6 +28,7 @@ type Config struct {
 	Toolchains     []string // toolchain IDs
 	ToolchainsFile string   // instead of toolchains.yaml
 	SizeSet        string   // ci, default or gpu
+	Suite          string   // quick, wide or full (internal/suite); "": quick unless the selection is named
 	Sizes          Sizes    // explicit sizes, overriding the set
 	Reps           int
 	RepSeconds     float64 // bound on a measurement's timed calls (harness --rep-seconds); 0: none
@@ -232,6 +234,9 @@ var Knobs = []Knob{
 	{Env: "PM_TOOLCHAINS_FILE", Flag: "toolchains-file", Example: "f.yaml", Doc: "toolchain file instead of toolchains.yaml",
 		Set:   str(func(c *Config) *string { return &c.ToolchainsFile }),
 		Value: strValue(func(c *Config) *string { return &c.ToolchainsFile })},
+	{Env: "PM_SUITE", Flag: "suite", Example: "quick|wide|full", Doc: "quick: a sample covering every strategy and kernel family with each toolchain and every kernel once, each at its smallest size; wide: also every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given)",
+		Set:   func(c *Config, v string) error { c.Suite = v; return suite.Check(v) },
+		Value: strValue(func(c *Config) *string { return &c.Suite })},
 	{Env: "PM_SIZE_SET", Flag: "size-set", Example: "ci|default|gpu", Doc: "size set (default: ci, minutes on 2 cores)",
 		Set:   str(func(c *Config) *string { return &c.SizeSet }),
 		Value: strValue(func(c *Config) *string { return &c.SizeSet })},
@@ -590,4 +595,27 @@ func (c *Config) CheckSelection(kernels, variants, toolchains, sizeSets []string
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// Sample names the suite that samples the selection, or "" when every
+// selected cell runs. PM_SUITE=quick or wide samples whatever the filters
+// select; unset, the suite is quick unless the selection is named
+// (PM_KERNELS, PM_VARIANTS, PM_SIZES, a size set other than the default ci):
+// then every selected cell runs, as asked. PM_TOOLCHAINS says what this
+// machine builds and narrows the sample only. A scheduler's worker runs the
+// work items it is given.
+func (c *Config) Sample() string {
+	if c.Work != "" && !strings.HasPrefix(c.Work, "plan:") {
+		return ""
+	}
+	switch c.Suite {
+	case suite.Quick, suite.Wide:
+		return c.Suite
+	case suite.Full:
+		return ""
+	}
+	if len(c.Kernels) == 0 && len(c.Variants) == 0 && len(c.Sizes) == 0 && (c.SizeSet == "" || c.SizeSet == "ci") {
+		return suite.Quick
+	}
+	return ""
 }

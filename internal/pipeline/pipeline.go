@@ -44,6 +44,7 @@ type Project struct {
 	rendered   map[string][]byte
 	failed     render.Failures // programs not made for a declared reason, by source path
 	renderErrs render.Errors   // programs whose templates fail, by source path
+	suiteNote  sync.Once       // the quick suite's line, printed once
 }
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
@@ -199,7 +200,7 @@ func (p *Project) Cells() []*matrix.Cell {
 			out = append(out, c)
 		}
 	}
-	return out
+	return p.sampleCells(out)
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {

@@ -122,6 +122,8 @@ var Stages = []StageDef{
 			}
 			return err
 		}},
+	{Name: "verify", Needs: NeedsProject, Doc: "Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).",
+		run: withProject(Verify)},
 	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
 		run: withProject2(All)},
 	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",

@@ -71,6 +71,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	if err := checkManifestFilters(cfg, m); err != nil {
 		return "", err
 	}
+	m = SampleManifest(cfg, m, cfg.Log)
 	var info BuildInfo
 	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, BuildInfoFile)); err == nil {
 		if err := json.Unmarshal(b, &info); err != nil {

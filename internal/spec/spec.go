@@ -18,9 +18,12 @@ import (
 
 // Kernel is one kernel description.
 type Kernel struct {
-	File     string
-	Name     string
-	Doc      string
+	File string
+	Name string
+	Doc  string
+	// Family groups kernels of one origin (a paper, a suite: 002, testsnap,
+	// lcals, stencils); the quick suite covers every family. Default: Name.
+	Family   string
 	Size     Size
 	Uses     []string // kernels a composite calls from its driver
 	Args     []Arg
@@ -179,7 +182,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 		return nil
 	}
 	d := diag.Decoder{File: file, Errs: errs}
-	f := d.Fields(root, "kernel description", "kernel", "doc", "size", "uses", "args", "result", "tunables",
+	f := d.Fields(root, "kernel description", "kernel", "family", "doc", "size", "uses", "args", "result", "tunables",
 		"pattern", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why")
 	k := &Kernel{File: file, Pos: d.Pos(root)}
 	if !d.Require(root, f, "kernel description", "kernel", "size", "args", "bytes", "flops", "tolerance") {
@@ -193,6 +196,10 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 		d.Add(f["kernel"], "kernel name %q is not a C++ identifier", k.Name)
 	}
 	k.Doc = d.String(f["doc"], "doc")
+	k.Family = d.String(f["family"], "family")
+	if k.Family == "" {
+		k.Family = k.Name
+	}
 	k.Size = parseSize(d, f["size"])
 	k.Uses = d.Strings(f["uses"], "uses")
 	k.Result = d.String(f["result"], "result")

@@ -25,6 +25,23 @@ func TestShippedKernelsLoad(t *testing.T) {
 	assert.Nil(t, byName["snap_step"].Pattern)
 	assert.Contains(t, byName["snap_step"].Reference, "accumulate_forces")
 	assert.Empty(t, byName["cgsolve"].Reference)
+	// A composite and the kernels it uses come from one paper: one family.
+	for _, u := range byName["cgsolve"].Uses {
+		assert.Equal(t, byName["cgsolve"].Family, byName[u].Family, u)
+	}
+}
+
+// family is optional: a kernel without one is a family of its own.
+func TestFamilyDefaultsToTheName(t *testing.T) {
+	var errs diag.List
+	src := "kernel: k\nfamily: mine\nsize: {name: n, ci: [3], default: [3], gpu: [3]}\nargs: []\n" +
+		"pattern: {code: \"\"}\nreference: \"\"\nbytes: \"0\"\nflops: \"0\"\ntolerance: eps\n"
+	k := Parse("k.yaml", []byte(src), &errs)
+	require.NotNil(t, k)
+	assert.Equal(t, "mine", k.Family)
+	k = Parse("k.yaml", []byte(strings.Replace(src, "family: mine\n", "", 1)), &errs)
+	require.NotNil(t, k)
+	assert.Equal(t, "k", k.Family)
 }
 
 // Each bad description gives exactly these messages, with positions.
@@ -40,7 +57,7 @@ bytes: n
 flops: n
 tolerance: 1e-9
 colour: red
-`, `unknownfield.yaml:9:1: unknown field "colour" in kernel description (known: args, bytes, bytes_min, doc, driver, flops, kernel, pattern, reference, result, size, tolerance, tolerance_why, tunables, uses)`},
+`, `unknownfield.yaml:9:1: unknown field "colour" in kernel description (known: args, bytes, bytes_min, doc, driver, family, flops, kernel, pattern, reference, result, size, tolerance, tolerance_why, tunables, uses)`},
 		{"badpattern", `kernel: badpattern
 size: {name: n, ci: [1], default: [1], gpu: [0]}
 args:
