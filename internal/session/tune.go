@@ -124,14 +124,14 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 			}
 		}
 		if err != nil {
-			os.WriteFile(filepath.Join(dir, TuningReport), report.Bytes(), 0o644)
+			appendReport(dir, started, report.Bytes())
 			return dir, err
 		}
 	}
 	if report.Len() == 0 {
 		return dir, errors.New("tune: no built cell of the selection can run here (doctor says which are on; GPU cells need a GPU)")
 	}
-	if err := os.WriteFile(filepath.Join(dir, TuningReport), report.Bytes(), 0o644); err != nil {
+	if err := appendReport(dir, started, report.Bytes()); err != nil {
 		return dir, err
 	}
 	if err := stamp(results.StateFinished); err != nil {
@@ -186,4 +186,18 @@ func deviceMachine(cfg config.Config, mach host.Info) tune.Machine {
 	}
 	g := model.GPU
 	return tune.MachineOf(g.MaxThreadsPerBlock, g.WarpSize, g.SharedMemoryPerBlockBytes)
+}
+
+// appendReport adds this tuning's table to the folder's report: a folder
+// tuned in several calls keeps every call's table, each under its time.
+func appendReport(dir string, started time.Time, table []byte) error {
+	f, err := os.OpenFile(filepath.Join(dir, TuningReport), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "## Tuned %s\n\n```\n%s```\n\n", started.Format(time.RFC3339), table)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
