@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // Needs is what a stage reads.
@@ -333,6 +335,15 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	}
 	fmt.Fprintf(p.Cfg.Log, "build: %d cells: %d built, %d cached, %d failed, %d skipped; took %s\n", len(res),
 		counts[build.Built], counts[build.Cached], counts[build.Failed], counts[build.Skipped], time.Since(t0).Round(time.Millisecond))
+	notRun := map[string]int{}
+	for _, r := range res {
+		if why := toolchain.NotRun(r.Cell.Toolchain.Target); why != "" && r.OK() {
+			notRun[r.Cell.Toolchain.ID+": "+why]++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(notRun)) {
+		fmt.Fprintf(p.Cfg.Log, "  %d cells of %s\n", notRun[k], k)
+	}
 	for _, r := range res {
 		if r.Status == build.Failed {
 			fmt.Fprintf(p.Cfg.Log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)
@@ -443,7 +454,9 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 			}
 		}
 		if e.Binary != "" {
-			if e.Target != "host" && !gpu {
+			if why := toolchain.NotRun(e.Target); why != "" {
+				row.Reason = why
+			} else if e.Target != "host" && !gpu {
 				row.Reason = "built; not run: no GPU here"
 			} else {
 				sizes := cfg.Sizes.For(e.Kernel)
