@@ -7,6 +7,7 @@ require (
 	github.com/hashicorp/go-version v1.9.0
 	github.com/magefile/mage v1.17.2
 	github.com/stretchr/testify v1.12.1
+	github.com/yuin/goldmark v1.7.13
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1

@@ -94,9 +94,9 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
   const int64_t* const A_row_ptr = A.row_ptr;
   const int64_t* const A_col_idx = A.col_idx;
   const double* const A_values = A.values;
-  [[maybe_unused]] const int64_t rows_per_team = 32;
-  [[maybe_unused]] const int64_t team_size = 32;
-  [[maybe_unused]] const int64_t vector_size = 1;
+  [[maybe_unused]] const int64_t rows_per_team = pm::tune("rows_per_team", 32);
+  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 32);
+  [[maybe_unused]] const int64_t vector_size = pm::tune("vector_size", 1);
   pmkk::parallel_for("spmv", pmkk::TeamPolicy((A_nrows + rows_per_team - 1) / rows_per_team, team_size, vector_size), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     const int64_t first_row = league_rank * rows_per_team;

@@ -67,8 +67,8 @@ void snap_step(const snap::System S, const double* utot0, const double* zero, do
 namespace dev {
 
 void snap_ui_kernel(const snap::System S, double* ulisttot) {
-  [[maybe_unused]] const int64_t snap_team = 4;
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int pm_lanes = static_cast<int>(snap_vector);  // x: vector lanes
@@ -237,7 +237,7 @@ void snap_ui(const snap::System S, double* ulisttot) {
 }
 
 void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist) {
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   const int64_t pm_points = ((S.natoms + snap_vector - 1) / snap_vector) * (S.t.idxz_max) * snap_vector;
   if (pm_points > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_points + 255) / 256, INT32_MAX));
@@ -271,8 +271,8 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 }
 
 void snap_duarray_kernel(const snap::System S, double* dulist) {
-  [[maybe_unused]] const int64_t snap_team = 4;
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int pm_lanes = static_cast<int>(snap_vector);  // x: vector lanes

@@ -47,8 +47,8 @@ void snap_step(const snap::System S, const double* utot0, const double* zero, do
 namespace dev {
 
 void snap_ui_kernel(const snap::System S, double* ulisttot) {
-  [[maybe_unused]] const int64_t snap_team = 4;
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
@@ -139,7 +139,7 @@ void snap_ui(const snap::System S, double* ulisttot) {
 }
 
 void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist) {
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   #pragma omp target teams distribute parallel for collapse(3) is_device_ptr(ulisttot, ylist)
   for (int64_t block = 0; block < (S.natoms + snap_vector - 1) / snap_vector; ++block) {
     for (int64_t jjz = 0; jjz < S.t.idxz_max; ++jjz) {
@@ -167,8 +167,8 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 }
 
 void snap_duarray_kernel(const snap::System S, double* dulist) {
-  [[maybe_unused]] const int64_t snap_team = 4;
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CKD) / 8)) + 8 * (16 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;

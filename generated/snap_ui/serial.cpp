@@ -21,8 +21,8 @@ void snap_ui(const snap::System S, double* ulisttot) {
 namespace dev {
 
 void snap_ui_kernel(const snap::System S, double* ulisttot) {
-  [[maybe_unused]] const int64_t snap_team = 4;
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;

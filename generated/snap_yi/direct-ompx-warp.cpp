@@ -42,7 +42,7 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 namespace dev {
 
 void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist) {
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   const int64_t pm_points = ((S.natoms + snap_vector - 1) / snap_vector) * (S.t.idxz_max) * snap_vector;
   if (pm_points > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_points + 255) / 256, INT32_MAX));

@@ -27,7 +27,7 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 namespace dev {
 
 void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist) {
-  [[maybe_unused]] const int64_t snap_vector = 1;
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 1);
   pmkk::parallel_for("snap_yi", pmkk::MDRangePolicy<3>({0, 0, 0}, {(S.natoms + snap_vector - 1) / snap_vector, S.t.idxz_max, snap_vector}), PMKK_LAMBDA(const int64_t block, const int64_t jjz, const int64_t lane) {
     const int64_t i = block * snap_vector + lane;
     snap::YElem y{0, {0.0, 0.0}};

@@ -22,7 +22,7 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 namespace dev {
 
 void snap_yi_kernel(const snap::System S, const double* ulisttot, double* ylist) {
-  [[maybe_unused]] const int64_t snap_vector = 32;
+  [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 32);
   #pragma omp parallel for collapse(3) schedule(static)
   for (int64_t block = 0; block < (S.natoms + snap_vector - 1) / snap_vector; ++block) {
     for (int64_t jjz = 0; jjz < S.t.idxz_max; ++jjz) {

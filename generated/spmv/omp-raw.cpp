@@ -30,9 +30,9 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
   const int64_t* const A_row_ptr = A.row_ptr;
   const int64_t* const A_col_idx = A.col_idx;
   const double* const A_values = A.values;
-  [[maybe_unused]] const int64_t rows_per_team = 32;
-  [[maybe_unused]] const int64_t team_size = 32;
-  [[maybe_unused]] const int64_t vector_size = 1;
+  [[maybe_unused]] const int64_t rows_per_team = pm::tune("rows_per_team", 32);
+  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 32);
+  [[maybe_unused]] const int64_t vector_size = pm::tune("vector_size", 1);
   const int64_t league_size = (A_nrows + rows_per_team - 1) / rows_per_team;
   const int pm_team_threads = pm::device::team_threads(team_size);
   #pragma omp target teams distribute thread_limit(pm_team_threads) is_device_ptr(A_row_ptr, A_col_idx, A_values, x, y)

@@ -50,9 +50,9 @@ void stencil_tiled(const int64_t n, const double* u, double* v, double* total) {
 namespace dev {
 
 void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* total) {
-  [[maybe_unused]] const int64_t tile = 16;
-  [[maybe_unused]] const int64_t team_size = 16;
-  [[maybe_unused]] const int64_t vector_size = 8;
+  [[maybe_unused]] const int64_t tile = pm::tune("tile", 16);
+  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 16);
+  [[maybe_unused]] const int64_t vector_size = pm::tune("vector_size", 8);
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
   const int pm_lanes = static_cast<int>(vector_size);  // x: vector lanes

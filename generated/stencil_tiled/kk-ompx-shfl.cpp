@@ -34,9 +34,9 @@ void stencil_tiled(const int64_t n, const double* u, double* v, double* total) {
 namespace dev {
 
 void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* total) {
-  [[maybe_unused]] const int64_t tile = 16;
-  [[maybe_unused]] const int64_t team_size = 16;
-  [[maybe_unused]] const int64_t vector_size = 8;
+  [[maybe_unused]] const int64_t tile = pm::tune("tile", 16);
+  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 16);
+  [[maybe_unused]] const int64_t vector_size = pm::tune("vector_size", 8);
   [[maybe_unused]] const int64_t scratch_level = 0;
   pmkk::parallel_for("stencil_tiled", pmkk::TeamPolicy(((n + tile - 1) / tile) * ((n + tile - 1) / tile), team_size, vector_size).set_scratch_size(0, pmkk::PerTeam(8 * ((tile + 2) * (tile + 2)))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();

@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "policy.hpp"
+#include "pm/tune.hpp"
 
 #ifndef PMKK_OMP_FORM_B
 #define PMKK_OMP_FORM_B 1
@@ -21,7 +22,8 @@
 
 namespace pmkk {
 
-// The most teams a launch asks for with num_teams; the league loop covers the rest.
+// The most teams a launch asks for with num_teams; the league loop covers the
+// rest. The run-time tunable "max_active_teams" replaces it (pm::tune).
 constexpr int64_t kMaxActiveTeams = 65536;
 
 class Member {
@@ -59,7 +61,8 @@ template <class F>
 void parallel_for(const char*, const TeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
   const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
-  const int64_t teams = league < kMaxActiveTeams ? league : kMaxActiveTeams;
+  const int64_t max_active = pm::tune("max_active_teams", kMaxActiveTeams);
+  const int64_t teams = league < max_active ? league : max_active;
   (void)teams;
 #if PMKK_OMP_FORM_B == 0
 #if PMKK_OMP_NUM_TEAMS

@@ -87,7 +87,8 @@ void parallel_for(const char*, const ScratchTeamPolicy& p, const F& f) {
   const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
   if (league <= 0) return;
-  const int64_t teams = league < kMaxActiveTeams ? league : kMaxActiveTeams;
+  const int64_t max_active = pm::tune("max_active_teams", kMaxActiveTeams);
+  const int64_t teams = league < max_active ? league : max_active;
 #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
   const int64_t per_team = l1;  // level 0 is team-shared memory
 #else

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "csr.hpp"
+#include "tune.hpp"
 #include "parallel.hpp"
 
 namespace pm {
@@ -65,6 +66,10 @@ struct Options {
   // The device comparisons (pm::device::diff, same) also where the host could
   // read the data: how the tests run them without a GPU.
   bool device_checks = false;
+  // Tunable configurations (--config k=v,..., repeatable, or --configs FILE):
+  // measure() runs its protocol once per configuration over the same data.
+  // Empty: one measurement with the values the program was generated with.
+  std::vector<std::vector<std::pair<std::string, int64_t>>> configs;
 };
 
 // The fewest timed reps a time bound leaves (a measurement's interval needs
@@ -83,9 +88,33 @@ inline int64_t parse_int(const char* s, const char* flag) {
   return v;
 }
 
+// parse_config reads "name=value,name=value" (a configuration of tunables).
+inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::string& text) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string kv = text.substr(start, comma - start);
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) die("--config wants name=value pairs, not ", kv.c_str());
+    const std::string name = kv.substr(0, eq);
+    for (const auto& have : out)
+      if (have.first == name) die("--config names a tunable twice: ", name.c_str());
+    const int64_t v = parse_int(kv.substr(eq + 1).c_str(), "--config");
+    if (v < 1) die("--config: tunables are positive: ", kv.c_str());
+    out.emplace_back(name, v);
+    start = comma + 1;
+  }
+  if (out.empty()) die("--config is empty", nullptr);
+  return out;
+}
+
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
 // --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR,
-// --rep-seconds S and --device-checks. Without --size the defaults apply.
+// --rep-seconds S, --device-checks, --config k=v,... (repeatable) and
+// --configs FILE (a configuration per line, # comments). Without --size the
+// defaults apply.
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -127,6 +156,21 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
       o.toolchain = value();
     } else if (a == "--ref-cache") {
       o.ref_cache = value();
+    } else if (a == "--config") {
+      o.configs.push_back(parse_config(value()));
+    } else if (a == "--configs") {
+      const char* path = value();
+      FILE* f = std::fopen(path, "r");
+      if (!f) die("--configs: cannot open ", path);
+      char line[4096];
+      while (std::fgets(line, sizeof line, f)) {
+        std::string l(line);
+        while (!l.empty() && (l.back() == '\n' || l.back() == '\r' || l.back() == ' ')) l.pop_back();
+        if (l.empty() || l[0] == '#') continue;
+        o.configs.push_back(parse_config(l));
+      }
+      std::fclose(f);
+      if (o.configs.empty()) die("--configs: no configuration in ", path);
     } else if (a == "--device-checks") {
       o.device_checks = true;
     } else if (a == "--rep-seconds") {
@@ -799,19 +843,58 @@ class Run {
 
   // measure runs the protocol over call and prints the record. Every run is
   // checked after it ends; only the call itself is timed.
+  // With --config, the protocol and its record repeat for each
+  // configuration over the same data; the record names its configuration.
   template <class F>
   void measure(F call, double tolerance) {
     if (!(tolerance > 0) || !std::isfinite(tolerance)) die("the tolerance must be positive and finite", nullptr);
     tolerance_ = tolerance;
     for (Buffer* b : buffers_) working_set_ += static_cast<double>(b->bytes());
     flush_ = flush_wanted(opt_.flush, working_set_);
+    if (opt_.configs.empty()) {
+      protocol(call);
+      emit(nullptr);
+      return;
+    }
+    for (const auto& config : opt_.configs) {
+      tuning().config = &config;
+      tuning().read.clear();
+      protocol(call);
+      for (const auto& kv : config)
+        if (std::find(tuning().read.begin(), tuning().read.end(), kv.first) == tuning().read.end()) {
+          std::string known;
+          for (const auto& r : tuning().read) known += (known.empty() ? "" : ", ") + r;
+          die(format("--config: %s is no run-time tunable of this program (it reads: %s)", kv.first.c_str(),
+                     known.empty() ? "none" : known.c_str())
+                  .c_str(),
+              nullptr);
+        }
+      emit(&config);
+      tuning().config = nullptr;
+      // The next configuration starts a measurement of its own.
+      times_.clear();
+      runs_ = failed_ = 0;
+      max_err_ = 0;
+      nonfinite_ = false;
+      first_failure_.clear();
+      check_s_ = 0;
+    }
+  }
+
+ private:
+  template <class F>
+  void protocol(F call) {
     reps_ = opt_.reps;
     warmup_ = opt_.warmup;
     int total = 1 + warmup_ + reps_ + (composite_ ? 1 : 0);
     device::Timer timer;  // made before the loop: nothing is created in a timed region
     const double start = now_s();
-    setup_s_ = start - created_;
-    upload_s_ = upload_seconds() - uploaded_;
+    // Data, uploads and the reference are paid once per process: the first
+    // record says what they cost, the records of later configurations 0.
+    setup_s_ = measured_ ? 0 : start - created_;
+    upload_s_ = measured_ ? 0 : upload_seconds() - uploaded_;
+    if (measured_) reference_s_ = 0;
+    measured_ = true;
     for (int r = 0; r < total; ++r) {
       const bool timed = r > warmup_ && r <= warmup_ + reps_;
       const bool sectioned = composite_ && r == total - 1;
@@ -845,10 +928,8 @@ class Run {
       check_s_ += now_s() - checking;
     }
     measure_s_ = now_s() - start;
-    emit();
   }
 
- private:
   void prepare() {
     for (Buffer* b : buffers_) b->restore();
     if (result_) *result_ = std::numeric_limits<double>::quiet_NaN();
@@ -890,7 +971,7 @@ class Run {
       if (failed_++ == 0) first_failure_ = format("run %d of %d (%s): ", r + 1, total, phase(r).c_str()) + c.failure;
     }
   }
-  void emit() {
+  void emit(const std::vector<std::pair<std::string, int64_t>>* config) {
     const double med = median(times_);
     const double mn = *std::min_element(times_.begin(), times_.end());
     const bool ok = failed_ == 0;
@@ -934,6 +1015,15 @@ class Run {
       }
       std::printf("}");
     }
+    if (config) {
+      std::printf(",\"config\":{");
+      for (size_t i = 0; i < config->size(); ++i) {
+        std::printf("%s", i ? "," : "");
+        json_string((*config)[i].first);
+        std::printf(":%" PRId64, (*config)[i].second);
+      }
+      std::printf("}");
+    }
     std::printf(",\"error\":");
     json_string(ok ? "" : format("verification failed in %d of %d runs; first: ", failed_, runs_) + first_failure_);
     std::printf("}\n");
@@ -953,7 +1043,7 @@ class Run {
   double result_ref_ = 0;
   bool composite_ = false;
   double created_ = 0, uploaded_ = 0, setup_s_ = 0, upload_s_ = 0, measure_s_ = 0, check_s_ = 0, reference_s_ = 0;
-  bool ref_cached_ = false;
+  bool ref_cached_ = false, measured_ = false;
   int reps_ = 0, warmup_ = 0;
 };
 

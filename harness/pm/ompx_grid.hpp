@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "tune.hpp"
+
 // -DPM_OMPX_MAX_TEAMS=N replaces max_teams() (e.g. to force the league loop).
 // The device for resident_teams(), from the toolchain (OpenMP has no query);
 // the defaults are the H100 SXM's and the H200's (sm_90):
@@ -44,11 +46,13 @@ constexpr int64_t kMaxGridX = 2147483647;
 // (ParallelFor<TeamPolicy>: grid = league_size) and only rejects leagues of
 // maxGridSize[0] or more (TeamPolicyInternal<Cuda>), so the loop-free launch
 // of Fig. 19 applies to every league a grid can hold.
+// A run-time tunable ("max_teams", e.g. the occupancy bound of Fig. 12 that
+// the machine model gives).
 inline int64_t max_teams() {
 #ifdef PM_OMPX_MAX_TEAMS
-  return PM_OMPX_MAX_TEAMS;
+  return tune("max_teams", PM_OMPX_MAX_TEAMS);
 #else
-  return kMaxGridX;
+  return tune("max_teams", kMaxGridX);
 #endif
 }
 

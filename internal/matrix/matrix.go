@@ -22,16 +22,18 @@ type Strategy struct {
 	Doc      string
 	Backend  string // templates/backends/<backend>
 	Layer    string // header of a Kokkos-like layer, for the kokkos backend
-	Device   string // harness device: host, omptarget, cuda
+	Device   string // harness device (toolchain.HarnessDevices)
 	Lang     string // cpp or cuda
 	Requires []string
 	Optional []string
 	Tunables map[string]int64
+	TuneAt   map[string]diag.Pos // where each of Tunables is written
 	Knobs    []Knob
 	Kernels  []string
 	KernelAt []diag.Pos          // where each of Kernels is written
 	Flags    map[string][]string // extra compiler flags by family
 	Pos      diag.Pos
+	DeviceAt diag.Pos // where Device is written
 }
 
 // Knob is one axis of a strategy.
@@ -49,6 +51,7 @@ type KnobValue struct {
 	Defines  map[string]string
 	Requires []string
 	Tunables map[string]int64
+	TuneAt   map[string]diag.Pos // where each of Tunables is written
 }
 
 // Variant is a strategy with one value per knob.
@@ -119,7 +122,8 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Backend: d.String(sf["backend"], "backend"), Layer: d.String(sf["layer"], "layer"),
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
-			Tunables: tunables(d, sf["tunables"]), Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
+		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {
 				s.KernelAt = append(s.KernelAt, d.Pos(kn))
@@ -139,9 +143,6 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			d.Add(sf["name"], "strategy %q defined twice", s.Name)
 		}
 		seen[s.Name] = true
-		if !slices.Contains(toolchain.Devices, s.Device) {
-			d.Add(sf["device"], "unknown device %q (known: %s)%s", s.Device, strings.Join(toolchain.Devices, ", "), diag.DidYouMean(s.Device, toolchain.Devices))
-		}
 		capsKnown(d, sf["requires"], s.Requires, caps)
 		capsKnown(d, sf["optional"], s.Optional, caps)
 		for _, kn := range d.Seq(sf["knobs"], "knobs") {
@@ -170,6 +171,18 @@ func uniqueVariants(d diag.Decoder, strategies []*Strategy) {
 	}
 }
 
+// CheckDevices reports a strategy whose device the harness does not
+// implement (devices: toolchain.HarnessDevices).
+func CheckDevices(strategies []*Strategy, devices []string) error {
+	var errs diag.List
+	for _, s := range strategies {
+		if !slices.Contains(devices, s.Device) {
+			errs.Add(s.DeviceAt, "unknown device %q (known: %s)%s", s.Device, strings.Join(devices, ", "), diag.DidYouMean(s.Device, devices))
+		}
+	}
+	return errs.Err()
+}
+
 // CheckKernels reports a strategy's `kernels:` entry that names no kernel.
 func CheckKernels(strategies []*Strategy, kernels []string) error {
 	var errs diag.List
@@ -188,6 +201,28 @@ func CheckKernels(strategies []*Strategy, kernels []string) error {
 	return errs.Err()
 }
 
+// TunableValues lists every tunable value the strategies set, their own and
+// their knob values', once each, sorted: the loop widths the size-set rule
+// (spec.CheckSizes) adds to the hardware's.
+func TunableValues(strategies []*Strategy) []int64 {
+	var out []int64
+	add := func(m map[string]int64) {
+		for _, v := range m {
+			out = append(out, v)
+		}
+	}
+	for _, s := range strategies {
+		add(s.Tunables)
+		for _, k := range s.Knobs {
+			for _, v := range k.Values {
+				add(v.Tunables)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 	kf := d.Fields(n, "knob", "name", "doc", "values")
 	d.Require(n, kf, "knob", "name", "values")
@@ -198,7 +233,8 @@ func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 		d.Require(vn, vf, "knob value", "value", "suffix")
 		v := KnobValue{Value: d.String(vf["value"], "value"), Suffix: d.String(vf["suffix"], "suffix"),
 			Doc: d.String(vf["doc"], "doc"), Requires: d.Strings(vf["requires"], "requires"),
-			Tunables: tunables(d, vf["tunables"]), Defines: map[string]string{}}
+			Defines: map[string]string{}}
+		v.Tunables, v.TuneAt = tunables(d, vf["tunables"])
 		if suffixes[v.Suffix] {
 			d.Add(vf["suffix"], "suffix %q repeated in knob %s: variant IDs would collide", v.Suffix, k.Name)
 		}
@@ -212,12 +248,13 @@ func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 	return k
 }
 
-func tunables(d diag.Decoder, n *yaml.Node) map[string]int64 {
-	out := map[string]int64{}
+func tunables(d diag.Decoder, n *yaml.Node) (map[string]int64, map[string]diag.Pos) {
+	out, at := map[string]int64{}, map[string]diag.Pos{}
 	for _, kv := range d.Pairs(n, "tunables") {
 		out[kv[0].Value] = d.Int(kv[1], "tunable "+kv[0].Value)
+		at[kv[0].Value] = d.Pos(kv[1])
 	}
-	return out
+	return out, at
 }
 
 func capsKnown(d diag.Decoder, n *yaml.Node, names []string, caps *toolchain.Table) {

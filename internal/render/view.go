@@ -135,12 +135,18 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 		}
 	}
 	if !ref && k.Pattern != nil {
+		fixed := k.RenderTimeTunables()
 		for _, t := range k.Tunables {
 			val := t.Value
 			if o, ok := v.Tunables[t.Name]; ok {
 				val = o
 			}
-			pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = %d;", t.Name, val))
+			if fixed[t.Name] {
+				pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = %d;", t.Name, val))
+				continue
+			}
+			// A launch parameter: the generated value unless a --config names it.
+			pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = pm::tune(%q, %d);", t.Name, t.Name, val))
 		}
 	}
 	f.Params = strings.Join(params, ", ")

@@ -3,18 +3,20 @@ package report
 import (
 	"errors"
 	"fmt"
-	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/layout"
 
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // DefaultSpecDir is where figures.yaml, claims.yaml and page.html.tmpl live,
 // relative to the repository root.
-const DefaultSpecDir = "templates/report"
+const DefaultSpecDir = layout.ReportSpecs
 
 // Options tune Generate.
 type Options struct {
@@ -24,10 +26,6 @@ type Options struct {
 	// may use besides those of run.json (the source tree's: a folder older
 	// than a kernel, or than the vocabulary itself).
 	Vocabulary *results.Vocabulary
-	// ResultsLog is a Markdown file (docs/gpu-results.md) whose block marked
-	// for this folder (UpdateResultsLog) is rewritten with its tables; empty:
-	// none.
-	ResultsLog string
 }
 
 // Summary is what Generate produced.
@@ -36,7 +34,6 @@ type Summary struct {
 	Claims  []ClaimResult
 	Cells   []CellStatus
 	Written []string // paths relative to the results folder, sorted
-	Log     bool     // whether Options.ResultsLog held this folder's block
 }
 
 // FigureResult is one figure of the spec: its files, or why it was skipped.
@@ -107,16 +104,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	say("wrote %d files into %s", len(written), resultsDir)
-	sum := &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}
-	if opt.ResultsLog != "" {
-		if sum.Log, err = UpdateResultsLog(opt.ResultsLog, filepath.Base(resultsDir), tables); err != nil {
-			return nil, err
-		}
-		if sum.Log {
-			say("rewrote the tables of %s in %s", filepath.Base(resultsDir), opt.ResultsLog)
-		}
-	}
-	return sum, nil
+	return &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}, nil
 }
 
 func progress(w io.Writer) func(string, ...any) {

@@ -64,6 +64,9 @@ type Record struct {
 	Tolerance float64            `json:"tolerance,omitempty"`
 	Sections  map[string]Section `json:"sections,omitempty"`
 	Error     string             `json:"error,omitempty"`
+	// The tunables' values of a tuning evaluation (harness --config); absent
+	// in a run's records, which measure the generated values.
+	Config map[string]int64 `json:"config,omitempty"`
 
 	// Where the program's time went (harness): data and reference before the
 	// first run, all runs with their checks, the checks alone; and (run stage)
@@ -217,11 +220,16 @@ func Finished(dir string) (map[Unit]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FinishedOf(recs), nil
+}
+
+// FinishedOf is the units recs hold a kernel record of.
+func FinishedOf(recs []Record) map[Unit]bool {
 	out := map[Unit]bool{}
 	for _, r := range recs {
 		if r.Kind == KindKernel {
 			out[r.Unit()] = true
 		}
 	}
-	return out, nil
+	return out
 }

@@ -37,7 +37,7 @@ func TestRecordVerifiedAndError(t *testing.T) {
 
 // The committed H200 folder, written before these types, still loads whole.
 func TestLoadCommittedGPUFolder(t *testing.T) {
-	f, err := Load("../../results/20261121-220700-nvidia-h200")
+	f, err := Load("../../results/archive/20261121-220700-nvidia-h200")
 	require.NoError(t, err)
 	assert.Len(t, f.Kernel, 355)
 	assert.Len(t, f.Copy, 4)
@@ -47,4 +47,13 @@ func TestLoadCommittedGPUFolder(t *testing.T) {
 	assert.Equal(t, Cells{Total: 128, Built: 81, Cached: 13, Failed: 2, Skipped: 32, Ran: 94, Verified: 94, VerifiedMeasurements: 355}, c)
 	assert.Nil(t, f.Run.Vocabulary)
 	assert.Empty(t, f.Kernel[0].Extra, "every field of the old format is typed")
+}
+
+// Each status the build writes is classified by the row, the report's one
+// reading of build.csv.
+func TestBuildRowStatuses(t *testing.T) {
+	for status, want := range map[string][2]bool{StatusBuilt: {}, StatusCached: {}, StatusFailed: {true, false}, StatusSkipped: {false, true}} {
+		r := BuildRow{Status: status}
+		assert.Equal(t, want, [2]bool{r.Failed(), r.Skipped()}, status)
+	}
 }

@@ -191,3 +191,110 @@ func (k *Kernel) Env(size int64) Env {
 	}
 	return env
 }
+
+// Holds evaluates a condition: comparisons (< <= > >= == !=) of arithmetic
+// expressions, joined by && and ||, with the values of env. A tuning
+// constraint such as "team_size * vector_size <= max_threads_per_block" is one.
+func Holds(cond string, env Env) (bool, error) {
+	e, err := parser.ParseExpr(cond)
+	if err != nil {
+		return false, fmt.Errorf("cannot parse %q as a condition", cond)
+	}
+	return holds(e, env)
+}
+
+func holds(e ast.Expr, env Env) (bool, error) {
+	if p, ok := e.(*ast.ParenExpr); ok {
+		return holds(p.X, env)
+	}
+	b, ok := e.(*ast.BinaryExpr)
+	if !ok {
+		return false, fmt.Errorf("a condition is a comparison (< <= > >= == !=), possibly joined by && and ||, not %s", types(e))
+	}
+	switch b.Op {
+	case token.LAND, token.LOR:
+		x, err := holds(b.X, env)
+		if err != nil || x == (b.Op == token.LOR) {
+			return x, err
+		}
+		return holds(b.Y, env)
+	case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
+	default:
+		return false, fmt.Errorf("a condition is a comparison (< <= > >= == !=), possibly joined by && and ||, not the operator %s", b.Op)
+	}
+	x, err := eval(b.X, env)
+	if err != nil {
+		return false, err
+	}
+	y, err := eval(b.Y, env)
+	if err != nil {
+		return false, err
+	}
+	c := compare(x, y)
+	switch b.Op {
+	case token.LSS:
+		return c < 0, nil
+	case token.LEQ:
+		return c <= 0, nil
+	case token.GTR:
+		return c > 0, nil
+	case token.GEQ:
+		return c >= 0, nil
+	case token.EQL:
+		return c == 0, nil
+	}
+	return c != 0, nil
+}
+
+// compare orders two values exactly when both are integers.
+func compare(a, b Value) int {
+	if a.Int && b.Int {
+		return cmpOrder(a.I, b.I)
+	}
+	return cmpOrder(a.Float(), b.Float())
+}
+
+func cmpOrder[T int64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Names lists the names an expression or condition reads (A.nrows as one
+// name), sorted, without repeats; sqrt is not a name.
+func Names(expr string) ([]string, error) {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse %q", expr)
+	}
+	seen := map[string]bool{}
+	ast.Inspect(e, func(n ast.Node) bool { return collect(n, seen) })
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func collect(n ast.Node, seen map[string]bool) bool {
+	switch n := n.(type) {
+	case *ast.CallExpr:
+		for _, a := range n.Args { // the function's name is not a value
+			ast.Inspect(a, func(m ast.Node) bool { return collect(m, seen) })
+		}
+		return false
+	case *ast.SelectorExpr:
+		if x, ok := n.X.(*ast.Ident); ok {
+			seen[x.Name+"."+n.Sel.Name] = true
+			return false
+		}
+	case *ast.Ident:
+		seen[n.Name] = true
+	}
+	return true
+}

@@ -48,6 +48,8 @@ type Size struct {
 	Name string
 	Doc  string
 	Sets map[string][]int64 // "ci", "default", "gpu"
+	// SetPos is where each set is written.
+	SetPos map[string]diag.Pos
 }
 
 // SizeSets are the named size sets every kernel gives.
@@ -76,6 +78,7 @@ type Init struct {
 type Tunable struct {
 	Name  string
 	Value int64
+	Pos   diag.Pos // of the value, where variants/tuning.yaml's bounds are checked
 }
 
 // Node is one pattern of the tree.
@@ -246,13 +249,14 @@ func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
 
 func parseSize(d diag.Decoder, n *yaml.Node) Size {
 	f := d.Fields(n, "size", append([]string{"name", "doc"}, SizeSets...)...)
-	s := Size{Name: d.String(f["name"], "size name"), Doc: d.String(f["doc"], "size doc"), Sets: map[string][]int64{}}
+	s := Size{Name: d.String(f["name"], "size name"), Doc: d.String(f["doc"], "size doc"), Sets: map[string][]int64{}, SetPos: map[string]diag.Pos{}}
 	d.Require(n, f, "size", append([]string{"name"}, SizeSets...)...)
 	if s.Name != "" && !ident.MatchString(s.Name) {
 		d.Add(f["name"], "size name %q is not a C++ identifier", s.Name)
 	}
 	for _, set := range SizeSets {
 		s.Sets[set] = d.Ints(f[set], "size "+set)
+		s.SetPos[set] = d.Pos(f[set])
 		for i, v := range s.Sets[set] {
 			if v < 1 {
 				d.Add(f[set].Content[i], "sizes must be positive, not %d", v)
@@ -367,7 +371,7 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 func parseTunables(d diag.Decoder, n *yaml.Node) []Tunable {
 	var out []Tunable
 	for _, kv := range d.Pairs(n, "tunables") {
-		t := Tunable{Name: kv[0].Value, Value: d.Int(kv[1], "tunable "+kv[0].Value)}
+		t := Tunable{Name: kv[0].Value, Value: d.Int(kv[1], "tunable "+kv[0].Value), Pos: d.Pos(kv[1])}
 		if !ident.MatchString(t.Name) {
 			d.Add(kv[0], "tunable name %q is not a C++ identifier", t.Name)
 		}

@@ -235,3 +235,26 @@ func parseExtra(d diag.Decoder, val *yaml.Node, f map[string]*yaml.Node, node *N
 	}
 	return false
 }
+
+// RenderTimeTunables are the tunables the renderer decides with (a scratch
+// view's level picks the code it renders): they stay constants of the
+// generated program; every other tunable is read at run time (pm::tune).
+func (k *Kernel) RenderTimeTunables() map[string]bool {
+	out := map[string]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil {
+			return
+		}
+		for _, s := range n.Scratch {
+			if _, err := strconv.Atoi(s.Level); err != nil {
+				out[s.Level] = true
+			}
+		}
+		for _, c := range n.Body {
+			walk(c)
+		}
+	}
+	walk(k.Pattern)
+	return out
+}

@@ -1,0 +1,38 @@
+// portmatrix harness: run-time tunables. A generated program reads its
+// launch parameters (team size, vector length, rows per team, max_teams, ...)
+// through tune() each time a kernel is called, so one process measures many
+// configurations over the same data: Run::measure sets the current one
+// (--config, --configs). docs/tuning.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pm {
+
+// Tunables: a generated program reads its launch parameters through tune()
+// each time a kernel is called, so one process measures many configurations
+// over the same data (measure() sets the current configuration).
+struct Tuning {
+  const std::vector<std::pair<std::string, int64_t>>* config = nullptr;  // null: the generated values
+  std::vector<std::string> read;  // the names tune() was asked for under config
+};
+inline Tuning& tuning() {
+  static Tuning t;
+  return t;
+}
+
+// tune returns the current configuration's value of name, or generated.
+inline int64_t tune(const char* name, int64_t generated) {
+  Tuning& t = tuning();
+  if (!t.config) return generated;
+  if (std::find(t.read.begin(), t.read.end(), name) == t.read.end()) t.read.emplace_back(name);
+  for (const auto& kv : *t.config)
+    if (kv.first == name) return kv.second;
+  return generated;
+}
+
+}  // namespace pm

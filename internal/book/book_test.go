@@ -1,0 +1,102 @@
+package book
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/report"
+)
+
+// The book rendered from the committed index has a chapter per paper, a card
+// per claim of those papers, a section per reported folder and the prose of
+// docs/book/; a paper without data says so.
+func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
+	root, b := committedBook(t)
+	page, err := os.ReadFile(b.HTML)
+	require.NoError(t, err)
+	summary, err := os.ReadFile(b.Markdown)
+	require.NoError(t, err)
+	html, md := string(page), string(summary)
+	ix, err := LoadIndex(Root(root))
+	require.NoError(t, err)
+	voc, err := layout.LoadVocabulary("../..")
+	require.NoError(t, err)
+	claims, err := report.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
+	require.NoError(t, err)
+	papers := map[string]bool{}
+	for _, p := range ix.Papers {
+		papers[p.ID] = true
+		assert.Contains(t, html, `id="paper-`+p.ID+`"`)
+	}
+	n := 0
+	for _, c := range claims {
+		if papers[paperOf(c.Paper)] {
+			n++
+			assert.Equal(t, 1, strings.Count(html, `id="claim-`+c.ID+`"`), c.ID)
+			assert.Contains(t, md, "### "+c.ID+" ")
+		}
+	}
+	assert.Greater(t, n, 20)
+	for _, f := range ix.Folders() {
+		assert.Contains(t, html, `id="folder-`+f+`"`)
+		assert.Contains(t, md, `id="folder-`+f+`"`)
+	}
+	paper004 := html[strings.Index(html, `id="paper-004"`):]
+	paper004 = paper004[:strings.Index(paper004, "</section>")]
+	assert.Contains(t, paper004, "Not measured yet")
+	assert.Contains(t, html, "GPU results log", "docs/book/log.md is the book's prose")
+	assert.NotContains(t, html, "<!-- tables:", "the log holds no generated tables")
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`\sid="([^"]*)"`).FindAllStringSubmatch(html, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		assert.Equal(t, 1, n, "id %q repeated: links to it are ambiguous", id)
+	}
+}
+
+// Figures sit beside the claims they decide: same paper, a reference part in
+// common and, for a figure of one kernel, a kernel of the claim.
+func TestFiguresDecideClaimsOfTheirPaperPartAndKernel(t *testing.T) {
+	voc, err := layout.LoadVocabulary("../..")
+	require.NoError(t, err)
+	dir := filepath.Join("../..", report.DefaultSpecDir)
+	figs, err := report.LoadFigures(filepath.Join(dir, "figures.yaml"), voc)
+	require.NoError(t, err)
+	claims, err := report.LoadClaims(filepath.Join(dir, "claims.yaml"), voc)
+	require.NoError(t, err)
+	fig := map[string]report.FigureSpec{}
+	for _, f := range figs {
+		fig[f.ID] = f
+	}
+	claim := map[string]report.ClaimSpec{}
+	for _, c := range claims {
+		claim[c.ID] = c
+	}
+	assert.True(t, decides(fig["fig2-dot"], claim["c002-dot-llvm"]))
+	assert.False(t, decides(fig["fig1-axpby"], claim["c002-dot-llvm"]), "another figure of the paper")
+	assert.True(t, decides(fig["fig3-spmv"], claim["c002-spmv-best-openmp"]))
+	assert.False(t, decides(fig["fig2-dot"], claim["c000-spmv-ompx-vs-omp"]), "another paper")
+	assert.Equal(t, "000", paperOf("beyond 000 (warp-only reduction)"))
+	assert.Equal(t, []string{"Sec. 2.3", "Fig. 3"}, refParts("002 Sec. 2.3, Fig. 3"))
+}
+
+// The committed book is what `go run mage.go book` makes from the committed
+// index, folders, specs and prose (as generated/ is what the templates render).
+func TestCommittedBookIsCurrent(t *testing.T) {
+	_, b := committedBook(t)
+	for _, f := range []string{b.HTML, b.Markdown} {
+		got, err := os.ReadFile(f)
+		require.NoError(t, err)
+		want, err := os.ReadFile(filepath.Join("../../results", Dir, filepath.Base(f)))
+		require.NoError(t, err)
+		assert.True(t, string(got) == string(want), "results/%s/%s is stale: run go run mage.go book", Dir, filepath.Base(f))
+	}
+}

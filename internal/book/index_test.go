@@ -1,0 +1,79 @@
+package book
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// The committed index loads, and every committed folder is in it: a folder
+// that no entry names is either current and unindexed or superseded and left
+// behind. (Folders a local run made, not committed, are not asked about.)
+func TestCommittedIndex(t *testing.T) {
+	ix, err := LoadIndex("../../results")
+	require.NoError(t, err)
+	assert.NotEmpty(t, ix.Folders())
+	named := map[string]bool{}
+	for _, e := range ix.Current {
+		named[e.Folder] = true
+	}
+	out, err := exec.Command("git", "-C", "../..", "ls-files", "--", "results/*/"+results.RunFile, "results/*/"+results.JSONLFile).Output()
+	if err != nil {
+		t.Skipf("no git tree to list the committed folders: %v", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		parts := strings.Split(f, "/") // git's * spans folders: results/archive/<id>/run.json too
+		if len(parts) != 3 {
+			continue
+		}
+		folder := parts[1]
+		assert.True(t, named[folder], "results/%s is in no entry of results/index.yaml: index it or remove it (results/ARCHIVE.md)", folder)
+	}
+}
+
+func TestIndexErrorsArePositioned(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run-a"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run-a", results.RunFile), []byte("{}"), 0o644))
+	src := `papers:
+  - {id: "002", title: A paper}
+suites:
+  - {id: matrix, title: The matrix}
+  - {id: matrix, title: Again}
+platforms:
+  - {id: nvidia-h200, title: H200}
+current:
+  - {suite: matrix, platform: nvidia-h200, folder: run-a}
+  - {suite: matrix, platform: nvidia-h200, folder: run-a, colour: red}
+  - {suite: matrx, platform: nvidia-h100, folder: ../run-b}
+  - {suite: matrix, platform: nvidia-h200, part: b, folder: run-c}
+  - {suite: matrix, part: c}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, IndexFile), []byte(src), 0o644))
+	_, err := LoadIndex(dir)
+	require.Error(t, err)
+	file := filepath.Join(dir, IndexFile)
+	require.NoError(t, diag.CheckPositioned(err, file))
+	got := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+	for _, want := range []string{
+		`index.yaml:5:10: suite "matrix" declared twice`,
+		`index.yaml:10:59: unknown field "colour" in entry`,
+		`index.yaml:10:5: a second entry for suite "matrix", platform "nvidia-h200", part ""`,
+		`index.yaml:11:13: unknown suite "matrx"; did you mean "matrix"?`,
+		`index.yaml:11:30: unknown platform "nvidia-h100"`,
+		`index.yaml:11:51: folder "../run-b" must be a folder name under`,
+		`index.yaml:12:61: folder run-c holds no run`,
+		`index.yaml:13:5: entry needs field "platform"`,
+		`index.yaml:13:5: entry needs field "folder"`,
+	} {
+		assert.Contains(t, got, want)
+	}
+}

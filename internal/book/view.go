@@ -1,0 +1,312 @@
+package book
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// view is everything the book's template shows, computed here so that the
+// template only arranges it.
+type view struct {
+	Papers    []paperView
+	Folders   []folderView
+	Narrative []chapter
+	// Unreported are the entries kept for what is not a claim or a figure
+	// (profiles, a scheduler's timing).
+	Unreported []Entry
+	Summary    string // claim counts over every evaluation
+}
+
+type paperView struct {
+	ID, Title string
+	Anchor    string
+	Measured  bool // some current folder holds data of the paper
+	Summary   string
+	Claims    []claimView
+	Figures   []figView // figures of the paper that decide no measured claim
+}
+
+type claimView struct {
+	ID, Paper, Quote, Statement, Expected string
+	Class, Verdict                        string // the card's overall result
+	Evals                                 []evalView
+	Unmeasured                            []string // why not measurable, where no folder measures it
+	Figures                               []figView
+}
+
+type evalView struct {
+	Folder, Part, Measured, Class string
+	Outcome                       report.Outcome
+	Why                           string // the verdict's reason: ratios in and out of the band
+	Ratios                        []report.Ratio
+}
+
+type figView struct {
+	ID, Title, Paper, Folder, Part string
+	Src                            template.URL
+}
+
+type folderView struct {
+	Name, Anchor string
+	Entries      []Entry
+	Provenance   [][2]string
+	Tables       template.HTML
+}
+
+type chapter struct {
+	File string
+	HTML template.HTML
+}
+
+var outcomeClass = map[report.Outcome]string{report.Reproduced: "ok", report.NotReproduced: "fail", report.Inconclusive: "warn", report.NotMeasurable: "skip"}
+
+func newView(ix *Index, folders []*folder, figSpecs []report.FigureSpec, narrative []chapter) *view {
+	v := &view{Narrative: narrative}
+	for _, e := range ix.Current {
+		if !e.Report {
+			v.Unreported = append(v.Unreported, e)
+		}
+	}
+	for _, f := range folders {
+		v.Folders = append(v.Folders, newFolderView(f))
+	}
+	for _, p := range ix.Papers {
+		v.Papers = append(v.Papers, newPaperView(p, folders, figSpecs))
+	}
+	c := v.counts()
+	v.Summary = fmt.Sprintf("of the evaluations of a claim in a folder that measures it, %s; %d claims are measured in no current folder", countText(c), c[report.NotMeasurable])
+	return v
+}
+
+func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) paperView {
+	pv := paperView{ID: p.ID, Title: p.Title, Anchor: "paper-" + p.ID}
+	shown := map[[2]string]bool{} // (figure, folder) beside some claim
+	if len(folders) == 0 {
+		return pv
+	}
+	byID := make([]map[string]report.ClaimResult, len(folders)) // each folder's evaluations by claim
+	for k, f := range folders {
+		byID[k] = map[string]report.ClaimResult{}
+		for _, r := range f.Summary.Claims {
+			byID[k][r.Claim.ID] = r
+		}
+	}
+	for _, spec := range folders[0].Summary.Claims { // every folder evaluates the same claims file
+		if paperOf(spec.Claim.Paper) != p.ID {
+			continue
+		}
+		c := spec.Claim
+		cv := claimView{ID: c.ID, Paper: c.Paper, Quote: c.Quote, Statement: c.Statement, Expected: spec.Expected()}
+		var reasons []string
+		for k, f := range folders {
+			r := byID[k][spec.Claim.ID]
+			if r.Outcome == report.NotMeasurable {
+				reasons = results.AppendNew(reasons, r.Reason)
+				continue
+			}
+			part := partOf(f)
+			why := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.Verdict(), string(r.Outcome)), " ("), ")")
+			cv.Evals = append(cv.Evals, evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
+				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios})
+			for _, fs := range figSpecs {
+				if svg := f.SVG[fs.ID]; svg != nil && decides(fs, c) {
+					cv.Figures = append(cv.Figures, figView{ID: fs.ID, Title: fs.Title, Paper: fs.Paper, Folder: f.Name, Part: part, Src: template.URL(svgURI(svg))})
+					shown[[2]string{fs.ID, f.Name}] = true
+				}
+			}
+		}
+		cv.Class, cv.Verdict = overall(cv.Evals)
+		if len(cv.Evals) == 0 {
+			cv.Unmeasured = reasons
+		} else {
+			pv.Measured = true
+		}
+		pv.Claims = append(pv.Claims, cv)
+	}
+	for _, fs := range figSpecs {
+		if paperOf(fs.Paper) != p.ID {
+			continue
+		}
+		for _, f := range folders {
+			if svg := f.SVG[fs.ID]; svg != nil && !shown[[2]string{fs.ID, f.Name}] {
+				pv.Figures = append(pv.Figures, figView{ID: fs.ID, Title: fs.Title, Paper: fs.Paper, Folder: f.Name, Part: partOf(f), Src: template.URL(svgURI(svg))})
+				pv.Measured = true
+			}
+		}
+	}
+	counts := map[report.Outcome]int{}
+	evals, unmeasured := 0, 0
+	for _, c := range pv.Claims {
+		for _, e := range c.Evals {
+			counts[e.Outcome]++
+		}
+		evals += len(c.Evals)
+		if len(c.Evals) == 0 {
+			unmeasured++
+		}
+	}
+	pv.Summary = fmt.Sprintf("%d claims, %d of them measured in no current folder; %d evaluations (a claim in a folder): %s",
+		len(pv.Claims), unmeasured, evals, countText(counts))
+	return pv
+}
+
+// overall is a claim's result over the folders that measure it: one outcome
+// when they agree, "mixed" otherwise.
+func overall(evals []evalView) (class, verdict string) {
+	if len(evals) == 0 {
+		return outcomeClass[report.NotMeasurable], "not measurable in any current folder"
+	}
+	first := evals[0].Outcome
+	for _, e := range evals[1:] {
+		if e.Outcome != first {
+			return "mixed", "mixed: see each folder"
+		}
+	}
+	return outcomeClass[first], string(first)
+}
+
+// partOf says what of its suites a folder holds, from the index.
+func partOf(f *folder) string {
+	var parts []string
+	for _, e := range f.Entries {
+		s := e.Suite
+		if e.Part != "" {
+			s += ": " + e.Part
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func newFolderView(f *folder) folderView {
+	r := f.Run
+	fv := folderView{Name: f.Name, Anchor: "folder-" + f.Name, Entries: f.Entries, Tables: markdownHTML(f.Tables)}
+	gpus, tcs := measuredBy(f)
+	commit := orNone(r.Commit)
+	if r.Dirty {
+		commit += " (dirty)"
+	}
+	build := orNone(r.BuildCommit)
+	if r.BuildDirty {
+		build += " (dirty)"
+	}
+	trials := r.Trials
+	if trials == 0 {
+		trials = 1
+	}
+	state := r.State
+	if state == "" {
+		state = "finished"
+	}
+	fv.Provenance = [][2]string{
+		{"folder", "results/" + f.Name},
+		{"GPUs", orNone(gpus)},
+		{"compilers", orNone(tcs)},
+		{"commit", commit + ", binaries built at " + build},
+		{"trials", fmt.Sprintf("%d × %d reps (%d warm-up)", trials, r.Reps, r.Warmup)},
+		{"run", fmt.Sprintf("%s, %s to %s", state, r.Started, r.Finished)},
+		{"measurements", fmt.Sprintf("%d verified, %d failed", r.Cells.VerifiedMeasurements, r.Cells.FailedMeasurements)},
+		{"cells", cellText(f.Summary.Cells)},
+	}
+	if len(r.Resumed) > 0 {
+		fv.Provenance = append(fv.Provenance, [2]string{"resumed", strings.Join(r.Resumed, ", ")})
+	}
+	return fv
+}
+
+// measuredBy names the GPUs and the compilers of a folder's measurements:
+// the records' own GPU and compiler version where they carry them (a run may
+// be resumed on another GPU, KK-CUDA built on another host), else run.json's.
+func measuredBy(f *folder) (gpus, compilers string) {
+	uuids := map[string]bool{}
+	versions := map[string][]string{} // toolchain -> versions measured
+	for _, r := range f.Records {
+		if r.GPUUUID != "" {
+			uuids[r.GPUUUID] = true
+		}
+		versions[r.Toolchain] = results.AppendNew(versions[r.Toolchain], r.ToolchainVersion)
+	}
+	var g []string
+	for _, x := range f.Run.GPUs {
+		g = results.AppendNew(g, fmt.Sprintf("%s (driver %s, %d MiB)", x.Name, x.Driver, x.MemoryMiB))
+	}
+	gpus = strings.Join(g, "; ")
+	if len(uuids) > 0 {
+		var short []string
+		for _, u := range sortedKeys(uuids) {
+			short = append(short, u[:min(len(u), 12)])
+		}
+		if len(short) == 1 {
+			gpus += "; the records name " + short[0]
+		} else {
+			gpus += fmt.Sprintf("; the records name %d GPUs: %s", len(short), strings.Join(short, ", "))
+		}
+	}
+	family := map[string]results.Toolchain{}
+	for _, t := range f.Run.Toolchains {
+		family[t.ID] = t
+	}
+	var tcs []string
+	for _, id := range sortedKeys(versions) {
+		v := strings.Join(versions[id], ", ")
+		if strings.Trim(v, ", ") == "" {
+			v = family[id].Version
+		}
+		tcs = append(tcs, fmt.Sprintf("%s (%s %s)", id, family[id].Family, strings.Trim(v, ", ")))
+	}
+	return gpus, strings.Join(tcs, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func cellText(cells []report.CellStatus) string {
+	counts := map[string]int{}
+	for _, c := range cells {
+		counts[c.Status]++
+	}
+	var parts []string
+	for _, s := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	return fmt.Sprintf("%d cells: %s", len(cells), strings.Join(parts, ", "))
+}
+
+func countText(c map[report.Outcome]int) string {
+	return fmt.Sprintf("%d reproduced, %d not reproduced, %d inconclusive",
+		c[report.Reproduced], c[report.NotReproduced], c[report.Inconclusive])
+}
+
+func (v *view) counts() map[report.Outcome]int {
+	out := map[report.Outcome]int{}
+	for _, p := range v.Papers {
+		for _, c := range p.Claims {
+			for _, e := range c.Evals {
+				out[e.Outcome]++
+			}
+			if len(c.Evals) == 0 {
+				out[report.NotMeasurable]++
+			}
+		}
+	}
+	return out
+}
+
+func (v *view) figureCount() int {
+	n := 0
+	for _, p := range v.Papers {
+		n += len(p.Figures)
+		for _, c := range p.Claims {
+			n += len(c.Figures)
+		}
+	}
+	return n
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package depend
+
+const raceEnabled = false

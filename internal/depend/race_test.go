@@ -1,0 +1,6 @@
+//go:build race
+
+package depend
+
+// The race detector slows the random programs about tenfold: fewer of them.
+const raceEnabled = true

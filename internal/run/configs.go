@@ -1,0 +1,82 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// Configs runs a built program once at size over the configurations of its
+// run-time tunables listed in configFile ("": the generated values alone;
+// the harness's --configs: one
+// process, the data and reference set up once, a kernel record per
+// configuration, every run of each verified). It returns the kernel records
+// in the order the program printed them; a program that stops early (a
+// launch the device refuses) returns what it printed and an error with its
+// stderr's last line. The command and output go to logf.
+func Configs(ctx context.Context, e build.Entry, size int64, configFile string, opt Options, logf io.Writer) ([]results.Record, error) {
+	bin := filepath.Join(opt.BuildDir, e.Binary)
+	args := []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
+		"--warmup", strconv.Itoa(opt.Warmup), "--cell", e.ID, "--toolchain", e.Toolchain}
+	if configFile != "" {
+		args = append(args, "--configs", configFile)
+	}
+	if opt.FlushL2 != "" {
+		args = append(args, "--flush-l2", opt.FlushL2)
+	}
+	if opt.RepSeconds > 0 {
+		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
+	}
+	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin, args...)
+	cmd.SysProcAttr = childAttr()
+	cmd.Env = append(cmd.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
+	if e.Target != "host" && opt.DeviceName != "" {
+		cmd.Env = append(cmd.Env, "PM_DEVICE_NAME="+opt.DeviceName)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = io.MultiWriter(&stderr, logf)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logf, "$ %s %s\n", bin, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", bin, err)
+	}
+	var recs []results.Record
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Bytes()
+		fmt.Fprintf(logf, "%s\n", line)
+		var r results.Record
+		if json.Unmarshal(line, &r) != nil || r.Kind != results.KindKernel {
+			continue
+		}
+		annotate(&r, e, opt)
+		recs = append(recs, r)
+	}
+	if err := cmd.Wait(); err != nil {
+		why := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndexByte(why, '\n'); i >= 0 {
+			why = why[i+1:]
+		}
+		if cctx.Err() != nil && ctx.Err() == nil {
+			why = fmt.Sprintf("timed out after %s", opt.Timeout)
+		}
+		return recs, fmt.Errorf("%s: %v: %s", e.ID, err, why)
+	}
+	return recs, nil
+}

@@ -1,0 +1,229 @@
+package tune
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/stats"
+)
+
+// Key names one evaluation: the same cell, size, configuration, binary and
+// device measure the same thing, so a key is evaluated once.
+type Key struct {
+	Cell     string `json:"cell"`
+	Size     int64  `json:"size"`
+	Config   string `json:"config"`    // Config.String()
+	BuildKey string `json:"build_key"` // the binary's content hash (build manifest)
+	Device   string `json:"device"`    // GPU UUID, or the device's model name
+}
+
+// Measurement is one configuration evaluated: the median time of its
+// repetitions with the confidence interval of the median (stats.Level),
+// and whether its output verified. An unverified configuration never wins.
+type Measurement struct {
+	Config   Config
+	MedianS  float64
+	LoS, HiS float64
+	GBps     float64 // at the median, when the kernel counts bytes
+	Verified bool
+	Error    string // the evaluation failed (a launch the device refused): data, not a crash
+}
+
+// Entry is one line of tuning.jsonl.
+type Entry struct {
+	Key
+	MedianS  float64 `json:"median_s,omitempty"`
+	LoS      float64 `json:"lo_s,omitempty"`
+	HiS      float64 `json:"hi_s,omitempty"`
+	GBps     float64 `json:"gbps,omitempty"`
+	Verified bool    `json:"verified"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// Cache is the tuning.jsonl of a results folder: every evaluation appended
+// and synced to disk as it is made.
+type Cache struct {
+	File string
+	mu   sync.Mutex
+	f    *os.File
+	got  map[Key]Measurement
+}
+
+// Warnings receives the torn last line a cut tuning left.
+var Warnings io.Writer = os.Stderr
+
+// OpenCache reads dir/tuning.jsonl (if any) and opens it for appending. A
+// torn last line (a tuning killed while writing) is cut off with a warning:
+// its configuration is evaluated again. Any other bad line is an error at
+// file:line.
+func OpenCache(dir string) (*Cache, error) {
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
+	data, err := os.ReadFile(c.File)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	keep, err := c.read(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if keep < len(data) {
+		if err := os.Truncate(c.File, int64(keep)); err != nil {
+			return nil, err
+		}
+	}
+	c.f, err = os.OpenFile(c.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if keep > 0 && data[keep-1] != '\n' { // a whole last entry without its newline
+		if _, err := c.f.Write([]byte{'\n'}); err != nil {
+			c.f.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// read loads the entries of data and returns how many bytes to keep.
+func (c *Cache) read(data []byte) (int, error) {
+	var errs diag.List
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	lines := bytes.Count(data, []byte{'\n'})
+	torn := len(data) > 0 && data[len(data)-1] != '\n'
+	keep := len(data)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e Entry
+		err := json.Unmarshal(b, &e)
+		var cfg Config
+		if err == nil {
+			cfg, err = ParseConfig(e.Config)
+		}
+		if err != nil {
+			if torn && line == lines+1 {
+				keep = bytes.LastIndexByte(data, '\n') + 1
+				fmt.Fprintf(Warnings, "warning: %s:%d: torn last line (%d bytes) dropped; its configuration is evaluated again\n", c.File, line, len(data)-keep)
+				continue
+			}
+			errs.Add(diag.Pos{File: c.File, Line: line}, "%v", err)
+			continue
+		}
+		c.got[e.Key] = Measurement{Config: cfg, MedianS: e.MedianS, LoS: e.LoS, HiS: e.HiS, GBps: e.GBps,
+			Verified: e.Verified, Error: e.Error}
+	}
+	if err := sc.Err(); err != nil {
+		errs.Add(diag.Pos{File: c.File}, "%v", err)
+	}
+	return keep, errs.Err()
+}
+
+// Get returns the cached evaluation of k.
+func (c *Cache) Get(k Key) (Measurement, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.got[k]
+	return m, ok
+}
+
+// Len is the number of evaluations cached.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.got)
+}
+
+// Put appends an evaluation and syncs it to disk before returning.
+func (c *Cache) Put(k Key, m Measurement) error {
+	b, err := json.Marshal(Entry{Key: k, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
+		Verified: m.Verified, Error: m.Error})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	c.got[k] = m
+	return c.f.Sync()
+}
+
+// Close closes the file.
+func (c *Cache) Close() error { return c.f.Close() }
+
+// Tuned reads a folder's tuning.jsonl into one result per (cell, size,
+// build key, device), each with its best configuration and ties, sorted by
+// cell, size, device and build key: what `run` takes tuned configurations
+// from. Nothing there says which configuration was the default.
+func Tuned(dir string) ([]*CellResult, error) {
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
+	data, err := os.ReadFile(c.File)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.read(data); err != nil {
+		return nil, err
+	}
+	type group struct {
+		cell, build, device string
+		size                int64
+	}
+	by := map[group]*CellResult{}
+	for _, k := range slices.SortedFunc(maps.Keys(c.got), func(a, b Key) int { return strings.Compare(a.Config, b.Config) }) {
+		g := group{k.Cell, k.BuildKey, k.Device, k.Size}
+		if by[g] == nil {
+			by[g] = &CellResult{Cell: k.Cell, Size: k.Size, BuildKey: k.BuildKey, Device: k.Device}
+		}
+		by[g].Measured = append(by[g].Measured, c.got[k])
+	}
+	var out []*CellResult
+	for _, r := range by {
+		r.Planned = len(r.Measured)
+		r.Cached = r.Planned
+		r.pick(nil)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *CellResult) int {
+		return cmp.Or(strings.Compare(a.Cell, b.Cell), cmp.Compare(a.Size, b.Size),
+			strings.Compare(a.Device, b.Device), strings.Compare(a.BuildKey, b.BuildKey))
+	})
+	return out, nil
+}
+
+// Measure makes the Measurement of one configuration from its repetition
+// times (seconds, one slice per trial, as results.Record.TimesS), with the
+// bootstrap interval of internal/stats (key seeds it: name the cell, size,
+// configuration and device). bytes, when not 0, gives GB/s at the median.
+// Without a usable time it is an error measurement.
+func Measure(key string, c Config, trials [][]float64, verified bool, bytes float64) Measurement {
+	m := stats.Measure(key, trials)
+	if m == nil {
+		return Measurement{Config: c, Error: "no repetition time"}
+	}
+	out := Measurement{Config: c, MedianS: m.Median, LoS: m.Lo, HiS: m.Hi, Verified: verified}
+	if bytes > 0 {
+		out.GBps = bytes / m.Median / 1e9
+	}
+	return out
+}

@@ -1,0 +1,285 @@
+package tune
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+// CellSpace is the search space of one cell at one size.
+type CellSpace struct {
+	Names       []string           // the cell's tunables, sorted
+	Values      map[string][]int64 // the values searched, per tunable
+	Fixed       map[string]string  // tunables held at one value, and why
+	Rendered    map[string]bool    // tunables the renderer decides with (scratch levels): constants of the binary
+	Default     Config             // the values the program is generated with
+	Constraints []Constraint       // those that apply to the cell
+	spaces      *Spaces
+	env         spec.Env
+	teams       []*spec.Node // team patterns, for scratch_bytes
+}
+
+// Cell is the space of kernel k (with the kernels a composite uses) under
+// variant v at size. A tunable's space is the kernel's scope in the file,
+// else the strategy's, else its declaration; a tunable a knob value sets is
+// held at that value, since the knob value is what makes the variant (2
+// levels means vector_size 1).
+func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64) (*CellSpace, error) {
+	c := &CellSpace{Values: map[string][]int64{}, Fixed: map[string]string{}, Rendered: map[string]bool{}, Default: Config{},
+		spaces: s, env: k.Env(size)}
+	for _, kk := range append([]*spec.Kernel{k}, uses...) {
+		for _, t := range kk.Tunables {
+			if _, dup := c.Default[t.Name]; !dup {
+				c.Default[t.Name] = t.Value
+			}
+		}
+		if kk != k {
+			for name, val := range kk.Env(size) {
+				if _, ok := c.env[name]; !ok {
+					c.env[name] = val
+				}
+			}
+		}
+		c.teams = append(c.teams, teams(kk.Pattern)...)
+	}
+	for name, val := range v.Tunables {
+		if _, ok := c.Default[name]; ok {
+			c.Default[name] = val
+		}
+	}
+	c.Names = slices.Sorted(maps.Keys(c.Default))
+	scopes := []*Scope{s.Strategies[v.Strategy.Name]} // later scopes win: the kernel's own last
+	for _, u := range uses {
+		scopes = append(scopes, s.Kernels[u.Name])
+	}
+	scopes = append(scopes, s.Kernels[k.Name])
+	for _, name := range c.Names {
+		d, ok := s.Tunables[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: tunable %s of %s has no search space in %s", k.Pos, name, k.Name, s.File)
+		}
+		c.Values[name] = d.Space
+		for _, sc := range scopes {
+			switch {
+			case sc == nil:
+			case sc.Held[name]:
+				c.Values[name] = []int64{c.Default[name]}
+				c.Fixed[name] = "held at its default for " + sc.Name + " (" + sc.Pos.String() + ")"
+			case sc.Space[name] != nil:
+				c.Values[name] = sc.Space[name]
+				delete(c.Fixed, name)
+			}
+		}
+	}
+	for _, t := range c.teams {
+		for _, sv := range t.Scratch {
+			if _, ok := c.Default[sv.Level]; ok {
+				// The level picks the code rendered: one value per binary.
+				c.Values[sv.Level] = []int64{c.Default[sv.Level]}
+				c.Fixed[sv.Level] = "scratch level: chosen when the program is rendered"
+				c.Rendered[sv.Level] = true
+			}
+		}
+	}
+	for i, kn := range v.Strategy.Knobs {
+		for name, val := range v.Values[i].Tunables {
+			if _, ok := c.Default[name]; ok {
+				c.Values[name] = []int64{val}
+				c.Fixed[name] = kn.Name + "=" + v.Values[i].Value
+			}
+		}
+	}
+	n := 1
+	for _, name := range c.Names {
+		if n *= len(c.Values[name]); n > MaxConfigs {
+			return nil, fmt.Errorf("%s: the space of %s under %s holds more than %d configurations: narrow it in %s", k.Pos, k.Name, v.ID, MaxConfigs, s.File)
+		}
+	}
+	all := slices.Clone(s.Constraints)
+	for _, sc := range scopes {
+		if sc != nil {
+			all = append(all, sc.Constraints...)
+		}
+	}
+	for _, con := range all {
+		if c.applies(con) {
+			c.Constraints = append(c.Constraints, con)
+		}
+	}
+	return c, nil
+}
+
+// applies: every tunable the constraint names is one of the cell's.
+func (c *CellSpace) applies(con Constraint) bool {
+	for _, name := range con.Names {
+		if _, tunable := c.spaces.Tunables[name]; tunable && !slices.Contains(c.Names, name) {
+			return false
+		}
+	}
+	return true
+}
+
+func teams(n *spec.Node) []*spec.Node {
+	if n == nil {
+		return nil
+	}
+	var out []*spec.Node
+	if n.Kind == "team" {
+		out = append(out, n)
+	}
+	for _, b := range n.Body {
+		out = append(out, teams(b)...)
+	}
+	return out
+}
+
+// Flag is cfg as the harness's --config takes it: without the tunables the
+// binary was rendered with, which it cannot change at run time.
+func (c *CellSpace) Flag(cfg Config) string {
+	run := Config{}
+	for k, v := range cfg {
+		if !c.Rendered[k] {
+			run[k] = v
+		}
+	}
+	return run.String()
+}
+
+// Len is the number of configurations of the space.
+func (c *CellSpace) Len() int {
+	n := 1
+	for _, name := range c.Names {
+		n *= len(c.Values[name])
+	}
+	return n
+}
+
+// All lists the configurations, the last tunable (by name) varying fastest.
+func (c *CellSpace) All() []Config {
+	out := []Config{{}}
+	for _, name := range c.Names {
+		var next []Config
+		for _, cfg := range out {
+			for _, v := range c.Values[name] {
+				n := maps.Clone(cfg)
+				n[name] = v
+				next = append(next, n)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// Feasible says whether cfg meets the cell's constraints on machine m, and
+// if not, which constraint it breaks. A constraint is not checked when it
+// reads a machine property m does not give (no model, or a CPU's model
+// without max_threads_per_block), nor when it reads scratch_bytes and the
+// kernel's scratch sizes are not plain arithmetic (sizeof): Unchecked says
+// which.
+func (c *CellSpace) Feasible(cfg Config, m Machine) (ok bool, why string, err error) {
+	env := maps.Clone(c.env)
+	for k, v := range cfg {
+		env[k] = spec.Value{I: v, Int: true}
+	}
+	for k, v := range m {
+		env[k] = number(v)
+	}
+	if b, ok := c.scratchBytes(env); ok {
+		env["scratch_bytes"] = spec.Value{I: b, Int: true}
+	}
+	for _, con := range c.Constraints {
+		skip := false
+		for _, name := range con.Names {
+			if _, ok := env[name]; ok {
+				continue
+			}
+			if _, prop := c.spaces.Machine[name]; prop || Derived[name] != "" {
+				skip = true
+			}
+		}
+		if skip {
+			continue
+		}
+		holds, err := spec.Holds(con.Expr, env)
+		if err != nil {
+			return false, "", fmt.Errorf("%s: constraint %q at %s: %v", con.Pos, con.Expr, cfg, err)
+		}
+		if !holds {
+			return false, con.Expr, nil
+		}
+	}
+	return true, "", nil
+}
+
+// Unchecked lists the constraints Feasible cannot check on m, each with the
+// name it lacks.
+func (c *CellSpace) Unchecked(m Machine) []string {
+	env := maps.Clone(c.env)
+	for k, v := range c.Default {
+		env[k] = spec.Value{I: v, Int: true}
+	}
+	_, scratch := c.scratchBytes(env)
+	var out []string
+	for _, con := range c.Constraints {
+		for _, name := range con.Names {
+			_, have := m[name]
+			_, prop := c.spaces.Machine[name]
+			if prop && !have || name == "scratch_bytes" && !scratch {
+				out = append(out, fmt.Sprintf("%s (no %s)", con.Expr, name))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// scratchBytes sums the level-0 scratch views of the cell's teams (8 bytes
+// an element: spec.ScratchTypes); false when a size is not plain arithmetic.
+func (c *CellSpace) scratchBytes(env spec.Env) (int64, bool) {
+	var total int64
+	for _, t := range c.teams {
+		for _, s := range t.Scratch {
+			level := s.Level
+			if v, ok := env[level]; ok && v.Int {
+				level = strconv.FormatInt(v.I, 10)
+			}
+			if level != "0" {
+				continue
+			}
+			n, err := spec.Eval(s.Size, env)
+			if err != nil || !n.Int {
+				return 0, false
+			}
+			total += 8 * n.I
+		}
+	}
+	return total, true
+}
+
+func number(f float64) spec.Value {
+	if f == float64(int64(f)) {
+		return spec.Value{I: int64(f), Int: true}
+	}
+	return spec.Value{F: f}
+}
+
+// Target is the tuning target of a cell of the matrix at one size, its
+// binary named by buildKey; kernels resolves the kernels a composite uses.
+func (s *Spaces) Target(c *matrix.Cell, kernels map[string]*spec.Kernel, size int64, buildKey string) (Target, error) {
+	var uses []*spec.Kernel
+	for _, u := range c.Kernel.Uses {
+		if k, ok := kernels[u]; ok {
+			uses = append(uses, k)
+		}
+	}
+	space, err := s.Cell(c.Kernel, uses, c.Variant, size)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Cell: c.ID, Size: size, BuildKey: buildKey, Space: space, Kernel: c.Kernel, Variant: c.Variant}, nil
+}

@@ -1,0 +1,368 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+// Strategy is how the configurations of a space are chosen.
+type Strategy string
+
+// The search strategies.
+const (
+	// Auto is Exhaustive when the feasible space fits MaxEvals, else Random.
+	Auto Strategy = "auto"
+	// Exhaustive walks every feasible configuration in order.
+	Exhaustive Strategy = "exhaustive"
+	// Random walks a seeded shuffle of the feasible configurations, so that
+	// the first MaxEvals are a uniform sample, the same for the same seed.
+	Random Strategy = "random"
+	// Pruned discards what the model rules out before evaluating anything,
+	// then walks the rest as Auto would.
+	Pruned Strategy = "pruned"
+)
+
+// Strategies lists them, for flags and errors.
+var Strategies = []Strategy{Auto, Exhaustive, Random, Pruned}
+
+// Target is one (cell, size) to tune.
+type Target struct {
+	Cell     string
+	Size     int64
+	BuildKey string          // the binary's content hash: part of every cache key
+	Space    *CellSpace      // Spaces.Cell
+	Kernel   *spec.Kernel    // for the model and the evaluator; may be nil
+	Variant  *matrix.Variant // for the model and the evaluator; may be nil
+}
+
+func (t Target) key(device string, c Config) Key {
+	return Key{Cell: t.Cell, Size: t.Size, Config: c.String(), BuildKey: t.BuildKey, Device: device}
+}
+
+// Batch is configurations of one target for one Evaluate call: one process
+// of the cell's program measures them all over the same data.
+type Batch struct {
+	Target  Target
+	Configs []Config
+}
+
+// Evaluator measures configurations. It calls got once per configuration
+// measured, as soon as it is (so that a batch cut midway keeps what it
+// measured), and returns when the batch is done or cannot go on; a
+// configuration it did not report is evaluated again by a later tuning. A
+// configuration that fails (a launch the device refuses, a crash) is a
+// Measurement with Error, data like any other; an error return stops the
+// tuning (the machine is gone, the context is cancelled).
+type Evaluator interface {
+	Evaluate(ctx context.Context, b Batch, got func(Measurement) error) error
+}
+
+// Model rules configurations out before they are run: the occupancy model
+// of the device (a team larger than a block may be, registers or shared
+// memory that leave no block resident). Admits returns nil, or why not.
+type Model interface {
+	Admits(t Target, c Config) error
+}
+
+// Options of a tuning.
+type Options struct {
+	Dir       string // results folder: its tuning.jsonl is the cache
+	Device    string // GPU UUID or the device's model name: part of every cache key
+	Targets   []Target
+	Strategy  Strategy      // "" is Auto
+	Seed      uint64        // of Random's (and Pruned's) shuffle
+	MaxEvals  int           // configurations per target, cached ones included, the default first; 0: all
+	MaxTime   time.Duration // wall time of new evaluations in this call; 0: none
+	BatchSize int           // configurations per Evaluate call; 0: 16
+	Machine   Machine       // properties the constraints read; nil: constraints reading them are not checked
+	Model     Model         // for Pruned
+	Evaluator Evaluator
+	Log       io.Writer // progress; nil: none
+}
+
+// Result of a tuning: one cell result per target, in target order.
+type Result struct {
+	Device  string
+	Cells   []*CellResult
+	Stopped string // why the tuning stopped before its plan was measured ("" when it did not)
+}
+
+// CellResult is what the tuning knows of one (cell, size, device).
+type CellResult struct {
+	Cell       string
+	Size       int64
+	BuildKey   string
+	Device     string
+	Space      int            // configurations of the space
+	Infeasible map[string]int // configurations a constraint rules out, by constraint
+	Pruned     map[string]int // configurations the model rules out, by its reason
+	Planned    int            // configurations the budget allows (the default included)
+	Cached     int            // of Planned, found in the cache
+	Evaluated  int            // of Planned, measured by this call
+	Measured   []Measurement  // in plan order
+	Default    *Measurement   // the configuration the program is generated with
+	Best       *Measurement   // the fastest verified configuration
+	Ties       []Measurement  // verified configurations whose intervals overlap Best's: indistinguishable from it
+	Unverified int            // measured, but failed verification or evaluation
+	Unchecked  []string       // constraints not checked on this machine
+	DefaultOut string         // why the default is not measured: the constraint it breaks, or the model's reason
+}
+
+// Missing is the number of planned configurations not measured (a cut tuning).
+func (c *CellResult) Missing() int { return c.Planned - len(c.Measured) }
+
+// Run tunes every target: plans each one's configurations (feasible,
+// admitted by the model for Pruned, within MaxEvals, the default first),
+// takes what the cache holds, evaluates the rest in batches while MaxTime
+// lasts, caching each evaluation as it comes, and picks the best of each.
+// A cut tuning (context cancelled, an evaluator error) returns what it has,
+// the cached evaluations of every target included, with the error; one out
+// of time returns it with Stopped set. Run again, it resumes.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 16
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	cache, err := OpenCache(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cache.Close()
+	res := &Result{Device: o.Device}
+	plans := make([][]Config, len(o.Targets))
+	for i, t := range o.Targets {
+		cr, plan, err := o.Plan(t)
+		if err != nil {
+			return nil, err
+		}
+		res.Cells = append(res.Cells, cr)
+		plans[i] = plan
+	}
+	start := time.Now()
+	var runErr error
+	for i, t := range o.Targets {
+		if runErr == nil {
+			runErr = o.measure(ctx, cache, t, res, i, plans[i], start)
+		} else {
+			o.collect(cache, t, res.Cells[i], plans[i], nil) // what the cache holds
+		}
+	}
+	if runErr != nil {
+		res.Stopped = runErr.Error()
+		return res, fmt.Errorf("tuning cut after %s: %w", time.Since(start).Round(time.Millisecond), runErr)
+	}
+	return res, nil
+}
+
+// measure evaluates what the cache lacks of target i's plan in batches,
+// while the time budget lasts, and picks its best.
+func (o *Options) measure(ctx context.Context, cache *Cache, t Target, res *Result, i int, plan []Config, start time.Time) error {
+	cr := res.Cells[i]
+	got := map[string]Measurement{}
+	var todo []Config
+	for _, c := range plan {
+		if m, ok := cache.Get(t.key(o.Device, c)); ok {
+			got[c.String()] = m
+			cr.Cached++
+		} else {
+			todo = append(todo, c)
+		}
+	}
+	var err error
+	for len(todo) > 0 && err == nil {
+		if o.MaxTime > 0 && time.Since(start) >= o.MaxTime {
+			res.Stopped = fmt.Sprintf("time budget of %s spent", o.MaxTime)
+			break
+		}
+		n := min(o.BatchSize, len(todo))
+		batch := Batch{Target: t, Configs: todo[:n]}
+		asked := map[string]bool{}
+		for _, c := range batch.Configs {
+			asked[c.String()] = true
+		}
+		var mu sync.Mutex // an evaluator may report from several goroutines
+		err = o.Evaluator.Evaluate(ctx, batch, func(m Measurement) error {
+			mu.Lock()
+			defer mu.Unlock()
+			s := m.Config.String()
+			if !asked[s] {
+				return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
+			}
+			delete(asked, s)
+			if err := cache.Put(t.key(o.Device, m.Config), m); err != nil {
+				return err
+			}
+			got[s] = m
+			cr.Evaluated++
+			return nil
+		})
+		if err == nil {
+			err = ctx.Err()
+		}
+		todo = todo[n:]
+		fmt.Fprintf(o.Log, "tune %s size %d: %d of %d configurations measured (%d cached)\n",
+			t.Cell, t.Size, len(got), len(plan), cr.Cached)
+	}
+	o.collect(cache, t, cr, plan, got)
+	return err
+}
+
+// collect puts the measurements of plan (those of got, else the cache's)
+// into cr in plan order, and picks the best.
+func (o *Options) collect(cache *Cache, t Target, cr *CellResult, plan []Config, got map[string]Measurement) {
+	for _, c := range plan {
+		m, ok := got[c.String()]
+		if !ok && got == nil {
+			if m, ok = cache.Get(t.key(o.Device, c)); ok {
+				cr.Cached++
+			}
+		}
+		if ok {
+			cr.Measured = append(cr.Measured, m)
+		}
+	}
+	cr.pick(t.Space.Default)
+}
+
+func (o *Options) check() error {
+	if o.Strategy == "" {
+		o.Strategy = Auto
+	}
+	if !slices.Contains(Strategies, o.Strategy) {
+		return fmt.Errorf("unknown search strategy %q (known: auto, exhaustive, random, pruned)", o.Strategy)
+	}
+	if o.Strategy == Pruned && o.Model == nil {
+		return fmt.Errorf("the pruned search needs a machine model")
+	}
+	return nil
+}
+
+// Plan lists the configurations a target's tuning measures, in order, and
+// counts what the constraints and the model rule out: a dry run.
+func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
+	if err := o.check(); err != nil {
+		return nil, nil, err
+	}
+	s := t.Space
+	cr := &CellResult{Cell: t.Cell, Size: t.Size, BuildKey: t.BuildKey, Device: o.Device, Space: s.Len(),
+		Infeasible: map[string]int{}, Pruned: map[string]int{}, Unchecked: s.Unchecked(o.Machine)}
+	def := s.Default.String()
+	var feasible []Config
+	for _, c := range s.All() {
+		ok, why, err := s.Feasible(c, o.Machine)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.Cell, err)
+		}
+		if !ok {
+			cr.Infeasible[why]++
+			continue
+		}
+		feasible = append(feasible, c)
+	}
+	// The default is measured first, as the baseline of the gap, wherever
+	// it lies, unless a constraint or the model rules it out.
+	if ok, why, err := s.Feasible(s.Default, o.Machine); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.Cell, err)
+	} else if !ok {
+		cr.DefaultOut = "breaks " + why
+	}
+	strategy := o.Strategy
+	if strategy == Pruned {
+		var kept []Config
+		for _, c := range feasible {
+			if err := o.Model.Admits(t, c); err != nil {
+				cr.Pruned[err.Error()]++
+				continue
+			}
+			kept = append(kept, c)
+		}
+		feasible = kept
+		if err := o.Model.Admits(t, s.Default); err != nil && cr.DefaultOut == "" {
+			cr.DefaultOut = "the model rules it out: " + err.Error()
+		}
+		strategy = Auto
+	}
+	if strategy == Auto {
+		strategy = Exhaustive
+		if o.MaxEvals > 0 && len(feasible)+1 > o.MaxEvals {
+			strategy = Random
+		}
+	}
+	if strategy == Random {
+		h := fnv.New64a()
+		h.Write([]byte(t.Cell + "\x00" + strconv.FormatInt(t.Size, 10)))
+		rng := rand.New(rand.NewPCG(o.Seed, h.Sum64()))
+		rng.Shuffle(len(feasible), func(i, j int) { feasible[i], feasible[j] = feasible[j], feasible[i] })
+	}
+	var plan []Config
+	if cr.DefaultOut == "" {
+		plan = append(plan, maps.Clone(s.Default))
+	}
+	for _, c := range feasible {
+		if c.String() != def {
+			plan = append(plan, c)
+		}
+	}
+	if o.MaxEvals > 0 && len(plan) > o.MaxEvals {
+		plan = plan[:o.MaxEvals]
+	}
+	cr.Planned = len(plan)
+	return cr, plan, nil
+}
+
+// pick chooses the best verified configuration and those indistinguishable
+// from it: intervals that overlap the best's are never ranked.
+func (c *CellResult) pick(def Config) {
+	for i := range c.Measured {
+		m := &c.Measured[i]
+		if def != nil && m.Config.String() == def.String() {
+			c.Default = m
+		}
+		if !m.ok() {
+			c.Unverified++
+			continue
+		}
+		if c.Best == nil || m.MedianS < c.Best.MedianS {
+			c.Best = m
+		}
+	}
+	if c.Best == nil {
+		return
+	}
+	for _, m := range c.Measured {
+		if m.ok() && m.Config.String() != c.Best.Config.String() && overlap(m, *c.Best) {
+			c.Ties = append(c.Ties, m)
+		}
+	}
+}
+
+func (m Measurement) ok() bool { return m.Verified && m.Error == "" && m.MedianS > 0 }
+
+func overlap(a, b Measurement) bool { return a.LoS <= b.HiS && b.LoS <= a.HiS }
+
+// DefaultGap is how much slower the default's median is than the best's
+// (0.05: 5% slower), and whether the two are indistinguishable (the
+// default is the best, or its interval overlaps the best's); ok is false
+// when either is missing.
+func (c *CellResult) DefaultGap() (gap float64, tied, ok bool) {
+	if c.Best == nil || c.Default == nil || !c.Default.ok() {
+		return 0, false, false
+	}
+	return c.Default.MedianS/c.Best.MedianS - 1, overlap(*c.Default, *c.Best), true
+}
