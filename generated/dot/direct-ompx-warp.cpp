@@ -23,8 +23,8 @@
 #ifndef PM_OMPX_WARP
 #define PM_OMPX_WARP 0
 #endif
-// The warp-only broadcast exists on NVPTX only (pm::lane0).
-#if PM_OMPX_WARP && defined(__NVPTX__)
+// The warp-only broadcast exists on NVPTX and AMDGPU only (pm::lane0).
+#if PM_OMPX_WARP && (defined(__NVPTX__) || defined(__AMDGCN__))
 #define PM_OMPX_WARP_ONLY 1
 #else
 #define PM_OMPX_WARP_ONLY 0
@@ -47,7 +47,7 @@ double dot_kernel(const int64_t n, const double* x, const double* y) {
   const int64_t pm_count = n;
   if (pm_count > 0) {
     const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm::ompx_grid::resident_teams(256, 8 * sizeof(double))));
-    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(8 * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
+    #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(256 / pm::kWarpSize * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
     {
       double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       const int pm_tid = ompx::thread_id_x();
@@ -56,15 +56,15 @@ double dot_kernel(const int64_t n, const double* x, const double* y) {
       for (int64_t i = int64_t{ompx::block_id_x()} * 256 + pm_tid; i < n; i += pm_stride) {
         sum += x[i] * y[i];
       }
-      // shuffles within each warp, then warp 0 adds the 8 warps' sums (Fig. 17)
-      for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
-        sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
-      if (pm_tid % 32 == 0) pm_warp_sums[pm_tid / 32] = sum;
+      // shuffles within each warp, then warp 0 adds the warps' sums (Fig. 17)
+      for (int pm_offset = pm::kWarpSize / 2; pm_offset > 0; pm_offset /= 2)
+        sum += ompx::shfl_down_sync(pm::kFullWarpMask, sum, pm_offset);
+      if (pm_tid % pm::kWarpSize == 0) pm_warp_sums[pm_tid / pm::kWarpSize] = sum;
       ompx_sync_block_acq_rel();
-      if (pm_tid < 32) {
-        sum = pm_tid < 8 ? pm_warp_sums[pm_tid] : 0.0;
-        for (int pm_offset = 16; pm_offset > 0; pm_offset /= 2)
-          sum += ompx::shfl_down_sync(~0u, sum, pm_offset);
+      if (pm_tid < pm::kWarpSize) {
+        sum = pm_tid < 256 / pm::kWarpSize ? pm_warp_sums[pm_tid] : 0.0;
+        for (int pm_offset = pm::kWarpSize / 2; pm_offset > 0; pm_offset /= 2)
+          sum += ompx::shfl_down_sync(pm::kFullWarpMask, sum, pm_offset);
         if (pm_tid == 0) {
           #pragma omp atomic update
           pm_total += sum;

@@ -24,8 +24,8 @@
 #ifndef PM_OMPX_WARP
 #define PM_OMPX_WARP 0
 #endif
-// The warp-only broadcast exists on NVPTX only (pm::lane0).
-#if PM_OMPX_WARP && defined(__NVPTX__)
+// The warp-only broadcast exists on NVPTX and AMDGPU only (pm::lane0).
+#if PM_OMPX_WARP && (defined(__NVPTX__) || defined(__AMDGCN__))
 #define PM_OMPX_WARP_ONLY 1
 #else
 #define PM_OMPX_WARP_ONLY 0

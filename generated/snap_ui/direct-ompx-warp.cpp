@@ -25,8 +25,8 @@
 #ifndef PM_OMPX_WARP
 #define PM_OMPX_WARP 0
 #endif
-// The warp-only broadcast exists on NVPTX only (pm::lane0).
-#if PM_OMPX_WARP && defined(__NVPTX__)
+// The warp-only broadcast exists on NVPTX and AMDGPU only (pm::lane0).
+#if PM_OMPX_WARP && (defined(__NVPTX__) || defined(__AMDGCN__))
 #define PM_OMPX_WARP_ONLY 1
 #else
 #define PM_OMPX_WARP_ONLY 0
@@ -49,8 +49,8 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int pm_lanes = static_cast<int>(snap_vector);  // x: vector lanes
   const int pm_threads = static_cast<int>(snap_team);  // y: team threads
-  if (pm_lanes < 1 || pm_lanes > 32 || (pm_lanes & (pm_lanes - 1)) != 0) {
-    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to 32\n", pm_lanes);
+  if (pm_lanes < 1 || pm_lanes > pm::kWarpSize || (pm_lanes & (pm_lanes - 1)) != 0) {
+    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
   const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
@@ -76,8 +76,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
       // the lanes of this team thread: consecutive threads of one warp
-      [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
-      [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
+      [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
       char* const pm_dyn = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
       [[maybe_unused]] double* const pm_team_buf = reinterpret_cast<double*>(pm_dyn);
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
@@ -147,8 +146,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
       // the lanes of this team thread: consecutive threads of one warp
-      [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
-      [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
+      [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
       char* const pm_dyn = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
       [[maybe_unused]] double* const pm_team_buf = reinterpret_cast<double*>(pm_dyn);
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;

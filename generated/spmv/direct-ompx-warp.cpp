@@ -23,8 +23,8 @@
 #ifndef PM_OMPX_WARP
 #define PM_OMPX_WARP 0
 #endif
-// The warp-only broadcast exists on NVPTX only (pm::lane0).
-#if PM_OMPX_WARP && defined(__NVPTX__)
+// The warp-only broadcast exists on NVPTX and AMDGPU only (pm::lane0).
+#if PM_OMPX_WARP && (defined(__NVPTX__) || defined(__AMDGCN__))
 #define PM_OMPX_WARP_ONLY 1
 #else
 #define PM_OMPX_WARP_ONLY 0
@@ -56,8 +56,8 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
   const int64_t league_size = (A_nrows + rows_per_team - 1) / rows_per_team;
   const int pm_lanes = static_cast<int>(vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(team_size);  // y: team threads
-  if (pm_lanes < 1 || pm_lanes > 32 || (pm_lanes & (pm_lanes - 1)) != 0) {
-    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to 32\n", pm_lanes);
+  if (pm_lanes < 1 || pm_lanes > pm::kWarpSize || (pm_lanes & (pm_lanes - 1)) != 0) {
+    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
   const int64_t pm_shared = int64_t{pm_threads} * int64_t{sizeof(double)};  // the team buffer: one slot per team thread
@@ -77,8 +77,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
     #endif
       [[maybe_unused]] double* const pm_team_buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       // the lanes of this team thread: consecutive threads of one warp
-      [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
-      [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
+      [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
       const int64_t league_rank = ompx::block_id_x();
       const int64_t first_row = league_rank * rows_per_team;
       const int64_t last_row = first_row + rows_per_team < A_nrows ? first_row + rows_per_team : A_nrows;
@@ -118,8 +117,7 @@ void spmv_kernel(const pm::Csr& A, const double* x, double* y) {
     #endif
       [[maybe_unused]] double* const pm_team_buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       // the lanes of this team thread: consecutive threads of one warp
-      [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
-      [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
+      [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t first_row = league_rank * rows_per_team;
         const int64_t last_row = first_row + rows_per_team < A_nrows ? first_row + rows_per_team : A_nrows;

@@ -24,8 +24,8 @@
 #ifndef PM_OMPX_WARP
 #define PM_OMPX_WARP 0
 #endif
-// The warp-only broadcast exists on NVPTX only (pm::lane0).
-#if PM_OMPX_WARP && defined(__NVPTX__)
+// The warp-only broadcast exists on NVPTX and AMDGPU only (pm::lane0).
+#if PM_OMPX_WARP && (defined(__NVPTX__) || defined(__AMDGCN__))
 #define PM_OMPX_WARP_ONLY 1
 #else
 #define PM_OMPX_WARP_ONLY 0
@@ -57,8 +57,8 @@ void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* t
   const int64_t league_size = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
   const int pm_lanes = static_cast<int>(vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(team_size);  // y: team threads
-  if (pm_lanes < 1 || pm_lanes > 32 || (pm_lanes & (pm_lanes - 1)) != 0) {
-    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to 32\n", pm_lanes);
+  if (pm_lanes < 1 || pm_lanes > pm::kWarpSize || (pm_lanes & (pm_lanes - 1)) != 0) {
+    std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
   const int64_t pm_scratch0_bytes = 8 * ((tile + 2) * (tile + 2)), pm_scratch1_bytes = 0;
@@ -84,8 +84,7 @@ void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* t
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
       // the lanes of this team thread: consecutive threads of one warp
-      [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
-      [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
+      [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
       char* const pm_dyn = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
       [[maybe_unused]] double* const pm_team_buf = reinterpret_cast<double*>(pm_dyn);
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
@@ -143,8 +142,7 @@ void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* t
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
       // the lanes of this team thread: consecutive threads of one warp
-      [[maybe_unused]] const int pm_first_lane = (pm_thread * pm_lanes) % 32;
-      [[maybe_unused]] const unsigned pm_lane_mask = pm_lanes == 32 ? ~0u : ((1u << pm_lanes) - 1u) << pm_first_lane;
+      [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
       char* const pm_dyn = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
       [[maybe_unused]] double* const pm_team_buf = reinterpret_cast<double*>(pm_dyn);
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;

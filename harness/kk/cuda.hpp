@@ -22,8 +22,10 @@
 //                        reduction among the vector lanes of one thread; every
 //                        lane ends with the result (Kokkos' vector_reduce).
 // Kernels are asynchronous; the harness times them with CUDA events.
+// Under hipcc (AMD targets) the same source is HIP through pm/gpu_runtime.hpp;
+// a warp is then a wavefront of pm::kWarpSize lanes (64 on gfx90a).
 #pragma once
-#include <cuda_runtime.h>
+#include "pm/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -58,7 +60,7 @@ class Member {
 namespace cuda_impl {
 
 constexpr int kRangeBlock = 256;  // threads per block of RangePolicy kernels
-constexpr int kWarp = 32;
+constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a (pm/warp.hpp)
 
 [[noreturn]] inline void fail(const char* what, const char* why) {
   std::fprintf(stderr, "portmatrix: pmkk cuda: %s: %s\n", what, why);
@@ -118,12 +120,12 @@ inline void check_launch(const char* name) { pm::device::check(cudaGetLastError(
 __device__ inline double block_sum(double v) {
   __shared__ double warp_sums[kRangeBlock / kWarp];
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  for (int off = kWarp / 2; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+  for (int off = kWarp / 2; off > 0; off >>= 1) v += pm::gpu::shfl_down(pm::kFullWarpMask, v, off);
   if (lane == 0) warp_sums[warp] = v;
   __syncthreads();
   if (warp == 0) {
     v = lane < kRangeBlock / kWarp ? warp_sums[lane] : 0.0;
-    for (int off = kWarp / 2; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    for (int off = kWarp / 2; off > 0; off >>= 1) v += pm::gpu::shfl_down(pm::kFullWarpMask, v, off);
   }
   return v;
 }
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(kRangeBlock)
   if (!last) return;
   __threadfence();
   double sum = 0;
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) sum += __ldcg(partial + b);
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) sum += pm::gpu::load_l2(partial + b);
   sum = block_sum(sum);
   if (threadIdx.x == 0) *result = sum;
 }
@@ -219,7 +221,7 @@ void parallel_for(const char* name, const TeamPolicy& p, const F& f) {
   // Kokkos' limits: vector length a power of two up to the warp size, and a
   // block of at most 1024 threads.
   if (vector < 1 || vector > cuda_impl::kWarp || (vector & (vector - 1)) != 0)
-    cuda_impl::fail(name, "vector length must be a power of two <= 32");
+    cuda_impl::fail(name, "vector length must be a power of two <= the warp size");
   if (team < 1 || team * vector > 1024) cuda_impl::fail(name, "team_size * vector_length must be in [1, 1024]");
   if (league <= 0) return;
   const int64_t cap = cuda_impl::device().max_grid_x;
@@ -237,7 +239,7 @@ PMKK_FUNCTION void parallel_for(const TeamThreadRangeT<Member>& r, const F& f) {
 // Kokkos: each lane accumulates i = begin + threadIdx.x, stepping blockDim.x,
 // then vector_reduce combines the lanes of this threadIdx.y. Lanes of one y
 // are blockDim.x consecutive lanes of a warp (x runs fastest and blockDim.x
-// divides 32), so the mask below covers exactly them; all of them reach this
+// divides the warp size), so the mask below covers exactly them; all of them reach this
 // call together since TeamThreadRange gives them the same indices. The xor
 // butterfly leaves the same bits in every lane (a+b == b+a), which is Kokkos'
 // shuffle-down plus broadcast in fewer steps. Vector length 1: a serial loop.
@@ -246,13 +248,10 @@ PMKK_FUNCTION void parallel_reduce(const ThreadVectorRangeT<Member>& r, const F&
   const int lane = r.team.vector_rank(), width = r.team.vector_length();
   double sum = 0;
   for (int64_t i = r.begin + lane; i < r.end; i += width) f(i, sum);
-#ifdef __CUDA_ARCH__
+#if PM_GPU_DEVICE_CODE
   if (width > 1) {
-    const unsigned mask =
-        width == cuda_impl::kWarp
-            ? 0xffffffffu
-            : ((1u << width) - 1u) << ((r.team.team_rank() % (cuda_impl::kWarp / width)) * width);
-    for (int off = width / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(mask, sum, off, width);
+    const pm::warp_mask_t mask = pm::lane_mask(width, (r.team.team_rank() % (cuda_impl::kWarp / width)) * width);
+    for (int off = width / 2; off > 0; off >>= 1) sum += pm::gpu::shfl_xor(mask, sum, off, width);
   }
 #endif
   result = sum;

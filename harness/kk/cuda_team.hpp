@@ -56,7 +56,7 @@ PMKK_FUNCTION inline char* team_scratch(const Member& team, const int level) {
 
 // Kokkos: team.team_barrier().
 PMKK_FUNCTION inline void team_barrier(const Member&) {
-#ifdef __CUDA_ARCH__
+#if PM_GPU_DEVICE_CODE
   __syncthreads();
 #endif
 }
@@ -67,7 +67,7 @@ PMKK_FUNCTION void single(const PerThreadT<Member>& s, const F& f) {
 }
 
 PMKK_FUNCTION inline void atomic_add(double* const p, const double v) {
-#ifdef __CUDA_ARCH__
+#if PM_GPU_DEVICE_CODE
   atomicAdd(p, v);
 #else
   *p += v;
@@ -86,12 +86,13 @@ void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
   const int team = p.team_size, vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
   if (vector < 1 || vector > cuda_impl::kWarp || (vector & (vector - 1)) != 0)
-    cuda_impl::fail(name, "vector length must be a power of two <= 32");
+    cuda_impl::fail(name, "vector length must be a power of two <= the warp size");
   if (team < 1 || team * vector > 1024) cuda_impl::fail(name, "team_size * vector_length must be in [1, 1024]");
   if (league <= 0) return;
   auto kernel = cuda_impl::team_scratch_kernel<F>;
   if (l0 > 48 * 1024)
-    pm::device::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l0)),
+    pm::device::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(l0)),
                       "cudaFuncSetAttribute (scratch level 0)");
   int per_sm = 0;
   pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, team * vector, static_cast<size_t>(l0)),

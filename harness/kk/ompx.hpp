@@ -26,9 +26,13 @@
 //                 1  Fig. 17: the same accumulation, ompx::shfl_down_sync over
 //                    the lanes, then the two team syncs and the broadcast
 //                    through the buffer.
-//                 2  beyond the paper (NVPTX): shuffles, then lane 0's sum to
-//                    the other lanes by a warp shuffle; no shared buffer and no
-//                    team barrier (other targets compile mode 1).
+//                 2  beyond the paper (NVPTX; AMDGPU compile-checked): shuffles,
+//                    then lane 0's sum to the other lanes by a warp shuffle; no
+//                    shared buffer and no team barrier (other targets compile
+//                    mode 1).
+// Warps: pm::kWarpSize lanes with masks of pm::warp_mask_t (pm/warp.hpp):
+// 32 and 32-bit on NVIDIA, 64 and 64-bit for gfx90a's wavefront (the
+// toolchain passes -DPM_WARP_SIZE=64, machines/mi250x-gcd.yaml).
 //
 // Two departures from the figures, both for correctness, not speed:
 // - The sum is stored in a slot of its own per team thread (Fig. 16 and 17
@@ -69,8 +73,8 @@
 #define PMKK_OMPX_REDUCE 0
 #endif
 #define PMKK_OMPX_SHUFFLE (PMKK_OMPX_REDUCE >= 1)
-// The warp-only reduction exists on NVPTX only (pm::lane0).
-#if PMKK_OMPX_REDUCE >= 2 && defined(__NVPTX__)
+// The warp-only reduction exists on NVPTX and AMDGPU only (pm::lane0).
+#if PMKK_OMPX_REDUCE >= 2 && (defined(__NVPTX__) || defined(__AMDGCN__))
 #define PMKK_OMPX_WARP_ONLY 1
 #else
 #define PMKK_OMPX_WARP_ONLY 0
@@ -88,7 +92,7 @@ namespace pmkk {
 
 namespace ompx_impl {
 
-constexpr int kWarp = 32;         // NVIDIA; lane masks below are 32-bit
+constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a; masks are pm::warp_mask_t
 constexpr int kRangeBlock = 256;  // threads per team of a RangePolicy launch
 
 inline int clamp_teams(const int64_t teams) { return teams < INT_MAX ? static_cast<int>(teams) : INT_MAX; }
@@ -102,12 +106,12 @@ inline void sync_block_acq_rel() { ompx_sync_block_acq_rel(); }
 inline double block_sum(double v, double* const buf, const int tid) {
 #if PMKK_OMPX_SHUFFLE
   // Warp shuffles (Fig. 17), one partial per warp through shared memory.
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(~0u, v, static_cast<unsigned>(offset));
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(pm::kFullWarpMask, v, static_cast<unsigned>(offset));
   if (tid % kWarp == 0) buf[tid / kWarp] = v;
   sync_block_acq_rel();
   if (tid < kWarp) {
     v = tid < kRangeBlock / kWarp ? buf[tid] : 0.0;
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(~0u, v, static_cast<unsigned>(offset));
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(pm::kFullWarpMask, v, static_cast<unsigned>(offset));
   }
 #else
   // One double per thread in shared memory (Fig. 15, 16), a tree of team syncs.
@@ -182,10 +186,9 @@ class Member {
     buf_ = static_cast<double*>(shared);
     sum_ = buf_ + bx_ * by_;
     // The lanes of one team thread are bx_ consecutive threads of one warp
-    // (bx_ a power of two up to 32, checked at launch); shuffles name exactly
-    // them (the "common mask" 000 calls for after Fig. 16).
-    const int first_lane = grid_id_ % ompx_impl::kWarp - x_;
-    lane_mask_ = bx_ >= ompx_impl::kWarp ? 0xffffffffu : ((1u << (bx_ & 31)) - 1u) << (first_lane & 31);
+    // (bx_ a power of two up to the warp size, checked at launch); shuffles
+    // name exactly them (the "common mask" 000 calls for after Fig. 16).
+    lane_mask_ = pm::lane_mask(bx_, grid_id_ % ompx_impl::kWarp - x_);
   }
 
   int64_t league_rank() const { return rank_; }
@@ -228,7 +231,7 @@ class Member {
     return sum_[y_];
   }
 
-  // Beyond the paper (PMKK_OMPX_REDUCE 2, NVPTX): the sum of v over the lanes,
+  // Beyond the paper (PMKK_OMPX_REDUCE 2, NVPTX and AMDGPU): the sum of v over the lanes,
   // in every lane, by shuffles alone: no shared buffer, no team barrier.
   double impl_warp_sum(double v) const {
     for (int offset = bx_ / 2; offset > 0; offset /= 2)
@@ -241,7 +244,7 @@ class Member {
   int x_, y_, bx_, by_, grid_id_;
   double* buf_;
   double* sum_;
-  unsigned lane_mask_;
+  pm::warp_mask_t lane_mask_;
 };
 
 namespace ompx_impl {

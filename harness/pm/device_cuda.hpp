@@ -1,7 +1,8 @@
-// portmatrix harness: a CUDA device. Kernel time from CUDA events, created
-// once per timer outside any timed region.
+// portmatrix harness: a CUDA device (or a HIP one under hipcc, through
+// pm/gpu_runtime.hpp). Kernel time from CUDA events, created once per timer
+// outside any timed region.
 #pragma once
-#include <cuda_runtime.h>
+#include "pm/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -35,14 +36,14 @@ inline void* alloc(size_t bytes) {
   check(cudaMalloc(&p, bytes ? bytes : 64), "cudaMalloc");
   return p;
 }
-inline void release(void* p) { cudaFree(p); }
+inline void release(void* p) { (void)cudaFree(p); }
 // Pinned host memory: verification copies every output back after every run.
 inline void* host_alloc(size_t bytes) {
   void* p = nullptr;
   check(cudaMallocHost(&p, bytes ? bytes : 64), "cudaMallocHost");
   return p;
 }
-inline void host_release(void* p) { cudaFreeHost(p); }
+inline void host_release(void* p) { (void)cudaFreeHost(p); }
 inline void to_device(void* dst, const void* src, size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
 }
@@ -222,8 +223,8 @@ struct Timer {
     check(cudaEventCreate(&b), "cudaEventCreate");
   }
   ~Timer() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    (void)cudaEventDestroy(a);
+    (void)cudaEventDestroy(b);
   }
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;

@@ -3,8 +3,9 @@
 // passed by value as the kernel argument. Loops of a sequence are ordered on
 // the default stream; synchronize<> has nothing to wait for (the harness times
 // with CUDA events after the last kernel).
+// Under hipcc (AMD targets) the same source is HIP (pm/gpu_runtime.hpp).
 #pragma once
-#include <cuda_runtime.h>
+#include "pm/gpu_runtime.hpp"
 
 #include <cstdint>
 

@@ -73,7 +73,7 @@ func Command(root, dir string, c *matrix.Cell) []string {
 		args = append(args, "-DPM_HAS_"+strings.ToUpper(cp)+"=1")
 	}
 	args = append(args, "-I"+filepath.Join(root, "harness"), "-o", Binary(dir, c), filepath.Join(root, c.Source()))
-	return append([]string{t.Path}, args...)
+	return t.Command(args...)
 }
 
 // Key hashes everything a binary depends on.

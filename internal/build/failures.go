@@ -3,6 +3,7 @@ package build
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -70,6 +71,15 @@ func Summarize(log io.Writer, res []Result, took time.Duration) {
 	}
 	fmt.Fprintf(log, "build: %d cells: %d built, %d cached, %d failed, %d skipped; took %s\n", len(res),
 		counts[Built], counts[Cached], counts[Failed], counts[Skipped], took.Round(time.Millisecond))
+	notRun := map[string]int{} // "toolchain: why" of cells built for a target that never runs
+	for _, r := range res {
+		if why := toolchain.NotRun(r.Cell.Toolchain.Target); why != "" && r.OK() {
+			notRun[r.Cell.Toolchain.ID+": "+why]++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(notRun)) {
+		fmt.Fprintf(log, "  %d cells of %s\n", notRun[k], k)
+	}
 	for _, r := range res {
 		if r.Status == Failed {
 			fmt.Fprintf(log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)

@@ -16,8 +16,10 @@ var soVersion = regexp.MustCompile(`^(.*\.so)(\.\d+)+$`)
 // where the run stage points LD_LIBRARY_PATH, so that its programs run on a
 // GPU host that has none of them. Each versioned library also gets its
 // unversioned name: the LLVM offload runtime opens its plugins that way.
+// A toolchain whose binaries never run (toolchain.NotRun: AMD targets) has
+// nothing to bundle.
 func Bundle(dir string, t *toolchain.Toolchain) error {
-	if len(t.RuntimeLibs) == 0 || !t.Found() {
+	if len(t.RuntimeLibs) == 0 || !t.Found() || toolchain.NotRun(t.Target) != "" {
 		return nil
 	}
 	lib := filepath.Join(dir, t.ID, "lib")

@@ -83,7 +83,7 @@ type Cell struct {
 	On        bool
 	Reason    string   // why it is off
 	Fallbacks []string // optional capabilities missing: rendered fallbacks
-	Runnable  bool     // on, and its target is here (host, or a GPU that is present)
+	Runnable  bool     // on, and its target is here (host, or a GPU that is present; never an AMD target)
 }
 
 // Source is the generated file a cell builds (it does not depend on the toolchain).
@@ -349,7 +349,7 @@ func Expand(kernels []*spec.Kernel, variants []*Variant, tcs []*toolchain.Toolch
 						}
 					}
 				}
-				c.Runnable = c.On && (!t.GPU() || gpuPresent)
+				c.Runnable = c.On && (!t.GPU() || gpuPresent) && toolchain.NotRun(t.Target) == ""
 				cells = append(cells, c)
 			}
 		}
@@ -369,11 +369,15 @@ func reason(v *Variant, t *toolchain.Toolchain, caps *toolchain.Table, notFor st
 		if t.Caps[r] {
 			continue
 		}
-		if c := caps.Cap(r); c != nil && t.Version != nil {
-			if con, ok := c.When[t.Family]; ok && con.Check(t.Version) && len(c.Targets) > 0 {
-				missing = append(missing, fmt.Sprintf("%s (%s targets only; %s is %s)", r, strings.Join(c.Targets, ", "), t.ID, t.Target))
-				continue
+		var on []string // the targets of the rows whose version gate the toolchain meets
+		for _, c := range caps.Caps {
+			if con, ok := c.When[t.Family]; ok && c.Name == r && t.Version != nil && con.Check(t.Version) && len(c.Targets) > 0 {
+				on = append(on, c.Targets...)
 			}
+		}
+		if len(on) > 0 {
+			missing = append(missing, fmt.Sprintf("%s (%s targets only; %s is %s)", r, strings.Join(on, ", "), t.ID, t.Target))
+			continue
 		}
 		missing = append(missing, fmt.Sprintf("%s (needs %s, have %s %s)", r, caps.Need(r, t.Family), t.Family, t.VersionString()))
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	version "github.com/hashicorp/go-version"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -81,4 +82,34 @@ func TestRepositoryKeepsTheSizeRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, TunableValues(ss), int64(32), "kk-omp's team_size")
 	assert.NoError(t, spec.CheckSizes(ks, TunableValues(ss)))
+}
+
+// A cell for an AMD target is on where its toolchain qualifies but never
+// runnable, even where a GPU is present; a capability measured on NVIDIA
+// only keeps its AMD cells off, saying which targets have the row.
+func TestAMDCellsNeverRun(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	ss, err := Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	amd := &toolchain.Toolchain{ID: "clang19-gfx90a", Family: "llvm", Target: "gfx90a", Devices: []string{"omptarget"},
+		Version: version.Must(version.NewVersion("19.1.7"))}
+	nv := &toolchain.Toolchain{ID: "clang19-sm90", Family: "llvm", Target: "sm_90", Devices: []string{"omptarget"},
+		Version: version.Must(version.NewVersion("19.1.7")), CUDA: version.Must(version.NewVersion("11.8"))}
+	toolchain.Derive(amd, caps)
+	toolchain.Derive(nv, caps)
+	k := &spec.Kernel{Name: "pressure_calc"}
+	cells := Expand([]*spec.Kernel{k}, Variants(ss), []*toolchain.Toolchain{amd, nv}, caps,
+		func(*spec.Kernel, *Variant) string { return "" }, true)
+	byID := map[string]*Cell{}
+	for _, c := range cells {
+		byID[c.ID] = c
+	}
+	teams := byID["pressure_calc.raja-omp-teams.clang19-gfx90a"]
+	assert.True(t, teams.On, teams.Reason)
+	assert.False(t, teams.Runnable)
+	assert.True(t, byID["pressure_calc.raja-omp-teams.clang19-sm90"].Runnable)
+	mapped := byID["pressure_calc.raja-omp-map.clang19-gfx90a"]
+	assert.False(t, mapped.On)
+	assert.Equal(t, "missing omp_map_lambda (host, nvidia targets only; clang19-gfx90a is gfx90a)", mapped.Reason)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // Doctor prints the toolchains found and why each cell is on or off.
@@ -51,7 +52,9 @@ func Doctor(p *Project, w io.Writer) {
 		if len(c.Fallbacks) > 0 {
 			line += " [fallback: " + strings.Join(c.Fallbacks, "; ") + "]"
 		}
-		if c.On && !c.Runnable {
+		if why := toolchain.NotRun(c.Toolchain.Target); why != "" {
+			line += " (" + why + ")"
+		} else if c.On && !c.Runnable {
 			line += " (no GPU here: built, not run)"
 		}
 		fmt.Fprintln(w, line)

@@ -9,6 +9,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // Input is what the measures are computed from: one entry per measured
@@ -142,6 +143,9 @@ func FromRecords(recs []results.Record, run results.Run, builds []results.BuildR
 		}
 		p := Platform{Device: targetOf(run, b.Toolchain), Toolchain: b.Toolchain, Status: CompilesNotRun,
 			Reason: "its cells were built; none ran in this folder"}
+		if why := toolchain.NotRun(p.Device); why != "" {
+			p.Reason = why // an AMD target: never run anywhere
+		}
 		platforms[p.Name()] = p
 	}
 	for _, p := range platforms {

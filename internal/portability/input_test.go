@@ -34,19 +34,21 @@ func TestFromRecords(t *testing.T) {
 		{Kind: results.KindStream, Op: results.OpTriad, Toolchain: "host", Device: "host", GBps: 20},
 	}
 	recs[3].Cell, recs[3].Variant = "k.w.gpu", "w"
-	run := results.Run{Host: results.Host{CPU: "CPU Model"}, Toolchains: []results.Toolchain{{ID: "amd", Target: "gfx90a"}},
+	run := results.Run{Host: results.Host{CPU: "CPU Model"}, Toolchains: []results.Toolchain{{ID: "amd", Target: "gfx90a"}, {ID: "nv", Target: "sm_80"}},
 		Vocabulary: &results.Vocabulary{Strategies: []results.StrategyName{{Name: "s", Variants: []string{"v", "w"}}}}}
 	builds := []results.BuildRow{
 		{Cell: "k.v.amd", Kernel: "k", Variant: "v", Toolchain: "amd", Status: "built"},
 		{Cell: "k.w.amd", Kernel: "k", Variant: "w", Toolchain: "amd", Status: "failed"},
 		{Cell: "k.v.gpu", Toolchain: "gpu", Status: "built"},
+		{Cell: "k.v.nv", Kernel: "k", Variant: "v", Toolchain: "nv", Status: "built"},
 	}
 	in := FromRecords(recs, run, builds)
 	assert.Equal(t, Build{Kernel: "k", Strategy: "s", Variant: "w", Toolchain: "amd", Status: "failed"}, in.Builds[1])
 	assert.Equal(t, []Platform{
-		{Device: "gfx90a", Toolchain: "amd", Status: CompilesNotRun, Reason: "its cells were built; none ran in this folder"},
+		{Device: "gfx90a", Toolchain: "amd", Status: CompilesNotRun, Reason: "compiles; not run (no AMD GPU)"},
 		{Device: "GPU 1", Toolchain: "gpu", Status: Measured},
 		{Device: "CPU Model", Toolchain: "host", Status: Measured},
+		{Device: "sm_80", Toolchain: "nv", Status: CompilesNotRun, Reason: "its cells were built; none ran in this folder"},
 	}, in.Platforms)
 	assert.Equal(t, map[string]float64{"GPU 1": 120, "CPU Model": 20}, in.Rooflines)
 	require.Len(t, in.Measurements, 3)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/stats"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // Outcome is the verdict on a claim.
@@ -190,12 +191,23 @@ func (ds *dataset) missing(kernels []string, target string, sel Selector) string
 	if target != "any" {
 		where += " " + target
 	}
-	anyToolchain := false
+	anyToolchain, neverRun := false, ""
+	runs := false // a selected toolchain whose binaries may run
 	for _, tc := range ds.order {
-		anyToolchain = anyToolchain || ds.onTarget(target, tc) && sel.matches(tc, ds.family(tc))
+		if ds.onTarget(target, tc) && sel.matches(tc, ds.family(tc)) {
+			anyToolchain = true
+			if why := toolchain.NotRun(ds.toolchains[tc].Target); why != "" {
+				neverRun = why
+			} else {
+				runs = true
+			}
+		}
 	}
 	if !anyToolchain {
 		return fmt.Sprintf("no %s toolchain in this run", where)
+	}
+	if !runs {
+		return neverRun // AMD toolchains only: compiled, never run
 	}
 	return fmt.Sprintf("no verified %s results of %s on %s toolchains",
 		strings.Join(kernels, "/"), strings.Join(sel.Variants, ", "), where)

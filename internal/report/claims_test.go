@@ -170,6 +170,36 @@ func TestClaimsSkipIdenticalCode(t *testing.T) {
 	assert.Equal(t, Reproduced, got[0].Outcome, "other toolchains' cells are not grouped")
 }
 
+// A claim on AMD toolchains only is not measurable because they never run
+// (toolchain.NotRun); one that also selects a toolchain that runs says what
+// it lacks as before.
+func TestClaimOnAMDToolchain(t *testing.T) {
+	res := memResults()
+	res.Run.Toolchains = append(res.Run.Toolchains, Toolchain{ID: "clang19-gfx90a", Family: "llvm", Target: "gfx90a"})
+	claims, err := ParseClaims("mem.yaml", []byte(`claims:
+  - id: amd
+    paper: 000 Fig. 19
+    quote: Q
+    statement: OMP on the MI250X reaches 70% of KK-CUDA on the H100.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], toolchains: [clang19-gfx90a]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    range: [0.55, 0.85]
+  - id: amd-or-nvidia
+    paper: none
+    quote: Q
+    statement: either
+    kernels: [spmv]
+    numerator: {variants: [kk-omp-a], toolchains: [clang19-gfx90a, clang19-sm90]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    range: [0.55, 0.85]
+`), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, res)
+	assert.Equal(t, "not measurable (compiles; not run (no AMD GPU))", got[0].Verdict())
+	assert.Equal(t, "not measurable (no verified spmv results of kk-omp-a on clang19-gfx90a/clang19-sm90 device toolchains)", got[1].Verdict())
+}
+
 func TestClaimsMarkdown(t *testing.T) {
 	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
 	require.NoError(t, err)

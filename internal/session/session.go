@@ -24,6 +24,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
 
@@ -148,7 +149,9 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 			}
 		}
 		if e.Binary != "" {
-			if e.Target != "host" && !gpu {
+			if why := toolchain.NotRun(e.Target); why != "" {
+				row.Reason = why
+			} else if e.Target != "host" && !gpu {
 				row.Reason = "built; not run: no GPU here"
 			} else {
 				sizes := cfg.Sizes.For(e.Kernel)

@@ -26,10 +26,11 @@ type Toolchain struct {
 	ID          string
 	Family      string // one of Families
 	Commands    []string
-	Target      string   // host, or a GPU architecture such as sm_90
+	Target      string   // host, or a GPU architecture such as sm_90 or gfx90a
 	Devices     []string // harness devices it builds for (HarnessDevices)
 	DevicesAt   diag.Pos // where Devices is written
 	Flags       []string
+	Env         []string // NAME=value set for the compiler (build and --version)
 	Needs       []string // files that must exist for the toolchain to work
 	RuntimeLibs []string
 	CUDAFrom    string // "ptxas": the CUDA version of the ptxas on PATH matters (LLVM offload)
@@ -56,6 +57,43 @@ func (t *Toolchain) Found() bool { return t.Missing == "" }
 
 // GPU reports whether the toolchain builds for a GPU.
 func (t *Toolchain) GPU() bool { return t.Target != "host" }
+
+// Vendor is the GPU vendor of a target: nvidia (sm_*), amd (gfx*), or ""
+// for host and for an architecture of neither.
+func Vendor(target string) string {
+	switch {
+	case strings.HasPrefix(target, "sm_"):
+		return "nvidia"
+	case strings.HasPrefix(target, "gfx"):
+		return "amd"
+	}
+	return ""
+}
+
+// NoAMDGPU is why a cell built for an AMD target has no measurement: no AMD
+// GPU is lent, so AMD cells are compiled (in CI too) and never run, here or
+// on an NVIDIA GPU host (docs/amd.md).
+const NoAMDGPU = "compiles; not run (no AMD GPU)"
+
+// NotRun says why binaries for target never run ("" when they may, given a
+// GPU for a GPU target): NoAMDGPU for AMD targets.
+func NotRun(target string) string {
+	if Vendor(target) == "amd" {
+		return NoAMDGPU
+	}
+	return ""
+}
+
+// Command is the argument list that runs the compiler with args: through
+// env(1) when the toolchain sets variables (hipcc picks its platform from
+// HIP_PLATFORM, and would pick NVIDIA where nvcc is installed).
+func (t *Toolchain) Command(args ...string) []string {
+	cmd := []string{t.Path}
+	if len(t.Env) > 0 {
+		cmd = append(append([]string{"env"}, t.Env...), t.Path)
+	}
+	return append(cmd, args...)
+}
 
 // Builds reports whether the toolchain builds for the harness device.
 func (t *Toolchain) Builds(device string) bool {
@@ -86,6 +124,15 @@ type Capability struct {
 	// Policy says why the version bound is a choice (following a paper)
 	// rather than what compilers accept; such a row has no compile probe.
 	Policy string
+}
+
+// On reports whether the row applies to builds for target.
+func (c *Capability) On(target string) bool {
+	kind := "host"
+	if target != "host" {
+		kind = Vendor(target)
+	}
+	return slices.Contains(targetsOrBoth(c.Targets), kind)
 }
 
 // Break is a known broken combination.
@@ -180,7 +227,8 @@ var Families = slices.Sorted(maps.Keys(versionRe))
 // HarnessDevices lists the devices the harness at dir implements, sorted:
 // each is a header pm/device_<name>.hpp, which a generated program includes
 // for its strategy's device. They are the execution spaces a strategy may
-// run on and a toolchain may build for.
+// run on and a toolchain may build for. cuda is the CUDA dialect: nvcc
+// builds it, and hipcc for AMD targets through harness/pm/gpu_runtime.hpp.
 func HarnessDevices(dir string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "pm", "device_*.hpp"))
 	if err != nil {
@@ -211,6 +259,10 @@ func CheckDevices(tcs []*Toolchain, devices []string) error {
 	return errs.Err()
 }
 
+// Targets are the values of a capability row's targets: host builds, GPU
+// builds of any vendor, or of one vendor (Vendor).
+var Targets = []string{"host", "gpu", "nvidia", "amd"}
+
 // LoadTable reads the capability table.
 func LoadTable(file string) (*Table, error) {
 	var errs diag.List
@@ -233,8 +285,8 @@ func LoadTable(file string) (*Table, error) {
 		seen[c.Name] = append(seen[c.Name], targetsOrBoth(c.Targets)...)
 		c.When, c.Raw = constraints(d, cf["when"])
 		for _, t := range c.Targets {
-			if t != "host" && t != "gpu" {
-				d.Add(cf["targets"], "targets are host or gpu, not %q", t)
+			if !slices.Contains(Targets, t) {
+				d.Add(cf["targets"], "targets are %s, not %q", strings.Join(Targets, ", "), t)
 			}
 		}
 		tb.Caps = append(tb.Caps, c)
@@ -295,7 +347,7 @@ func Load(file, root string) ([]*Toolchain, error) {
 	}
 	for _, item := range d.Seq(f["toolchains"], "toolchains") {
 		tf := d.Fields(item, "toolchain", "id", "family", "commands", "target", "devices", "flags", "needs",
-			"runtime_libs", "cuda_from", "version", "pick", "enabled")
+			"runtime_libs", "cuda_from", "version", "pick", "enabled", "env")
 		if !d.Require(item, tf, "toolchain", "id", "family", "commands", "target", "devices") {
 			continue
 		}
@@ -304,7 +356,7 @@ func Load(file, root string) ([]*Toolchain, error) {
 			Devices: d.Strings(tf["devices"], "devices"), Flags: expand(d.Strings(tf["flags"], "flags")),
 			Needs: expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
 			CUDAFrom: d.String(tf["cuda_from"], "cuda_from"), Pinned: d.String(tf["version"], "version"),
-			Pick:    d.String(tf["pick"], "pick"),
+			Pick: d.String(tf["pick"], "pick"), Env: d.Strings(tf["env"], "env"),
 			Enabled: tf["enabled"] == nil || d.Bool(tf["enabled"], "enabled"), Pos: d.Pos(item), DevicesAt: d.Pos(tf["devices"])}
 		if seen[t.ID] {
 			d.Add(tf["id"], "toolchain %q defined twice", t.ID)
@@ -312,6 +364,14 @@ func Load(file, root string) ([]*Toolchain, error) {
 		seen[t.ID] = true
 		if !slices.Contains(Families, t.Family) {
 			d.Add(tf["family"], "unknown compiler family %q (known: %s)%s", t.Family, strings.Join(Families, ", "), diag.DidYouMean(t.Family, Families))
+		}
+		if t.Target != "host" && Vendor(t.Target) == "" {
+			d.Add(tf["target"], "target is host or a GPU architecture (sm_*, gfx*), not %q", t.Target)
+		}
+		for _, e := range t.Env {
+			if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+				d.Add(tf["env"], "env entries are NAME=value, not %q", e)
+			}
 		}
 		if t.Pick != "" && t.Pick != "first" && t.Pick != "newest" {
 			d.Add(tf["pick"], "pick is first or newest, not %q", t.Pick)
@@ -403,7 +463,8 @@ func discover(ctx context.Context, t *Toolchain, tb *Table, probe Probe) {
 			return
 		}
 	}
-	out, err := probe(ctx, t.Path, "--version")
+	cmd := t.Command("--version")
+	out, err := probe(ctx, cmd[0], cmd[1:]...)
 	t.Identity = t.Path + " " + firstLine(out)
 	if t.Pinned != "" {
 		t.Version, _ = version.NewVersion(t.Pinned)
@@ -488,11 +549,21 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
+// targetsOrBoth lists the kinds of target a row covers: gpu stands for
+// every vendor.
 func targetsOrBoth(t []string) []string {
 	if len(t) == 0 {
-		return []string{"host", "gpu"}
+		t = []string{"host", "gpu"}
 	}
-	return t
+	var out []string
+	for _, x := range t {
+		if x == "gpu" {
+			out = append(out, "nvidia", "amd")
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 func overlap(a, b []string) bool {
@@ -507,16 +578,12 @@ func overlap(a, b []string) bool {
 // Derive sets the capabilities and breaks of a toolchain with a version.
 func Derive(t *Toolchain, tb *Table) {
 	t.Caps = map[string]bool{}
-	kind := "host"
-	if t.GPU() {
-		kind = "gpu"
-	}
 	for _, c := range tb.Caps {
 		con, ok := c.When[t.Family]
 		if !ok || t.Version == nil || !con.Check(t.Version) {
 			continue
 		}
-		if len(c.Targets) > 0 && !slices.Contains(c.Targets, kind) {
+		if !c.On(t.Target) {
 			continue
 		}
 		t.Caps[c.Name] = true

@@ -62,6 +62,11 @@ func TestGates(t *testing.T) {
 		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}},
 		{tc("gcc", "12.2.0", "sm_80", ""), []string{"cxx17", "omp_target", "omp_target_nowait"}}, // no omp_map_lambda on the GPU: measured failing
 		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
+		// AMD: the kernel-mode gates as on NVIDIA; the runtime rows measured
+		// on NVIDIA GPUs only (omp_map_lambda, omp_target_nowait) stay off.
+		{tc("llvm", "19.1.7", "gfx90a", ""), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
+		{tc("llvm", "12.0.1", "gfx90a", ""), []string{"cxx17"}}, // AMDGPU OpenMP offload from LLVM 13
+		{tc("rocm", "5.2", "gfx90a", ""), []string{"cuda", "cxx17"}},
 	}
 	for _, c := range cases {
 		Derive(c.t, tb)
@@ -141,8 +146,16 @@ func TestBadFiles(t *testing.T) {
 	loaded, err := Load(tcs, dir)
 	require.Error(t, err)
 	assert.Equal(t, tcs+`:3:10: toolchain "x" defined twice
-`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, family, flags, id, needs, pick, runtime_libs, target, version)`, err.Error())
+`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, env, family, flags, id, needs, pick, runtime_libs, target, version)`, err.Error())
 	assert.EqualError(t, CheckDevices(loaded, []string{"host", "omptarget"}), tcs+`:2:66: unknown device "gpu" (known: host, omptarget)`)
+
+	require.NoError(t, os.WriteFile(tcs, []byte(`toolchains:
+  - {id: a, family: rocm, commands: [hipcc], target: mi250x, devices: [cuda], env: [HIP_PLATFORM]}
+`), 0o644))
+	_, err = Load(tcs, dir)
+	require.Error(t, err)
+	assert.Equal(t, tcs+`:2:54: target is host or a GPU architecture (sm_*, gfx*), not "mi250x"
+`+tcs+`:2:84: env entries are NAME=value, not "HIP_PLATFORM"`, err.Error())
 }
 
 // The devices are the harness's device headers.
@@ -212,4 +225,29 @@ func TestPickNewest(t *testing.T) {
 	Discover(context.Background(), []*Toolchain{first}, tb, probe)
 	assert.Equal(t, "11.8.0", first.VersionString())
 	assert.Empty(t, first.Candidates)
+}
+
+// AMD targets never run; a toolchain with env runs its compiler through
+// env(1), for its builds and its --version alike.
+func TestAMDTarget(t *testing.T) {
+	assert.Equal(t, "amd", Vendor("gfx90a"))
+	assert.Equal(t, "nvidia", Vendor("sm_90"))
+	assert.Equal(t, "", Vendor("host"))
+	assert.Equal(t, NoAMDGPU, NotRun("gfx90a"))
+	assert.Empty(t, NotRun("sm_90"))
+	assert.Empty(t, NotRun("host"))
+
+	hip := &Toolchain{ID: "hip", Family: "rocm", Commands: []string{"sh"}, Target: "gfx90a", Env: []string{"HIP_PLATFORM=amd"}, Enabled: true}
+	var asked []string
+	probe := func(_ context.Context, name string, args ...string) (string, error) {
+		asked = append([]string{name}, args...)
+		return "HIP version: 5.2.21153-0\nDebian clang version 15.0.6\n", nil
+	}
+	Discover(context.Background(), []*Toolchain{hip}, table(t), probe)
+	require.True(t, hip.Found(), hip.Missing)
+	assert.Equal(t, []string{"env", "HIP_PLATFORM=amd", hip.Path, "--version"}, asked)
+	assert.Equal(t, "5.2.0", hip.VersionString())
+	assert.Equal(t, []string{"env", "HIP_PLATFORM=amd", hip.Path, "-O3"}, hip.Command("-O3"))
+	plain := &Toolchain{Path: "/usr/bin/g++"}
+	assert.Equal(t, []string{"/usr/bin/g++", "-O3"}, plain.Command("-O3"))
 }
