@@ -85,13 +85,13 @@ type lowering struct {
 	model *machine.Model
 	note  func(format string, args ...any)
 
-	band     []*loopnest.Loop
-	at       map[string]*loopnest.Loop // level -> the loop holding it (nil: none)
-	levels   map[*loopnest.Loop][]string
-	inner    []*loopnest.Loop // band loops not mapped, run inside the innermost level in order
-	reduce   *reduction       // the vector loop's reduction, or nil
-	team     int64
-	vector   int64
+	band   []*loopnest.Loop
+	at     map[string]*loopnest.Loop // level -> the loop holding it (nil: none)
+	levels map[*loopnest.Loop][]string
+	inner  []*loopnest.Loop // band loops not mapped, run inside the innermost level in order
+	reduce *reduction       // the vector loop's reduction, or nil
+	team   int64
+	vector int64
 }
 
 // reduction is a vector loop whose body is accumulations into one target:

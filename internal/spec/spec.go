@@ -27,13 +27,13 @@ type Kernel struct {
 	Args     []Arg
 	Result   string // "" or "double": the value the kernel returns
 	Tunables []Tunable
-	Pattern  *Node  // the parallel pattern tree, or nil for a composite
+	Pattern  *Node // the parallel pattern tree, or nil for a composite
 	// Loops is the kernel written as sequential loops (loops:, instead of
 	// pattern:); the mapper sets Pattern from it after loading
 	// (mapping.Lower), and Mapping explains how.
 	Loops   *loopnest.Program
 	Mapping string
-	Driver   string // host code of a composite, calling the kernels it uses
+	Driver  string // host code of a composite, calling the kernels it uses
 	// Reference is the float64 host reference, the body of a function with
 	// the kernel's signature. A composite's is optional: without one its
 	// driver runs over the references of the kernels it uses.
