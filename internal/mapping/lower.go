@@ -8,6 +8,7 @@ package mapping
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -269,12 +270,58 @@ func lowerOf(x *loopnest.Loop) string { return fold(x.Lower, ">") }
 func upperOf(x *loopnest.Loop) string { return fold(x.Upper, "<") }
 
 func fold(bs []loopnest.Affine, cmp string) string {
-	out := "(" + bs[0].String() + ")"
+	out := paren(bs[0].String())
 	for _, b := range bs[1:] {
-		e := "(" + b.String() + ")"
+		e := paren(b.String())
 		out = fmt.Sprintf("(%s %s %s ? %s : %s)", out, cmp, e, out, e)
 	}
 	return out
+}
+
+var simple = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$`)
+
+// tripOf is the C++ of a loop's trip count (before clamping at 0): upper
+// minus lower, simplified when each is one affine bound.
+func tripOf(x *loopnest.Loop) string {
+	if len(x.Lower) != 1 || len(x.Upper) != 1 {
+		return minus(upperOf(x), lowerOf(x))
+	}
+	d := loopnest.Affine{Const: x.Upper[0].Const - x.Lower[0].Const, Terms: map[string]int64{}}
+	for _, a := range []struct {
+		e    loopnest.Affine
+		sign int64
+	}{{x.Upper[0], 1}, {x.Lower[0], -1}} {
+		for name, c := range a.e.Terms {
+			if d.Terms[name] += a.sign * c; d.Terms[name] == 0 {
+				delete(d.Terms, name)
+			}
+		}
+	}
+	return paren(d.String())
+}
+
+// paren parenthesises a C++ expression unless it is a name or a number.
+func paren(e string) string {
+	if simple.MatchString(e) {
+		return e
+	}
+	return "(" + e + ")"
+}
+
+// minus is a - b for C++ expressions, a alone when b is 0.
+func minus(a, b string) string {
+	if b == "0" {
+		return a
+	}
+	return "(" + a + " - " + b + ")"
+}
+
+// plus is a + b, b alone when a is 0.
+func plus(a, b string) string {
+	if a == "0" {
+		return b
+	}
+	return a + " + " + b
 }
 
 func minExpr(a, b string) string { return fmt.Sprintf("(%s < %s ? %s : %s)", a, b, a, b) }
@@ -299,31 +346,40 @@ func (l *lowering) tree() *spec.Node {
 		}
 		seen[x] = true
 		lo, hi, i := lowerOf(x), upperOf(x), x.Index
-		trip := fmt.Sprintf("(%s - %s)", hi, lo)
+		trip := tripOf(x)
 		switch strings.Join(l.levels[x], "+") {
 		case League:
 			league = fmt.Sprintf("%s > 0 ? %s : 0", trip, trip)
-			decl(&leagueCode, "const int64_t %s = %s + league_rank;", i, lo)
+			if lo == "0" {
+				league = trip // a loop from 0: its end is not negative (an extent)
+			}
+			decl(&leagueCode, "const int64_t %s = %s;", i, plus(lo, "league_rank"))
 		case Team:
 			teamIdx, teamBegin, teamEnd = i, lo, hi
 		case Vector:
 			vecIdx, vecBegin, vecEnd = i, lo, hi
 		case League + "+" + Team:
 			league = fmt.Sprintf("%s > 0 ? (%s + %s - 1) / %s : 0", trip, trip, T, T)
-			decl(&leagueCode, "const int64_t %s_base = %s + league_rank * %s;", i, lo, T)
-			teamIdx, teamEnd = i+"_t", minExpr(T, fmt.Sprintf("(%s - %s_base)", hi, i))
+			if lo == "0" {
+				league = fmt.Sprintf("(%s + %s - 1) / %s", trip, T, T)
+			}
+			decl(&leagueCode, "const int64_t %s_base = %s;", i, plus(lo, "league_rank * "+T))
+			teamIdx, teamEnd = i+"_t", minExpr(T, minus(hi, i+"_base"))
 			decl(&teamCode, "const int64_t %s = %s_base + %s_t;", i, i, i)
 		case Team + "+" + Vector:
 			teamIdx, teamEnd = i+"_t", fmt.Sprintf("(%s + %s - 1) / %s", trip, V, V)
-			decl(&teamCode, "const int64_t %s_base = %s + %s_t * %s;", i, lo, i, V)
-			vecIdx, vecEnd = i+"_v", minExpr(V, fmt.Sprintf("(%s - %s_base)", hi, i))
+			decl(&teamCode, "const int64_t %s_base = %s;", i, plus(lo, i+"_t * "+V))
+			vecIdx, vecEnd = i+"_v", minExpr(V, minus(hi, i+"_base"))
 			decl(&vecCode, "const int64_t %s = %s_base + %s_v;", i, i, i)
 		case League + "+" + Team + "+" + Vector:
 			league = fmt.Sprintf("%s > 0 ? (%s + %s * %s - 1) / (%s * %s) : 0", trip, trip, T, V, T, V)
-			decl(&leagueCode, "const int64_t %s_league = %s + league_rank * %s * %s;", i, lo, T, V)
+			if lo == "0" {
+				league = fmt.Sprintf("(%s + %s * %s - 1) / (%s * %s)", trip, T, V, T, V)
+			}
+			decl(&leagueCode, "const int64_t %s_league = %s;", i, plus(lo, "league_rank * "+T+" * "+V))
 			teamIdx, teamEnd = i+"_t", fmt.Sprintf("(%s - %s_league + %s - 1) / %s", minExpr(fmt.Sprintf("%s_league + %s * %s", i, T, V), hi), i, V, V)
 			decl(&teamCode, "const int64_t %s_base = %s_league + %s_t * %s;", i, i, i, V)
-			vecIdx, vecEnd = i+"_v", minExpr(V, fmt.Sprintf("(%s - %s_base)", hi, i))
+			vecIdx, vecEnd = i+"_v", minExpr(V, minus(hi, i+"_base"))
 			decl(&vecCode, "const int64_t %s = %s_base + %s_v;", i, i, i)
 		}
 	}
@@ -390,4 +446,32 @@ func bodyCode(nodes []loopnest.Node) string {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// PrintTree writes a pattern tree one node a line, as the description's
+// fields would name them, code indented below its node.
+func PrintTree(w io.Writer, n *spec.Node, prefix string) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case "code":
+		for _, line := range strings.Split(n.Code, "\n") {
+			fmt.Fprintf(w, "%s| %s\n", prefix, line)
+		}
+		return
+	case "team":
+		fmt.Fprintf(w, "%steam: league %s, team_size %s, vector %s\n", prefix, n.League, n.TeamSize, n.Vector)
+	case "atomic_add":
+		fmt.Fprintf(w, "%satomic_add: %s += %s\n", prefix, n.Target, n.Value)
+	default:
+		fmt.Fprintf(w, "%s%s: %s in [%s, %s)", prefix, n.Kind, n.Index, n.Begin, n.End)
+		if n.Acc != "" {
+			fmt.Fprintf(w, ", acc %s", n.Acc)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, c := range n.Body {
+		PrintTree(w, c, prefix+"  ")
+	}
 }

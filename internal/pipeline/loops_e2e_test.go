@@ -36,7 +36,7 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	variants := []string{"serial", "omp-host", "kk-omp-a", "kk-omp-b", "omp-raw"}
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: kernels, Toolchains: []string{"gcc-host"}, Variants: variants,
-		Sizes: Sizes{"": {37}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "loops"), Log: &log}
+		Sizes: Sizes{"": {37, 333}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "loops"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 
@@ -53,7 +53,7 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	require.NoError(t, Generate(p))
 	serial, err := os.ReadFile(filepath.Join(root, "generated", "row_recurrence", "serial.cpp"))
 	require.NoError(t, err)
-	assert.Contains(t, string(serial), "for (int64_t j = (1); j < (m); ++j) {", "j stays a sequential loop")
+	assert.Contains(t, string(serial), "for (int64_t j = 1; j < m; ++j) {", "j stays a sequential loop")
 	for _, k := range kernels {
 		assert.FileExists(t, filepath.Join(root, "generated", k, "kk-cuda-3lvl.cu"))
 		assert.FileExists(t, filepath.Join(root, "generated", k, "direct-ompx.cpp"))

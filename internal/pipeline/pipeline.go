@@ -13,8 +13,6 @@ import (
 	"sync"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
-	models "github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -300,22 +298,4 @@ func knobOf(what string) string {
 		return "PM_SIZES"
 	}
 	return what
-}
-
-// mapKernels maps the kernels written as loop nests onto the pattern tree
-// with the default GPU model (docs/loopnest.md); the models are read only
-// when a kernel needs them.
-func mapKernels(p *Project) error {
-	if !slices.ContainsFunc(p.Kernels, func(k *spec.Kernel) bool { return k.Loops != nil }) {
-		return nil
-	}
-	set, err := models.Load(p.path(models.Dir))
-	if err != nil {
-		return err
-	}
-	m, err := set.Get(mapping.DefaultGPU)
-	if err != nil {
-		return err
-	}
-	return mapping.LowerAll(p.Kernels, m)
 }
