@@ -117,14 +117,23 @@ func (l *lowering) plan() error {
 		}
 	}
 	// The band loops outside the outermost mapped one would run around the
-	// launch: a kernel per iteration, not lowered yet.
+	// launch (a kernel per iteration, not lowered yet) unless they can run
+	// inside the mapped loops: when every dependence in the band is within
+	// one iteration of each mapped loop.
+	var mapped []*loopnest.Loop
 	for _, b := range l.band {
 		if len(l.levels[b]) > 0 {
+			mapped = append(mapped, b)
+		}
+	}
+	for _, b := range l.band {
+		if len(l.levels[b]) > 0 || len(mapped) == 0 {
 			break
 		}
-		if len(l.at) > 0 {
-			return fmt.Errorf("loop %s (%s) encloses the mapped loops sequentially; that needs a kernel launch per iteration, not lowered yet", b.ID, b.Pos)
+		if d := l.across(mapped); d != nil {
+			return fmt.Errorf("loop %s (%s) encloses the mapped loops sequentially and cannot move inside them (%s); that needs a kernel launch per iteration, not lowered yet", b.ID, b.Pos, d)
 		}
+		l.note("loop %s: sequential, moved inside the mapped loops (each dependence it carries stays within one iteration of them)", b.ID)
 	}
 	for _, b := range l.band {
 		if len(l.levels[b]) == 0 {
@@ -169,6 +178,27 @@ func (l *lowering) plan() error {
 		l.reduce = red
 	}
 	l.sizes()
+	return nil
+}
+
+// across returns a dependence of the band between different iterations of
+// a mapped loop (other than an accumulation on a reducing vector loop), or
+// nil: then the mapped loops may run outermost and concurrently with every
+// other band loop inside them, in order.
+func (l *lowering) across(mapped []*loopnest.Loop) *depend.Dep {
+	last := l.band[len(l.band)-1]
+	v := l.at[Vector]
+	reduces := v != nil && l.r.Verdict(v).Reduction
+	for _, d := range l.r.Deps {
+		if len(d.Loops) <= last.Depth || d.Loops[last.Depth] != last {
+			continue
+		}
+		for _, m := range mapped {
+			if d.Dirs[m.Depth] != depend.Eq && !(m == v && reduces && d.Reduction) {
+				return d
+			}
+		}
+	}
 	return nil
 }
 

@@ -162,10 +162,14 @@ func TestLowerVectorReduction(t *testing.T) {
 	}
 }
 
-// What is not lowered yet is an error at the loop nest, not a wrong tree.
-func TestLowerErrors(t *testing.T) {
+// A sequential loop around the parallel ones moves inside them when each
+// dependence it carries stays within one iteration of the mapped loops;
+// otherwise it would need a launch per iteration, an error at the loop nest
+// rather than a wrong tree.
+func TestLowerOuterSequentialLoop(t *testing.T) {
 	timeLoop := `loops:
   params: [n, T]
+  assume: [n >= 1, T >= 1]
   arrays: {A: [T, n]}
   body:
     - for:
@@ -175,15 +179,28 @@ func TestLowerErrors(t *testing.T) {
         body:
           - for:
               index: i
-              to: n
+              from: 1
+              to: n - 1
               body:
-                - stmt: {reads: "A[t-1][i]", writes: "A[t][i]", code: ";"}
+                - stmt: {reads: "READS", writes: "A[t][i]", code: ";"}
 `
-	_, err := lower(t, timeLoop)
-	if err == nil || !strings.Contains(err.Error(), "loop t (k.yaml:6:9) encloses the mapped loops sequentially") {
-		t.Errorf("time loop: %v", err)
+	k, err := lower(t, strings.Replace(timeLoop, "READS", "A[t-1][i]", 1))
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err = lower(t, strings.NewReplacer("J", "n", "K", "n").Replace(nest3), spec.Tunable{Name: TeamTunable, Value: 8})
+	var b bytes.Buffer
+	PrintTree(&b, k.Pattern, "")
+	if !strings.Contains(b.String(), "| for (int64_t t = 1; t < T; ++t) {") || !strings.Contains(k.Mapping, "loop t: sequential, moved inside the mapped loops") {
+		t.Errorf("t not moved inside:\n%s\n%s", k.Mapping, b.String())
+	}
+	_, err = lower(t, strings.Replace(timeLoop, "READS", "A[t-1][i-1], A[t-1][i+1]", 1))
+	if err == nil || !strings.Contains(err.Error(), "loop t (k.yaml:7:9) encloses the mapped loops sequentially and cannot move inside them (flow write A[t][i]") {
+		t.Errorf("a dependence across i: %v", err)
+	}
+}
+
+func TestLowerTunableClash(t *testing.T) {
+	_, err := lower(t, strings.NewReplacer("J", "n", "K", "n").Replace(nest3), spec.Tunable{Name: TeamTunable, Value: 8})
 	if err == nil || !strings.Contains(err.Error(), "tunable map_team_size is the mapper's") {
 		t.Errorf("tunable clash: %v", err)
 	}

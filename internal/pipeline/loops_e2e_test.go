@@ -20,14 +20,15 @@ import (
 // are generated, built, run and verified on the CPU in every backend that
 // lowers a team. row_recurrence carries a dependence along j: its mapping
 // must keep j sequential (the rows go to league, team and vector) and the
-// result must verify; gemv_acc's inner loop reduces on the vector level.
+// result must verify; col_recurrence's outer loop carries it and moves
+// inside the lanes; gemv_acc's inner loop reduces on the vector level.
 func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
 	root := t.TempDir()
 	copyInputs(t, root)
-	kernels := []string{"row_recurrence", "gemv_acc"}
+	kernels := []string{"row_recurrence", "col_recurrence", "gemv_acc"}
 	for _, k := range kernels {
 		src, err := os.ReadFile(filepath.Join("testdata", "loops", k+".yaml"))
 		require.NoError(t, err)
@@ -45,6 +46,10 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	assert.Contains(t, rec.Mapping, "loop j (")
 	assert.Contains(t, rec.Mapping, "loop j -> sequential: sequential: carries flow")
 	assert.Contains(t, rec.Mapping, "loop i -> league+team+vector")
+	col := p.ByName["col_recurrence"]
+	assert.Contains(t, col.Mapping, "loop j -> sequential: sequential: carries flow")
+	assert.Contains(t, col.Mapping, "loop j: sequential, moved inside the mapped loops")
+	assert.Contains(t, col.Mapping, "loop i -> league+team+vector")
 	gemv := p.ByName["gemv_acc"]
 	assert.Contains(t, gemv.Mapping, "loop j -> vector")
 	assert.Contains(t, gemv.Mapping, "loop i -> league+team")
