@@ -34,7 +34,7 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", k+".yaml"), src, 0o644))
 	}
-	variants := []string{"serial", "omp-host", "kk-omp-a", "kk-omp-b", "omp-raw"}
+	variants := []string{"serial", "omp-host", "kk-omp-b", "omp-raw"}
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: kernels, Toolchains: []string{"gcc-host"}, Variants: variants,
 		Sizes: Sizes{"": {37, 333}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "loops"), Log: &log}
