@@ -54,7 +54,7 @@ void atx_mapped(const int64_t m, const int64_t n, const double* A, const double*
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "atx_mapped", size);
   const int64_t m = size;
-  const int64_t n = size + 1;
+  const int64_t n = size + 2;
   pm::Array<double> A_data(run, "A", m * n, pm::kIn);
   A_data.fill_random(opt.seed, -1.0, 1.0);
   double* const A = A_data.dev();
@@ -64,7 +64,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> y_data(run, "y", n, pm::kInOut);
   y_data.fill_random(opt.seed, -1.0, 1.0);
   double* const y = y_data.dev();
-  run.reference("bfbd3b2151680b66", [&] {
+  run.reference("f25c59acfec228f6", [&] {
     ref::atx_mapped(m, n, A_data.ref(), x_data.ref(), y_data.ref());
     return 0.0;
   });
