@@ -28,6 +28,9 @@ func Check(ctx context.Context) error { return stage(ctx, "check") }
 // Doctor prints the toolchains found, their capabilities, and why each cell is on or off.
 func Doctor(ctx context.Context) error { return stage(ctx, "doctor") }
 
+// Explain prints how each kernel written as loops was mapped: dependences, each loop's level and why, sizes, the pattern tree.
+func Explain(ctx context.Context) error { return stage(ctx, "explain") }
+
 // Build compiles every cell this machine can build, in parallel and incrementally.
 func Build(ctx context.Context) error {
 	mg.CtxDeps(ctx, Generate)

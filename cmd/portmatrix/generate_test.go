@@ -62,7 +62,7 @@ func TestGoGenerateRegeneratesGenerated(t *testing.T) {
 		t.Skip("go not found")
 	}
 	dir := t.TempDir()
-	for _, p := range []string{"go.mod", "go.sum", "toolchains.yaml", "cmd", "internal", "templates", "variants", "harness", "generated"} {
+	for _, p := range []string{"go.mod", "go.sum", "toolchains.yaml", "cmd", "internal", "templates", "variants", "harness", "machines", "generated"} {
 		info, err := os.Stat(filepath.Join(root, p))
 		require.NoError(t, err)
 		if !info.IsDir() {

@@ -1,9 +1,10 @@
 // Package mapping chooses, for each loop nest of a program, which loops run
 // on the league, team and vector levels of a hierarchical parallel machine
 // (Kokkos' TeamPolicy, CUDA's grid, block and warp lanes), from the
-// dependence analysis (internal/depend): a skeleton of paper 004's mapper.
-// Each decision carries its reason. The sizes of the levels, from a machine
-// model, and the lowering into the pattern tree are later steps.
+// dependence analysis (internal/depend): the first steps of paper 004's
+// mapper. Each decision carries its reason. lower.go turns a kernel's
+// mapping into the pattern tree, with the levels' sizes from a machine
+// model.
 package mapping
 
 import (

@@ -59,6 +59,7 @@ var badCases = []badCase{
 	{name: "kernel-bad-size", edit: [][3]string{{kernel, "ci: [1003, 100003]", "ci: [1003, big]"}}},
 	{name: "kernel-empty-file", edit: [][3]string{{"templates/kernels/empty.yaml", "", ""}}},
 	{name: "kernel-size-multiple-of-width", edit: [][3]string{{kernel, "ci: [1003, 100003]", "ci: [1024, 100000]"}}},
+	{name: "kernel-loops-non-affine", edit: [][3]string{{"templates/kernels/atx_mapped.yaml", `reads: "A[j][i], x[j]"`, `reads: "A[j][i*j], x[j]"`}}},
 	{name: "kernel-args-not-list", edit: [][3]string{{kernel, "args:\n  - {name: n, type: int64, value: size}\n", "args: {n: 1}\nxargs:\n  - {name: n, type: int64, value: size}\n"}}},
 
 	// Tunables and their search spaces (variants/tuning.yaml).

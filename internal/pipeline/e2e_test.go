@@ -23,7 +23,7 @@ import (
 // copyInputs copies the inputs of the pipeline into a scratch repository.
 func copyInputs(t *testing.T, dst string) {
 	t.Helper()
-	for _, dir := range []string{"templates", "variants", "harness"} {
+	for _, dir := range []string{"templates", "variants", "harness", "machines"} {
 		src := filepath.Join("..", "..", dir)
 		require.NoError(t, filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
 			if err != nil {

@@ -61,6 +61,9 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	var err error
 	p.Kernels, err = spec.LoadDir(p.path(layout.Kernels))
 	add(err)
+	if err == nil {
+		add(mapKernels(p))
+	}
 	p.ByName = spec.ByName(p.Kernels)
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)

@@ -52,6 +52,8 @@ var Stages = []StageDef{
 		run: withProject(Check)},
 	{Name: "doctor", Needs: NeedsProject, Doc: "Doctor prints the toolchains found, their capabilities, and why each cell is on or off.",
 		run: withProject(func(p *Project) error { Doctor(p, p.Cfg.Log); return nil })},
+	{Name: "explain", Needs: NeedsProject, Doc: "Explain prints how each kernel written as loops was mapped: dependences, each loop's level and why, sizes, the pattern tree.",
+		run: func(_ context.Context, cfg Config) error { return Explain(cfg, cfg.Log) }},
 	{Name: "build", Needs: NeedsProject, Deps: []string{"generate"}, Doc: "Build compiles every cell this machine can build, in parallel and incrementally.",
 		run: func(ctx context.Context, cfg Config) error {
 			p, err := Load(ctx, cfg)

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/loopnest"
 )
 
 // Kernel is one kernel description.
@@ -29,8 +30,13 @@ type Kernel struct {
 	Args     []Arg
 	Result   string // "" or "double": the value the kernel returns
 	Tunables []Tunable
-	Pattern  *Node  // the parallel pattern tree, or nil for a composite
-	Driver   string // host code of a composite, calling the kernels it uses
+	Pattern  *Node // the parallel pattern tree, or nil for a composite
+	// Loops is the kernel written as sequential loops (loops:, instead of
+	// pattern:); the mapper sets Pattern from it after loading
+	// (mapping.Lower), and Mapping explains how.
+	Loops   *loopnest.Program
+	Mapping string
+	Driver  string // host code of a composite, calling the kernels it uses
 	// Reference is the float64 host reference, the body of a function with
 	// the kernel's signature. A composite's is optional: without one its
 	// driver runs over the references of the kernels it uses.
@@ -183,7 +189,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	}
 	d := diag.Decoder{File: file, Errs: errs}
 	f := d.Fields(root, "kernel description", "kernel", "family", "doc", "size", "uses", "args", "result", "tunables",
-		"pattern", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why")
+		"pattern", "loops", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why")
 	k := &Kernel{File: file, Pos: d.Pos(root)}
 	if !d.Require(root, f, "kernel description", "kernel", "size", "args", "bytes", "flops", "tolerance") {
 		return k
@@ -219,10 +225,23 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	k.ToleranceWhy = d.String(f["tolerance_why"], "tolerance_why")
 	k.Driver = d.String(f["driver"], "driver")
 	switch {
+	case f["loops"] != nil && (f["pattern"] != nil || f["driver"] != nil):
+		d.Add(f["@loops"], "a kernel has loops (to be mapped) or a pattern or a driver, one of them")
+	case f["loops"] != nil:
+		parseLoops(d, k, f["loops"])
+		if f["reference"] == nil {
+			d.Add(root, "kernel description needs field \"reference\": the float64 host reference")
+		}
+		if k.Result != "" {
+			d.Add(f["@result"], "a loop-nest kernel returns nothing: write the sum into an array of one element")
+		}
+		if len(k.Uses) > 0 {
+			d.Add(f["@uses"], "uses is for composites (a driver), not for loops")
+		}
 	case f["pattern"] != nil && f["driver"] != nil:
 		d.Add(f["@driver"], "a kernel has a pattern or a driver, not both")
 	case f["pattern"] == nil && f["driver"] == nil:
-		d.Add(root, "kernel description needs a pattern (or, for a composite, a driver and uses)")
+		d.Add(root, "kernel description needs a pattern, loops (to be mapped), or, for a composite, a driver and uses")
 	case f["pattern"] != nil:
 		k.Pattern = parseNode(d, f["pattern"], "top")
 		if len(k.Uses) > 0 {
@@ -495,7 +514,7 @@ func checkUses(kernels []*Kernel, errs *diag.List) {
 			switch used, ok := byName[u]; {
 			case !ok:
 				errs.Add(k.Pos, "kernel %q uses unknown kernel %q%s", k.Name, u, diag.DidYouMean(u, names))
-			case used.Pattern == nil:
+			case used.Pattern == nil && used.Loops == nil:
 				errs.Add(k.Pos, "kernel %q uses %q, itself a composite; composites call pattern kernels only", k.Name, u)
 			}
 		}

@@ -317,7 +317,11 @@ func (s *Spaces) Check(kernels []*spec.Kernel, strategies []*matrix.Strategy) er
 	for _, k := range kernels {
 		kernelNames = append(kernelNames, k.Name)
 		for _, t := range k.Tunables {
-			check(t.Name, t.Value, t.Pos)
+			at := t.Pos
+			if at.File == "" { // a tunable the mapper made (loops:): the kernel's
+				at = k.Pos
+			}
+			check(t.Name, t.Value, at)
 		}
 	}
 	for _, st := range strategies {
