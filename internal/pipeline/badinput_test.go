@@ -84,7 +84,7 @@ var badCases = []badCase{
 	{name: "caps-bad-constraint", edit: [][3]string{{caps, `gcc: ">= 4.9"`, `gcc: "at least 4.9"`}}},
 	{name: "caps-defined-twice", edit: [][3]string{{caps, "  - name: openmp\n", "  - name: cxx17\n"}}},
 	{name: "caps-bad-target", edit: [][3]string{{caps, "targets: [host]", "targets: [cpu]"}}},
-	{name: "caps-missing-source", edit: [][3]string{{caps, "    source: CUDA 11.0 programming guide (--extended-lambda)\n", ""}}},
+	{name: "caps-missing-source", edit: [][3]string{{caps, "    source: GCC 4.9 release notes (OpenMP 4.0); Clang 3.9 release notes (OpenMP 4.5 by default)\n", ""}}},
 	{name: "caps-bad-cuda-constraint", edit: [][3]string{{caps, `cuda: ">= 12.8"`, `cuda: "twelve"`}}},
 
 	// Toolchains.
