@@ -48,7 +48,7 @@ type Options struct {
 	// Threads sets the OpenMP threads and binding of host programs
 	// (HostThreads); zero leaves the environment as inherited.
 	Threads Threads
-	Log        io.Writer
+	Log     io.Writer
 	// Stamp is the provenance written into every record.
 	Stamp Stamp
 	// Trials is how many times each (cell, size) is measured (default 1).
