@@ -230,6 +230,12 @@ func workerArgs(cfg pipeline.Config, gpu bool) ([]string, error) {
 	if gpu {
 		args = append(args, "-gpu")
 	}
+	if cfg.Threads > 0 {
+		args = append(args, "-threads", strconv.Itoa(cfg.Threads))
+	}
+	if cfg.Bind != "" {
+		args = append(args, "-bind", cfg.Bind)
+	}
 	return args, nil
 }
 

@@ -38,6 +38,8 @@ type Config struct {
 	GPU            string // "1": run GPU cells, "0": do not, "": when a GPU is found
 	CopyBytes      int64
 	FlushL2        string  // the harness's --flush-l2: auto, on or off
+	Threads        int     // OpenMP threads of host programs; 0: OMP_NUM_THREADS, Slurm's allocation or the affinity mask
+	Bind           string  // OMP_PROC_BIND of host programs (run.BindModes); "": run.DefaultBind
 	Threshold      float64 // compare: relative slow-down flagged as a regression
 	Commit         string  // recorded instead of git's answer
 	Scheduler      string  // run elsewhere: slurm or gpus (internal/cluster)
@@ -196,6 +198,14 @@ var Knobs = []Knob{
 			return err
 		}
 		c.FlushL2 = v
+		return nil
+	}},
+	{"PM_THREADS", "threads", "4", "OpenMP threads of host programs (default: an exported OMP_NUM_THREADS, else SLURM_CPUS_PER_TASK, else the CPUs the run may use); docs/cpu.md", positive(func(c *Config) *int { return &c.Threads })},
+	{"PM_BIND", "bind", "close|spread|false", "OMP_PROC_BIND of host programs, with OMP_PLACES=cores unless false (default: close); docs/cpu.md", func(c *Config, v string) error {
+		if err := run.CheckBind(v); err != nil {
+			return err
+		}
+		c.Bind = v
 		return nil
 	}},
 	{"PM_THRESHOLD", "threshold", "0.10", "compare: a slow-down beyond this fraction is a regression", func(c *Config, v string) error {

@@ -504,7 +504,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	}
 	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
 		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
-		Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
+		Threads: hostThreads(cfg), Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
 	closeErr := w.Close()
 	state := results.StateFinished
 	if ctx.Err() != nil {
@@ -685,6 +685,8 @@ func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, d
 	pr := results.Run{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
 		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, BuildDirty: m.Dirty, Host: mach.Machine, GPUs: mach.GPUs,
 		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds, Vocabulary: info.Vocabulary}
+	th := hostThreads(cfg)
+	pr.HostThreads = &results.HostThreads{Threads: th.N, Bind: th.Bind, Places: th.Places, From: th.From}
 	if pr.Templates == nil {
 		pr.Templates = map[string]string{}
 	}
@@ -704,6 +706,11 @@ func provenance(cfg Config, m *build.Manifest, info buildInfo, mach host.Info, d
 	recs, _ := results.ReadJSONL(dir)
 	pr.Cells.CountRuns(recs)
 	return pr
+}
+
+// hostThreads is the OpenMP threads and binding of the run's host programs.
+func hostThreads(cfg Config) run.Threads {
+	return run.HostThreads(cfg.Threads, cfg.Bind, os.Getenv, run.Affinity)
 }
 
 // checkOut checks PM_OUT for a run: a folder that holds a run is refused

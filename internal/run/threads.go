@@ -34,10 +34,12 @@ func CheckBind(s string) error {
 }
 
 // HostThreads chooses the threads of host programs: the knob (n > 0), else
-// an OMP_NUM_THREADS the user exported, else Slurm's allocation
-// (SLURM_CPUS_PER_TASK), else the CPUs this process may run on (its
-// affinity mask, which a Slurm cgroup or taskset narrows). Binding is the
-// bind knob (DefaultBind when ""), places cores; "false" binds nothing.
+// Slurm's allocation (SLURM_CPUS_PER_TASK, at most the CPUs of the affinity
+// mask), else an OMP_NUM_THREADS the user exported, else the CPUs this
+// process may run on (its affinity mask, which a Slurm cgroup or taskset
+// narrows). The allocation comes before OMP_NUM_THREADS because sbatch
+// hands the submitting shell's environment to the job. Binding is the bind
+// knob (DefaultBind when ""), places cores; "false" binds nothing.
 func HostThreads(n int, bind string, getenv func(string) string, affinity func() int) Threads {
 	t := Threads{N: n, Bind: bind, Places: "cores", From: "PM_THREADS"}
 	if t.Bind == "" {
@@ -49,16 +51,28 @@ func HostThreads(n int, bind string, getenv func(string) string, affinity func()
 	if t.N > 0 {
 		return t
 	}
-	for _, v := range []string{"OMP_NUM_THREADS", "SLURM_CPUS_PER_TASK"} {
-		// OMP_NUM_THREADS may be a list (nested levels): the first counts.
-		first, _, _ := strings.Cut(getenv(v), ",")
-		if k, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && k > 0 {
-			t.N, t.From = k, v
-			return t
-		}
+	cpus := max(affinity(), 1)
+	if k := count(getenv("SLURM_CPUS_PER_TASK")); k > 0 {
+		t.N, t.From = min(k, cpus), "SLURM_CPUS_PER_TASK"
+		return t
 	}
-	t.N, t.From = max(affinity(), 1), "affinity"
+	if k := count(getenv("OMP_NUM_THREADS")); k > 0 {
+		t.N, t.From = k, "OMP_NUM_THREADS"
+		return t
+	}
+	t.N, t.From = cpus, "affinity"
 	return t
+}
+
+// count reads a thread count; OMP_NUM_THREADS may be a list (one per
+// nesting level), whose first counts. 0: none.
+func count(s string) int {
+	first, _, _ := strings.Cut(s, ",")
+	k, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || k < 1 {
+		return 0
+	}
+	return k
 }
 
 // Affinity is the number of CPUs this process may run on (Go reads the

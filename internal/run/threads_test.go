@@ -14,8 +14,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// The knob wins, then an exported OMP_NUM_THREADS, then Slurm's
-// allocation, then the affinity mask.
+// The knob wins, then Slurm's allocation (within the affinity mask), then
+// an exported OMP_NUM_THREADS, then the affinity mask.
 func TestHostThreadsChoice(t *testing.T) {
 	affinity := func() int { return 6 }
 	for _, c := range []struct {
@@ -25,8 +25,9 @@ func TestHostThreadsChoice(t *testing.T) {
 		want Threads
 	}{
 		{4, "", map[string]string{"OMP_NUM_THREADS": "3", "SLURM_CPUS_PER_TASK": "2"}, Threads{4, "close", "cores", "PM_THREADS"}},
-		{0, "spread", map[string]string{"OMP_NUM_THREADS": "3,2", "SLURM_CPUS_PER_TASK": "2"}, Threads{3, "spread", "cores", "OMP_NUM_THREADS"}},
-		{0, "", map[string]string{"SLURM_CPUS_PER_TASK": "2"}, Threads{2, "close", "cores", "SLURM_CPUS_PER_TASK"}},
+		{0, "spread", map[string]string{"OMP_NUM_THREADS": "16", "SLURM_CPUS_PER_TASK": "2"}, Threads{2, "spread", "cores", "SLURM_CPUS_PER_TASK"}},
+		{0, "", map[string]string{"SLURM_CPUS_PER_TASK": "8"}, Threads{6, "close", "cores", "SLURM_CPUS_PER_TASK"}},
+		{0, "", map[string]string{"OMP_NUM_THREADS": "3,2"}, Threads{3, "close", "cores", "OMP_NUM_THREADS"}},
 		{0, "", map[string]string{"OMP_NUM_THREADS": "", "SLURM_CPUS_PER_TASK": "x"}, Threads{6, "close", "cores", "affinity"}},
 		{0, "false", nil, Threads{6, "false", "", "affinity"}},
 	} {
