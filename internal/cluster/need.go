@@ -21,19 +21,21 @@ type Need struct {
 	MemMiB  int64
 }
 
-// copiesOfData is how many copies of a cell's arrays a harness holds at
-// once: the host data, the float64 reference of the outputs, the device
-// arrays, their initial copy (restored before every run) and the device's
-// copy of the reference (docs/design.md, the harness protocol).
-const copiesOfData = 5
+// copiesOfData is how many copies of a cell's arrays a host program holds
+// in memory at once: the host data, the float64 reference of the outputs,
+// the device arrays, their initial copy (restored before every run) and the
+// device's copy of the reference (docs/design.md, the harness protocol). A
+// GPU program keeps the last three on the GPU.
+const copiesOfData, gpuCopiesOfData = 5, 2
 
 // baseMiB is a task's memory apart from the data: the runner, the
 // programs' runtimes, the cache-flush buffer and the STREAM arrays.
 const baseMiB = 1024
 
-// MemMiB estimates the memory of a task running items: copiesOfData times
-// the largest data of any item (its arrays' bytes at its size, from the
-// kernel's spec), plus baseMiB. kernelOf maps a cell to its kernel.
+// MemMiB estimates the memory of a task running items: the largest of
+// copiesOfData (gpuCopiesOfData for a GPU item) times an item's data (its
+// arrays' bytes at its size, from the kernel's spec), plus baseMiB.
+// kernelOf maps a cell to its kernel.
 // Arguments whose bytes the spec cannot say here (a snap problem) count 0;
 // an item of an unknown cell or kernel is an error.
 func MemMiB(kernels map[string]*spec.Kernel, kernelOf map[string]string, items []work.Item) (int64, error) {
@@ -43,9 +45,13 @@ func MemMiB(kernels map[string]*spec.Kernel, kernelOf map[string]string, items [
 		if k == nil {
 			return 0, fmt.Errorf("memory estimate: cell %q: kernel %q unknown", it.Cell, kernelOf[it.Cell])
 		}
-		most = max(most, DataBytes(k, it.Size))
+		copies := int64(copiesOfData)
+		if it.Target != "" && it.Target != "host" {
+			copies = gpuCopiesOfData
+		}
+		most = max(most, copies*DataBytes(k, it.Size))
 	}
-	return baseMiB + (copiesOfData*most+1<<20-1)>>20, nil
+	return baseMiB + (most+1<<20-1)>>20, nil
 }
 
 // elemBytes is the size of an array's elements.

@@ -25,11 +25,16 @@ func TestMemoryFromTheLargestItem(t *testing.T) {
 	rows, nnz := int64(11*11*11), int64(31*31*31)
 	assert.Equal(t, 8*(rows+1)+16*nnz+5*8*rows, DataBytes(kernels["cgsolve"], 10))
 
-	kernelOf := map[string]string{"axpby.serial.gcc": "axpby", "axpby.omp-host.gcc": "axpby", "dot.serial.gcc": "dot"}
+	kernelOf := map[string]string{"axpby.serial.gcc": "axpby", "axpby.omp-host.gcc": "axpby", "dot.serial.gcc": "dot", "dot.cuda.nvcc": "dot"}
 	items := []work.Item{{Cell: "axpby.serial.gcc", Size: 1000}, {Cell: "axpby.omp-host.gcc", Size: 100 << 20}, {Cell: "dot.serial.gcc", Size: 10}}
 	mib, err := MemMiB(kernels, kernelOf, items)
 	require.NoError(t, err)
 	assert.Equal(t, int64(baseMiB+copiesOfData*16*100), mib)
+	// A GPU program holds two copies in host memory.
+	items = append(items, work.Item{Cell: "dot.cuda.nvcc", Size: 300 << 20, Target: "sm_90"})
+	mib, err = MemMiB(kernels, kernelOf, items)
+	require.NoError(t, err)
+	assert.Equal(t, int64(baseMiB+gpuCopiesOfData*16*300), mib)
 
 	_, err = MemMiB(kernels, kernelOf, []work.Item{{Cell: "nope.serial.gcc", Size: 1}})
 	assert.EqualError(t, err, `memory estimate: cell "nope.serial.gcc": kernel "" unknown`)
