@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // Need is what a task asks of its allocation beyond the cluster file: the
@@ -86,7 +86,7 @@ func DataBytes(k *spec.Kernel, size int64) int64 {
 // needOf is the Need of a submission of items: the knobs' threads and
 // binding, and, where the cluster file asks no mem, the memory estimate
 // from the plan's cells and the project's kernels.
-func needOf(cfg pipeline.Config, cc *Config, c Campaign, items []work.Item) (Need, error) {
+func needOf(cfg config.Config, cc *Config, c Campaign, items []work.Item) (Need, error) {
 	n := Need{Threads: cfg.Threads, Bind: cfg.Bind}
 	if cc.Mem != "" {
 		return n, nil

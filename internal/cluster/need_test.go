@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // The memory asked is the largest item's data, from the kernels' own
@@ -55,10 +55,11 @@ func TestJobScriptKnobsAndMem(t *testing.T) {
 
 // A task runs with the knobs the submission was given.
 func TestWorkerArgsCarryThreadKnobs(t *testing.T) {
-	cfg := pipeline.Config{Root: ".", BuildDir: "build", SizeSet: "ci", Reps: 5, Timeout: 300, Threads: 2, Bind: "spread"}
+	cfg := config.Config{Root: ".", BuildDir: "build", SizeSet: "ci", Reps: 5, Timeout: 300, Threads: 2, Bind: "spread"}
 	args, err := workerArgs(cfg, false)
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(args, " "), " -threads 2 -bind spread")
+	assert.Contains(t, args, "-threads=2")
+	assert.Contains(t, args, "-bind=spread")
 	cfg.Threads, cfg.Bind = 0, ""
 	args, err = workerArgs(cfg, false)
 	require.NoError(t, err)
