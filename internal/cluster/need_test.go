@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
@@ -64,4 +66,20 @@ func TestWorkerArgsCarryThreadKnobs(t *testing.T) {
 	args, err = workerArgs(cfg, false)
 	require.NoError(t, err)
 	assert.NotContains(t, strings.Join(args, " "), "-threads")
+}
+
+// A submission's need reads the plan's cells and the project's kernels;
+// the cluster file's mem skips the estimate.
+func TestNeedOfASubmission(t *testing.T) {
+	c := Campaign{Dir: t.TempDir()}
+	require.NoError(t, os.MkdirAll(c.path("plan"), 0o755))
+	require.NoError(t, results.WriteBuildCSV(c.path("plan"), []results.BuildRow{{Cell: "axpby.serial.gcc-host", Kernel: "axpby"}}))
+	cfg := config.Config{Root: filepath.Join("..", ".."), Threads: 3}
+	items := []work.Item{{Cell: "axpby.serial.gcc-host", Size: 64 << 20, Target: "host"}}
+	n, err := needOf(cfg, &Config{}, c, items)
+	require.NoError(t, err)
+	assert.Equal(t, Need{Threads: 3, MemMiB: baseMiB + copiesOfData*16*64}, n)
+	n, err = needOf(cfg, &Config{Mem: "4G"}, c, items)
+	require.NoError(t, err)
+	assert.Zero(t, n.MemMiB)
 }
