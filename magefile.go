@@ -125,6 +125,10 @@ func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 //	    run only these work items: a JSON file of {cell, size}, a queue folder, or plan:<file> to list them (-work)
 //	PM_FLUSH_L2=auto|on|off
 //	    flush the L2 between runs (auto: always on a GPU; on the host when the working set fits) (-flush-l2)
+//	PM_THREADS=4
+//	    OpenMP threads of host programs (default: SLURM_CPUS_PER_TASK, else an exported OMP_NUM_THREADS, else the CPUs the run may use); docs/cpu.md (-threads)
+//	PM_BIND=close|spread|false
+//	    OMP_PROC_BIND of host programs, with OMP_PLACES=cores unless false (default: close); docs/cpu.md (-bind)
 //	PM_THRESHOLD=0.10
 //	    compare: a slow-down beyond this fraction is a regression (-threshold)
 //	PM_TUNE=auto|exhaustive|random|pruned

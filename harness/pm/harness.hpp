@@ -41,6 +41,11 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "csr.hpp"
 #include "tune.hpp"
 #include "parallel.hpp"
@@ -668,6 +673,35 @@ inline void json_string(const std::string& s) {
   std::putchar('"');
 }
 
+// host_threads appends, to a record of code that ran on the host (host
+// programs and the OpenMP target fallback), the threads it ran with and how
+// they were bound: OpenMP's thread count and proc-bind policy (1 and "none"
+// without OpenMP), OMP_PLACES as set, and the CPUs the process may run on,
+// so that threads > cpus shows an oversubscribed run.
+inline void host_threads() {
+  if (device::is_gpu()) return;
+  int threads = 1;
+  const char* bind = "none";
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+  switch (omp_get_proc_bind()) {
+    case omp_proc_bind_false: bind = "false"; break;
+    case omp_proc_bind_true: bind = "true"; break;
+    case omp_proc_bind_close: bind = "close"; break;
+    case omp_proc_bind_spread: bind = "spread"; break;
+    default: bind = "primary"; break;  // omp_proc_bind_master, renamed primary in OpenMP 5.1
+  }
+#endif
+  std::printf(",\"threads\":%d,\"bind\":\"%s\"", threads, bind);
+  const char* places = std::getenv("OMP_PLACES");
+  if (places && *places) {
+    std::printf(",\"places\":");
+    json_string(places);
+  }
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) std::printf(",\"cpus\":%d", CPU_COUNT(&set));
+}
+
 inline void json_number(double v, const char* fmt) {
   if (std::isfinite(v))
     std::printf(fmt, v);
@@ -983,6 +1017,7 @@ class Run {
     json_string(kernel_);
     std::printf(",\"device\":");
     json_string(device::name());
+    host_threads();
     std::printf(",\"size\":%" PRId64 ",\"reps\":%d,\"warmup\":%d,\"seed\":%" PRIu64 ",\"times_s\":[", size_, reps_,
                 warmup_, opt_.seed);
     for (size_t i = 0; i < times_.size(); ++i) std::printf("%s%.9g", i ? "," : "", times_[i]);
@@ -1078,6 +1113,7 @@ inline void stream_record(const Options& opt, const char* op, double bytes, cons
   json_string(opt.toolchain);
   std::printf(",\"device\":");
   json_string(device::name());
+  host_threads();
   std::printf(",\"bytes\":%.17g,\"times_s\":[", bytes);
   for (size_t i = 0; i < t.size(); ++i) std::printf("%s%.9g", i ? "," : "", t[i]);
   std::printf("],\"median_s\":%.9g,\"min_s\":%.9g,\"gbps\":%.6g,\"flush_l2\":%s,\"verified\":%s,\"error\":", med,
@@ -1170,6 +1206,7 @@ inline void stream(const Options& opt) {
   json_string(opt.toolchain);
   std::printf(",\"device\":");
   json_string(device::name());
+  host_threads();
   std::printf(",\"bytes\":%.17g,\"median_s\":%.9g,\"gbps\":%.6g}\n", 2.0 * bytes, med, 2.0 * bytes / med * 1e-9);
   std::fflush(stdout);
 }

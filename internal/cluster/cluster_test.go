@@ -100,8 +100,10 @@ env: {OMP_PROC_BIND: "true", B: "x y"}
 setup: ["ulimit -s unlimited"]
 `))
 	require.NoError(t, err)
-	s := JobScript(cc, Campaign{Dir: "/r/c"}, 2, 5, "/bin/portmatrix", []string{"-root", "/repo", "-gpu"})
+	s := JobScript(cc, Campaign{Dir: "/r/c"}, 2, 5, "/bin/portmatrix", []string{"-root", "/repo", "-gpu"}, Need{MemMiB: 3000})
 	for _, want := range []string{
+		"#SBATCH --job-name=portmatrix-c-2\n", "#SBATCH --mem=3000M\n",
+		`export OMP_NUM_THREADS="${SLURM_CPUS_PER_TASK:-1}" OMP_PROC_BIND=close OMP_PLACES=cores` + "\n",
 		"#SBATCH --array=0-4%2\n", "#SBATCH --output=/r/c/cluster/logs/%A_%a.out\n", "#SBATCH --partition=gpu\n",
 		"#SBATCH --account=proj\n", "#SBATCH --time=01:00:00\n", "#SBATCH --gpus-per-task=1\n",
 		"#SBATCH --cpus-per-task=8\n", "#SBATCH --exclusive\n", "#SBATCH --constraint=h200\n", "module load cuda/12.4\n",
@@ -195,6 +197,6 @@ func TestCLIFlushL2ReachesTheWorkers(t *testing.T) {
 	assert.Contains(t, args, "-flush-l2=on")
 	assert.Equal(t, "-scheduler=", args[0])
 	assert.NotContains(t, strings.Join(args, " "), "-out")
-	script := JobScript(&Config{Tasks: 1}, Campaign{Dir: "results/c"}, 1, 1, "portmatrix", args)
+	script := JobScript(&Config{Tasks: 1}, Campaign{Dir: "results/c"}, 1, 1, "portmatrix", args, Need{})
 	assert.Contains(t, script, " -flush-l2=on ")
 }

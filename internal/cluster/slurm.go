@@ -81,7 +81,11 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 	if err != nil {
 		return Submission{}, err
 	}
-	script := JobScript(cc, c, n, len(chunks), bin, args)
+	need, err := needOf(cfg, cc, c, missing)
+	if err != nil {
+		return Submission{}, err
+	}
+	script := JobScript(cc, c, n, len(chunks), bin, args, need)
 	file := c.path(sub, "job.sh")
 	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
 		return Submission{}, err
@@ -106,13 +110,15 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 
 // JobScript is the sbatch script of submission n: one array task per chunk,
 // each running `portmatrix run` over cluster/<n>/work/<task>.json into
-// cluster/shards/<jobid>_<task>.
-func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string) string {
+// cluster/shards/<jobid>_<task>. The job is named after the campaign; the
+// host programs' threads come from the allocation (or need's knob), and
+// memory from need where the cluster file asks none.
+func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string, need Need) string {
 	var b strings.Builder
 	opt := func(f string, a ...any) { fmt.Fprintf(&b, "#SBATCH "+f+"\n", a...) }
 	b.WriteString("#!/bin/bash\n")
 	fmt.Fprintf(&b, "# portmatrix submission %d of %s: written by portmatrix, see docs/cluster.md.\n", n, c.Dir)
-	opt("--job-name=portmatrix-%d", n)
+	opt("--job-name=%s", JobName(c, n))
 	arr := fmt.Sprintf("0-%d", tasks-1)
 	if cc.MaxRunning > 0 {
 		arr += fmt.Sprintf("%%%d", cc.MaxRunning)
@@ -136,8 +142,11 @@ func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string) 
 	if cc.GPUsPerTask > 0 {
 		opt("--gpus-per-task=%d", cc.GPUsPerTask)
 	}
-	if cc.Mem != "" {
+	switch {
+	case cc.Mem != "":
 		opt("--mem=%s", cc.Mem)
+	case need.MemMiB > 0:
+		opt("--mem=%dM", need.MemMiB) // estimated: docs/cluster.md
 	}
 	if cc.Exclusive {
 		opt("--exclusive")
@@ -146,6 +155,8 @@ func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string) 
 		opt("%s", s)
 	}
 	b.WriteString("set -euo pipefail\n")
+	b.WriteString("# Host programs' OpenMP threads: the allocation's CPUs unless PM_THREADS; bound (docs/cpu.md).\n")
+	b.WriteString(hostEnv(need) + "\n")
 	for _, m := range cc.Modules {
 		fmt.Fprintf(&b, "module load %s\n", m)
 	}
@@ -169,6 +180,18 @@ func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string) 
 		"-out", shellQuote(c.path("shards"))+`/"$SLURM_ARRAY_JOB_ID"_"$SLURM_ARRAY_TASK_ID"`, "run")
 	b.WriteString("exec " + strings.Join(cmd, " ") + "\n")
 	return b.String()
+}
+
+// JobName names submission n's jobs after the campaign folder, so that
+// squeue tells campaigns apart: portmatrix-<campaign>-<n>.
+func JobName(c Campaign, n int) string {
+	name := []rune(filepath.Base(c.Dir))
+	for i, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.", r)) {
+			name[i] = '-'
+		}
+	}
+	return fmt.Sprintf("portmatrix-%s-%d", string(name), n)
 }
 
 func shellQuote(s string) string {

@@ -44,6 +44,8 @@ type Config struct {
 	GPU            string // "1": run GPU cells, "0": do not, "": when a GPU is found
 	CopyBytes      int64
 	FlushL2        string  // the harness's --flush-l2: auto, on or off
+	Threads        int     // OpenMP threads of host programs; 0: SLURM_CPUS_PER_TASK, OMP_NUM_THREADS or the affinity mask
+	Bind           string  // OMP_PROC_BIND of host programs (run.BindModes); "": run.DefaultBind
 	Threshold      float64 // compare: relative slow-down flagged as a regression
 	TuneStrategy   string  // tune: exhaustive, random, pruned or auto ("")
 	TuneEvals      int     // tune: configurations per (cell, size), the default and cached ones included; 0: all
@@ -348,6 +350,18 @@ var Knobs = []Knob{
 			return nil
 		},
 		Value: strValue(func(c *Config) *string { return &c.FlushL2 })},
+	{Env: "PM_THREADS", Flag: "threads", Example: "4", Doc: "OpenMP threads of host programs (default: SLURM_CPUS_PER_TASK, else an exported OMP_NUM_THREADS, else the CPUs the run may use); docs/cpu.md",
+		Set:   positive(func(c *Config) *int { return &c.Threads }),
+		Value: intValue(func(c *Config) *int { return &c.Threads })},
+	{Env: "PM_BIND", Flag: "bind", Example: "close|spread|false", Doc: "OMP_PROC_BIND of host programs, with OMP_PLACES=cores unless false (default: close); docs/cpu.md",
+		Set: func(c *Config, v string) error {
+			if err := run.CheckBind(v); err != nil {
+				return err
+			}
+			c.Bind = v
+			return nil
+		},
+		Value: strValue(func(c *Config) *string { return &c.Bind })},
 	{Env: "PM_THRESHOLD", Flag: "threshold", Example: "0.10", Doc: "compare: a slow-down beyond this fraction is a regression",
 		Set: func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(v, 64)

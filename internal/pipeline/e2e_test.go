@@ -61,7 +61,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"scale", "spmv"}, Toolchains: []string{"gcc-host"},
-		Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Out: filepath.Join(root, "results", "test"), Log: &log}
+		Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Threads: 2, Out: filepath.Join(root, "results", "test"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))
@@ -81,6 +81,8 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 	require.NoError(t, err)
 	verified := map[string]bool{}
 	for _, r := range recs {
+		// Every record, STREAM ones too, ran with PM_THREADS's threads, bound.
+		assert.Equal(t, []any{2, "close", "cores"}, []any{r.Threads, r.Bind, r.Places}, "%s %s%s", r.Cell, r.Kind, r.Op)
 		if r.Kind == results.KindKernel {
 			assert.True(t, r.Verified, "%s size %v: %s", r.Cell, r.Size, r.Error)
 			verified[r.Cell] = r.Verified
@@ -112,6 +114,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 			ok++
 		}
 	}
+	assert.Equal(t, &results.HostThreads{Threads: 2, Bind: "close", Places: "cores", From: "PM_THREADS"}, folder.Run.HostThreads)
 	c := folder.Run.Cells
 	assert.Equal(t, len(res), c.Total)
 	assert.Equal(t, ok, c.Built+c.Cached)

@@ -44,6 +44,14 @@ type Record struct {
 	Toolchain string `json:"toolchain,omitempty"`
 	Target    string `json:"target,omitempty"`
 	Device    string `json:"device,omitempty"`
+	// Code that ran on the host (host programs, the OpenMP target fallback):
+	// its OpenMP threads (1 without OpenMP), their proc-bind policy ("none"
+	// without OpenMP), OMP_PLACES as set, and the CPUs the process could
+	// run on (threads > cpus: oversubscribed). Absent for GPU code.
+	Threads int    `json:"threads,omitempty"`
+	Bind    string `json:"bind,omitempty"`
+	Places  string `json:"places,omitempty"`
+	CPUs    int    `json:"cpus,omitempty"`
 
 	Size      int64              `json:"size,omitempty"`
 	Reps      int                `json:"reps,omitempty"`

@@ -37,6 +37,18 @@ type Run struct {
 	PID     int      `json:"pid,omitempty"`
 	Trials  int      `json:"trials,omitempty"`
 	Resumed []string `json:"resumed,omitempty"` // when each resumption started
+	// The OpenMP threads and binding the run gave its host programs.
+	HostThreads *HostThreads `json:"host_threads,omitempty"`
+}
+
+// HostThreads is how a run set its host programs' OpenMP threads: count,
+// OMP_PROC_BIND, OMP_PLACES ("" unset), and where the count came from
+// (PM_THREADS, OMP_NUM_THREADS, SLURM_CPUS_PER_TASK or affinity).
+type HostThreads struct {
+	Threads int    `json:"threads"`
+	Bind    string `json:"bind"`
+	Places  string `json:"places,omitempty"`
+	From    string `json:"from"`
 }
 
 // Batch is one folder a merged folder was made from: its own provenance.

@@ -43,10 +43,7 @@ func Configs(ctx context.Context, e build.Entry, size int64, configFile string, 
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, args...)
 	cmd.SysProcAttr = childAttr()
-	cmd.Env = append(cmd.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
-	if e.Target != "host" && opt.DeviceName != "" {
-		cmd.Env = append(cmd.Env, "PM_DEVICE_NAME="+opt.DeviceName)
-	}
+	cmd.Env = programEnv(e, opt)
 	var stderr bytes.Buffer
 	cmd.Stderr = io.MultiWriter(&stderr, logf)
 	stdout, err := cmd.StdoutPipe()

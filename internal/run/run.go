@@ -45,7 +45,10 @@ type Options struct {
 	FlushL2 string
 	// DeviceName names the GPU for harnesses that cannot ask for it (OpenMP).
 	DeviceName string
-	Log        io.Writer
+	// Threads sets the OpenMP threads and binding of host programs
+	// (HostThreads); zero leaves the environment as inherited.
+	Threads Threads
+	Log     io.Writer
 	// Stamp is the provenance written into every record.
 	Stamp Stamp
 	// Trials is how many times each (cell, size) is measured (default 1).
@@ -215,10 +218,7 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, args...)
 	cmd.SysProcAttr = childAttr() // dies with the runner, even on SIGKILL
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
-	if e.Target != "host" && opt.DeviceName != "" {
-		cmd.Env = append(cmd.Env, "PM_DEVICE_NAME="+opt.DeviceName)
-	}
+	cmd.Env = programEnv(e, opt)
 	var stderr bytes.Buffer
 	cmd.Stderr = io.MultiWriter(&stderr, logf)
 	stdout, err := cmd.StdoutPipe()
@@ -320,6 +320,20 @@ func record(w *results.Writer, e build.Entry, size int64, opt Options, msg strin
 		return err
 	}
 	return errors.New(msg)
+}
+
+// programEnv is a program's environment: the inherited one, the
+// toolchain's libraries first, and the GPU's name for a GPU program, the
+// threads and binding for a host program.
+func programEnv(e build.Entry, opt Options) []string {
+	env := append(os.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
+	if e.Target == "host" {
+		return append(env, opt.Threads.Env()...)
+	}
+	if opt.DeviceName != "" {
+		env = append(env, "PM_DEVICE_NAME="+opt.DeviceName)
+	}
+	return env
 }
 
 // libPath puts the toolchain's bundled runtime libraries (build/<tc>/lib)

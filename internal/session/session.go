@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
 		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
-		Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
+		Threads: hostThreads(cfg), Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
 	closeErr := w.Close()
 	state := results.StateFinished
 	if ctx.Err() != nil {
@@ -290,6 +290,11 @@ func verifiedAll(cfg config.Config, recs []results.Record) error {
 	return f.Err()
 }
 
+// hostThreads is the OpenMP threads and binding of the run's host programs.
+func hostThreads(cfg config.Config) run.Threads {
+	return run.HostThreads(cfg.Threads, cfg.Bind, os.Getenv, run.Affinity)
+}
+
 func provenance(cfg config.Config, m *build.Manifest, info BuildInfo, mach host.Info, dir string, started time.Time, recs []results.Record) results.Run {
 	commit, dirty := mach.Git.Commit, mach.Git.Dirty
 	if commit == "" {
@@ -298,6 +303,8 @@ func provenance(cfg config.Config, m *build.Manifest, info BuildInfo, mach host.
 	pr := results.Run{ID: filepath.Base(dir), Started: started.Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
 		Commit: commit, Dirty: dirty, BuildCommit: m.Commit, BuildDirty: m.Dirty, Host: mach.Machine, GPUs: mach.GPUs,
 		Templates: info.Templates, Sizes: cfg.SizeSet, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds, Vocabulary: info.Vocabulary}
+	th := hostThreads(cfg)
+	pr.HostThreads = &results.HostThreads{Threads: th.N, Bind: th.Bind, Places: th.Places, From: th.From}
 	if pr.Templates == nil {
 		pr.Templates = map[string]string{}
 	}

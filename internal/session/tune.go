@@ -102,7 +102,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	defer logf.Close()
 	opt := run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
-		Timeout: time.Duration(cfg.Timeout) * time.Second, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName()}
+		Timeout: time.Duration(cfg.Timeout) * time.Second, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(), Threads: hostThreads(cfg)}
 	program := func(ctx context.Context, t tune.Target, file string) ([]results.Record, error) {
 		return run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
 	}
