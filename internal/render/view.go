@@ -37,6 +37,7 @@ type Program struct {
 	TeamLayer string
 	Scratch   bool // a kernel of the program has team scratch (pm/scratch.hpp)
 	Snap      bool // the kernel takes a SNAP system (snap/pm_snap.hpp)
+	Sphere    bool // arrays are filled from HOMMEXX's element geometry (pm/sphere.hpp)
 }
 
 // Func is one C++ function: a kernel lowered by the backend, or a reference.
@@ -95,6 +96,7 @@ func newProgram(e *Engine, k *spec.Kernel, kernels map[string]*spec.Kernel, v *m
 	}
 	p.Scratch = slices.Contains(kinds, "team_scratch")
 	p.Snap = k.SnapSource() != ""
+	p.Sphere = k.UsesSphere()
 	if s.Layer != "" && usesTeamExtensions(kinds) {
 		p.TeamLayer = strings.TrimSuffix(s.Layer, ".hpp") + "_team.hpp"
 	}
@@ -191,6 +193,8 @@ func newMain(k *spec.Kernel) Main {
 				m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_random(opt.seed, %s, %s);", a.Name, cFloat(a.Init.Lo), cFloat(a.Init.Hi)))
 			case "snap":
 				m.Decls = append(m.Decls, snapFill(k, a))
+			case "sphere":
+				m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_values(pm::sphere::field(%q, %s_data.size()));", a.Name, a.Init.Field, a.Name))
 			case "zero", "":
 				if a.Intent != "out" {
 					m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_zero();", a.Name))

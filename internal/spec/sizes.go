@@ -78,22 +78,64 @@ func (k *Kernel) widths(more []int64) []int64 {
 // ("" when none is); ok is false when an extent does not evaluate to an
 // integer.
 func (k *Kernel) multipleAt(size int64, ws []int64) (why string, ok bool) {
-	env := k.Env(size)
 	for _, a := range k.Args {
 		if !a.IsArray() {
 			continue
 		}
-		v, err := Eval(a.Extent, env)
-		if err != nil || !v.Int {
+		v, what, checked, ok := k.checkedExtent(a, size)
+		if !ok {
 			return "", false
 		}
+		if !checked {
+			continue
+		}
 		for i := len(ws) - 1; i >= 0; i-- {
-			if v.I%ws[i] == 0 {
-				return fmt.Sprintf("%s's extent %d is a multiple of %d", a.Name, v.I, ws[i]), true
+			if v%ws[i] == 0 {
+				return fmt.Sprintf("%s's %s %d is a multiple of %d", a.Name, what, v, ws[i]), true
 			}
 		}
 	}
 	return "", true
+}
+
+// checkedExtent is what the rule looks at for array a at size: its extent,
+// or the size itself where the extent is c * size at every size of every set
+// (a fixed block per unit of the size, e.g. HOMMEXX's NP x NP x NUM_LEV
+// values per element: only the loop over the units can leave a remainder,
+// and no size makes c * size odd when c is even); checked is false for an
+// extent that is the same at every size (a table, e.g. a derivative matrix),
+// which no choice of sizes changes. ok is false when an extent does not
+// evaluate to an integer.
+func (k *Kernel) checkedExtent(a Arg, size int64) (v int64, what string, checked, ok bool) {
+	at := func(s int64) (int64, bool) {
+		x, err := Eval(a.Extent, k.Env(s))
+		return x.I, err == nil && x.Int
+	}
+	one, ok1 := at(1)
+	two, ok2 := at(2)
+	if !ok1 || !ok2 {
+		v, ok := at(size)
+		return v, "extent", true, ok
+	}
+	constant, proportional := two == one, two == 2*one
+	for _, set := range SizeSets {
+		for _, s := range k.Size.Sets[set] {
+			x, ok := at(s)
+			if !ok {
+				return 0, "", false, false
+			}
+			constant = constant && x == one
+			proportional = proportional && x == s*one
+		}
+	}
+	switch {
+	case constant:
+		return 0, "", false, true
+	case proportional && one > 1:
+		return size, "extent per unit of the size (" + fmt.Sprint(one) + " x size), the size", true, true
+	}
+	v, ok = at(size)
+	return v, "extent", true, ok
 }
 
 // cleanSizeNear is the size nearest to from (within a thousand) at which no

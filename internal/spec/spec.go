@@ -81,6 +81,7 @@ type Init struct {
 	Lo, Hi float64
 	Grid   string // minife27, bcc_w: the size expression
 	Stage  string // snap: the reference stage that fills the array (snap.go)
+	Field  string // sphere: the element-geometry field that fills the array (sphere.go)
 }
 
 // Tunable is a named integer constant of the kernel a strategy may override.
@@ -354,6 +355,9 @@ func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
 		if a.Init.Kind == "snap" {
 			checkSnapStage(d, f["init"], a, args)
 		}
+		if a.Init.Kind == "sphere" {
+			checkSphereField(d, f["init"], a)
+		}
 		args = append(args, a)
 	}
 	return args
@@ -363,12 +367,14 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 	if n == nil {
 		return Init{}
 	}
-	f := d.Fields(n, "init", "random", "zero", "minife27", "bcc_w", "snap")
+	f := d.Fields(n, "init", "random", "zero", "minife27", "bcc_w", "snap", "sphere")
 	if len(f) != 2 {
-		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>, bcc_w: <cells>, snap: <stage>")
+		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>, bcc_w: <cells>, snap: <stage>, sphere: <field>")
 		return Init{}
 	}
 	switch {
+	case f["sphere"] != nil:
+		return Init{Kind: "sphere", Field: d.String(f["sphere"], "sphere")}
 	case f["bcc_w"] != nil:
 		return Init{Kind: "bcc_w", Grid: d.String(f["bcc_w"], "bcc_w")}
 	case f["snap"] != nil:
