@@ -1,6 +1,7 @@
 // Package suite chooses which cells of the matrix a run covers: quick, a
 // small sample that still covers every strategy and every kernel family with
-// each toolchain and every kernel once, or full, every cell. The sample is
+// each toolchain; wide, also every kernel once and every variant; or full,
+// every cell. The sample is
 // computed from the cells it is given (the vocabulary loaded from templates/
 // and variants/), never listed by hand, so a new kernel or strategy is
 // covered as soon as its file exists.
@@ -55,19 +56,20 @@ type Cell struct {
 // the family and toolchain.
 func keys(c Cell, wide bool, hostKernel map[string]bool) []string {
 	k := []string{"strategy " + c.Strategy + " with " + c.Toolchain, "family " + c.Family + " with " + c.Toolchain}
-	if c.Host || !hostKernel[c.Kernel] {
-		k = append(k, "kernel "+c.Kernel)
-	}
 	if wide {
+		if c.Host || !hostKernel[c.Kernel] {
+			k = append(k, "kernel "+c.Kernel)
+		}
 		k = append(k, "variant "+c.Variant+" with "+c.Toolchain, "strategy "+c.Strategy+" for "+c.Family+" with "+c.Toolchain)
 	}
 	return k
 }
 
 // Sample returns the IDs, sorted, of a small set of cells that covers what
-// the given cells cover: every (toolchain, strategy), every (toolchain,
-// kernel family) and every kernel; with the Wide suite also every
-// (toolchain, variant) and (toolchain, family, strategy). Greedy (the cell
+// the given cells cover: every (toolchain, strategy) and every (toolchain,
+// kernel family); with the Wide suite also every kernel (on a host
+// toolchain where one builds it), every (toolchain, variant) and
+// (toolchain, family, strategy). Greedy (the cell
 // covering most of what is left, a cell that fails only where no other
 // covers anything; ties to host cells, then the smaller ID), then pruned of
 // cells whose keys others cover. The result depends on the set of cells only, not on

@@ -63,9 +63,9 @@ func covers(t *testing.T, all []Cell, ids []string, name string) {
 		hostKernel[c.Kernel] = hostKernel[c.Kernel] || c.Host
 	}
 	for _, c := range all {
-		want := []string{"strategy " + c.Strategy + " with " + c.Toolchain, "family " + c.Family + " with " + c.Toolchain, "kernel " + c.Kernel}
+		want := []string{"strategy " + c.Strategy + " with " + c.Toolchain, "family " + c.Family + " with " + c.Toolchain}
 		if name == Wide {
-			want = append(want, "variant "+c.Variant+" with "+c.Toolchain, "strategy "+c.Strategy+" for "+c.Family+" with "+c.Toolchain)
+			want = append(want, "kernel "+c.Kernel, "variant "+c.Variant+" with "+c.Toolchain, "strategy "+c.Strategy+" for "+c.Family+" with "+c.Toolchain)
 		}
 		for _, k := range want {
 			need[k] = true
@@ -88,7 +88,9 @@ func TestSampleCoversEveryStrategyFamilyAndKernel(t *testing.T) {
 	if len(ids) >= len(all)/3 {
 		t.Errorf("sample of %d cells of %d is no quick run", len(ids), len(all))
 	}
-	// every kernel is measured on a host toolchain, not only compiled
+	ids = Sample(all, Wide)
+	covers(t, all, ids, Wide)
+	// wide: every kernel is measured on a host toolchain, not only compiled
 	for k := range kernels {
 		if !slices.ContainsFunc(ids, func(id string) bool {
 			return slices.ContainsFunc(all, func(c Cell) bool { return c.ID == id && c.Kernel == k && c.Host })
@@ -165,8 +167,8 @@ func TestAddingAKernelOrStrategyKeepsCovering(t *testing.T) {
 func TestKernelWithoutHostCell(t *testing.T) {
 	all := matrix(kernels, strategies, toolchains, skip)
 	all = append(all, Cell{ID: "gpu_only.kk-cuda.nvcc-sm90", Kernel: "gpu_only", Family: "002", Strategy: "kk-cuda", Toolchain: "nvcc-sm90"})
-	ids := Sample(all, Quick)
-	covers(t, all, ids, Quick)
+	ids := Sample(all, Wide)
+	covers(t, all, ids, Wide)
 	if !slices.Contains(ids, "gpu_only.kk-cuda.nvcc-sm90") {
 		t.Errorf("gpu_only not sampled: %v", ids)
 	}
@@ -196,8 +198,8 @@ func TestFailingCellsOnlyWhereNothingElseCovers(t *testing.T) {
 		// every omp-lambda cell fails, and every host cell of snap_yi but one
 		all[i].Fails = c.Strategy == "omp-lambda" || c.Kernel == "snap_yi" && c.Host && c.ID != "snap_yi.omp-raw-b.clang19-host"
 	}
-	ids := Sample(all, Quick)
-	covers(t, all, ids, Quick)
+	ids := Sample(all, Wide)
+	covers(t, all, ids, Wide)
 	var failing []string
 	for _, c := range all {
 		if c.Fails && slices.Contains(ids, c.ID) {
