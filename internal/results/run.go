@@ -40,6 +40,11 @@ type Run struct {
 	PID     int      `json:"pid,omitempty"`
 	Trials  int      `json:"trials,omitempty"`
 	Resumed []string `json:"resumed,omitempty"` // when each resumption started
+	// MachineModel names the machine model (machines/<name>.yaml) whose
+	// launch defaults the run passed (harness --defaults); empty when none
+	// matched the GPU. DefaultNotes says where a default fell back.
+	MachineModel string   `json:"machine_model,omitempty"`
+	DefaultNotes []string `json:"default_notes,omitempty"`
 }
 
 // Batch is one folder a merged folder was made from: its own provenance.
