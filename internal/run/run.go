@@ -24,6 +24,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	FlushL2 string
 	// DeviceName names the GPU for harnesses that cannot ask for it (OpenMP).
 	DeviceName string
+	// Model is the machine model of the GPU (Model): the cells' launch
+	// defaults come from it (harness --defaults); nil: none.
+	Model *machine.Model
 	Log        io.Writer
 	// Stamp is the provenance written into every record.
 	Stamp Stamp
@@ -206,6 +210,9 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	}
 	if opt.RepSeconds > 0 {
 		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
+	}
+	if d, _ := ModelDefaults(opt.Model, e); len(d) > 0 {
+		args = append(args, "--defaults", defaultsArg(d))
 	}
 	shown := args
 	if opt.refCache != "" {
