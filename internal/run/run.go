@@ -49,7 +49,7 @@ type Options struct {
 	// Model is the machine model of the GPU (Model): the cells' launch
 	// defaults come from it (harness --defaults); nil: none.
 	Model *machine.Model
-	Log        io.Writer
+	Log   io.Writer
 	// Stamp is the provenance written into every record.
 	Stamp Stamp
 	// Trials is how many times each (cell, size) is measured (default 1).
