@@ -12,7 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 	"github.com/portmatrix/portmatrix/internal/signals"
 )
@@ -40,6 +40,12 @@ func Run(ctx context.Context) error {
 	return stage(ctx, "run")
 }
 
+// Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.
+func Tune(ctx context.Context) error {
+	mg.CtxDeps(ctx, Build)
+	return stage(ctx, "tune")
+}
+
 // Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).
 func Report(ctx context.Context) error { return stage(ctx, "report") }
 
@@ -57,6 +63,9 @@ func Collect(ctx context.Context) error { return stage(ctx, "collect") }
 
 // Status prints the progress of a scheduled run (PM_OUT): items done, Slurm tasks and their states.
 func Status(ctx context.Context) error { return stage(ctx, "status") }
+
+// Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.
+func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder", parts) }
 
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
@@ -110,6 +119,12 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 //	    flush the L2 between runs (auto: always on a GPU; on the host when the working set fits) (-flush-l2)
 //	PM_THRESHOLD=0.10
 //	    compare: a slow-down beyond this fraction is a regression (-threshold)
+//	PM_TUNE=auto|exhaustive|random|pruned
+//	    tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS) (-tune)
+//	PM_TUNE_EVALS=64
+//	    tune: configurations per (cell, size), the default and cached ones included (default: all) (-tune-evals)
+//	PM_TUNE_SECONDS=600
+//	    tune: wall seconds of new evaluations; a cut tuning resumes from its cache (default: no bound) (-tune-seconds)
 func All(ctx context.Context) error { return stage(ctx, "all") }
 
 // Clean removes build outputs (the build folder); generated/ and results/ are kept.
@@ -118,7 +133,7 @@ func Clean(ctx context.Context) error { return stage(ctx, "clean") }
 func stage(ctx context.Context, name string, args ...string) error {
 	ctx, stop := signals.Context(ctx) // SIGTERM too, and the death of mage.go
 	defer stop()
-	cfg, err := pipeline.FromEnv()
+	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
 	}

@@ -21,18 +21,21 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 export PM_COMMIT; PM_COMMIT=$(cat "$dir/COMMIT")
 hb=${PM_HOST_BUILD-nvcc-sm90}
 if [ -n "$hb" ]; then
-  bin/portmatrix "$@" -toolchains "$hb" doctor | sed -n '/^toolchains:/,/^cells:/p' | grep -A1 -E "^  (${hb//,/|}) "
+  # Which compiler each toolchain found is in the manifest and run.json; doctor's
+  # whole report stays beside the build.
+  bin/portmatrix "$@" -toolchains "$hb" doctor >"build/doctor-$hb.txt" 2>&1
   bin/portmatrix "$@" -toolchains "$hb" -jobs "$(nproc)" build || echo "gpu-run: host build of $hb failed (see build/*/*.log)"
 fi
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 resume=()
 if [ -n "${PM_RESUME_FROM:-}" ]; then
   id=$(tar -tzf "$PM_RESUME_FROM" | head -1 | cut -d/ -f1)
   tar -C results -xzf "$PM_RESUME_FROM" && resume=(-resume)
 else
-  id=$(date -u +%Y%m%d-%H%M%S)-$gpu-$(basename "$dir")
+  # The CLI names the folder (results.NewFolder: the time, the GPU, the bundle).
+  run=$(bin/portmatrix folder "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" "$(basename "$dir")") || exit 1
+  id=$(basename "$run")
 fi
-timeout "${PM_RUN_LIMIT:-500}" bin/portmatrix -gpu "${resume[@]}" -out "results/$id" "$@" run
+timeout "${PM_RUN_LIMIT:-500}" bin/portmatrix -gpu ${resume[@]+"${resume[@]}"} -out "results/$id" "$@" run
 echo "portmatrix run exited $?"
 tar -C results -czf "$out/$id.tar.gz" "$id"
 echo "results: $out/$id.tar.gz"

@@ -1,6 +1,6 @@
 // Command portmatrix is the engine behind the magefile as a plain CLI, so a
 // GPU node without Go can run a static build of it. Its stages and flags are
-// pipeline.Stages and pipeline.Knobs, the same table the magefile is built from:
+// pipeline.Stages and config.Knobs, the same table the magefile is built from:
 //
 //	portmatrix [flags] <stage> [args]
 package main
@@ -12,14 +12,14 @@ import (
 	"io"
 	"os"
 
-	_ "github.com/portmatrix/portmatrix/internal/cluster" // collect, status, PM_SCHEDULER
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/pipeline"
 	"github.com/portmatrix/portmatrix/internal/signals"
 )
 
 func main() {
 	// The environment (the magefile's knobs) gives defaults; flags override.
-	cfg, err := pipeline.FromEnv()
+	cfg, err := config.FromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)
 		os.Exit(2)
@@ -38,7 +38,7 @@ func main() {
 		fmt.Fprintln(out, "\nflags (each also read from its environment variable, which a flag overrides):")
 		fs.PrintDefaults()
 	}
-	pipeline.Flags(fs, &cfg)
+	config.Flags(fs, &cfg)
 	fs.SetOutput(io.Discard) // errors are printed once, below, with the closest flag's name
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		fs.SetOutput(os.Stderr)
@@ -46,7 +46,7 @@ func main() {
 			fs.Usage()
 			os.Exit(0)
 		}
-		fmt.Fprintln(os.Stderr, "portmatrix:", pipeline.FlagError(err))
+		fmt.Fprintln(os.Stderr, "portmatrix:", config.FlagError(err))
 		os.Exit(2)
 	}
 	fs.SetOutput(os.Stderr)

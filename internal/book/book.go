@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
@@ -75,7 +76,7 @@ func Render(opt Options) (*Book, error) {
 	specDir := filepath.Join(opt.Root, report.DefaultSpecDir)
 	voc := opt.Vocabulary
 	if voc == nil {
-		if voc, err = results.LoadVocabulary(opt.Root); err != nil {
+		if voc, err = layout.LoadVocabulary(opt.Root); err != nil {
 			return nil, err
 		}
 	}

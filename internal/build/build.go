@@ -22,14 +22,15 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // Status of a cell's build.
 const (
-	Built   = "built"
-	Cached  = "cached"
-	Failed  = "failed"
-	Skipped = "skipped"
+	Built   = results.StatusBuilt
+	Cached  = results.StatusCached
+	Failed  = results.StatusFailed
+	Skipped = results.StatusSkipped
 )
 
 // Result is one row of build.csv.

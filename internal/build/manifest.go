@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -23,21 +24,7 @@ type Manifest struct {
 }
 
 // ToolchainInfo is the provenance of one toolchain.
-type ToolchainInfo struct {
-	ID       string   `json:"id"`
-	Family   string   `json:"family"`
-	Version  string   `json:"version"`
-	CUDA     string   `json:"cuda,omitempty"`
-	Command  string   `json:"command"`
-	Path     string   `json:"path"`
-	Identity string   `json:"identity"`
-	Target   string   `json:"target"`
-	Caps     []string `json:"capabilities"`
-	Missing  string   `json:"missing,omitempty"`
-	Broken   string   `json:"broken,omitempty"`
-	// Candidates: with pick: newest, every command found as "path version".
-	Candidates []string `json:"candidates,omitempty"`
-}
+type ToolchainInfo = results.Toolchain
 
 // Entry is one cell of the manifest.
 type Entry struct {

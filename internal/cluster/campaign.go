@@ -14,9 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // A campaign is a results folder measured by several workers. Its cluster/
@@ -55,14 +57,14 @@ func (c Campaign) ShardDir(id string) string { return c.path("shards", id) }
 
 // Plan runs the run stage in plan mode (the same selection as a local run)
 // into cluster/plan once, and returns the campaign's items.
-func (c Campaign) Plan(ctx context.Context, cfg pipeline.Config) ([]work.Item, error) {
+func (c Campaign) Plan(ctx context.Context, cfg config.Config) ([]work.Item, error) {
 	if _, err := os.Stat(c.PlanFile()); err == nil {
 		fmt.Fprintf(cfg.Log, "plan: %s (kept: a campaign keeps its first plan)\n", c.PlanFile())
 		return work.ReadItems(c.PlanFile())
 	}
 	pc := cfg
 	pc.Out, pc.Work = c.path("plan"), "plan:"+c.PlanFile()
-	if _, err := pipeline.Run(ctx, pc); err != nil {
+	if _, err := session.Run(ctx, pc); err != nil {
 		return nil, err
 	}
 	return work.ReadItems(c.PlanFile())
@@ -181,16 +183,16 @@ func Chunks(items []work.Item, n int) [][]work.Item {
 	return out
 }
 
-// newDir names a fresh campaign folder when -out is not given.
-func newDir(root, suffix string) string {
+// NewDir makes a fresh campaign folder when -out is not given.
+func NewDir(root, suffix string) (string, error) {
 	host, _ := os.Hostname()
-	return filepath.Join(root, "results", time.Now().UTC().Format("20060102-150405")+"-"+pipeline.Slug(host)+"-"+suffix)
+	return results.NewFolder(filepath.Join(root, results.RunsDir), time.Now(), host, suffix)
 }
 
 // Binary returns the portmatrix CLI that workers run: the cluster file's
 // choice, else self (the running CLI), else one built now with Go into the
 // build folder (the magefile has no CLI of its own).
-func Binary(ctx context.Context, cfg pipeline.Config, cc *Config, self string) (string, error) {
+func Binary(ctx context.Context, cfg config.Config, cc *Config, self string) (string, error) {
 	if cc != nil && cc.Portmatrix != "" {
 		return filepath.Abs(cc.Portmatrix)
 	}
@@ -210,23 +212,19 @@ func Binary(ctx context.Context, cfg pipeline.Config, cc *Config, self string) (
 	return out, nil
 }
 
-// workerArgs are the CLI arguments of one worker, before -work and -out.
-func workerArgs(cfg pipeline.Config, gpu bool) ([]string, error) {
-	root, err := filepath.Abs(cfg.Root)
-	if err != nil {
+// workerArgs are the CLI arguments of one worker, before -work and -out:
+// every knob of cfg that is set and not the scheduler's (config.Knobs), with
+// the root and build folder absolute.
+func workerArgs(cfg config.Config, gpu bool) ([]string, error) {
+	var err error
+	if cfg.Root, err = filepath.Abs(cfg.Root); err != nil {
 		return nil, err
 	}
-	bd, err := filepath.Abs(cfg.BuildDir)
-	if err != nil {
+	if cfg.BuildDir, err = filepath.Abs(cfg.BuildDir); err != nil {
 		return nil, err
 	}
 	// -scheduler= : a worker inherits PM_SCHEDULER from its submitter, and must not submit.
-	args := []string{"-scheduler=", "-root", root, "-build-dir", bd, "-size-set", cfg.SizeSet,
-		"-reps", strconv.Itoa(cfg.Reps), "-warmup", strconv.Itoa(cfg.Warmup), "-timeout", strconv.Itoa(cfg.Timeout),
-		"-rep-seconds", strconv.FormatFloat(cfg.RepSeconds, 'g', -1, 64)}
-	if cfg.CopyBytes > 0 {
-		args = append(args, "-copy-bytes", strconv.FormatInt(cfg.CopyBytes, 10))
-	}
+	args := append([]string{"-scheduler="}, cfg.WorkerArgs()...)
 	if gpu {
 		args = append(args, "-gpu")
 	}

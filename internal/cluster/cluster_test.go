@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 func TestExampleConfigParses(t *testing.T) {
@@ -178,4 +180,21 @@ func TestShardOrder(t *testing.T) {
 	ids, err := c.Shards()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"gpu0-1", "gpu1-1", "gpu0-2", "9_1", "10_2", "10_10"}, ids)
+}
+
+// A CLI -flush-l2 reaches every worker: Slurm's job script and the GPU
+// workers run the CLI with the arguments workerArgs derives from the knobs.
+func TestCLIFlushL2ReachesTheWorkers(t *testing.T) {
+	var cfg config.Config
+	fs := flag.NewFlagSet("portmatrix", flag.ContinueOnError)
+	config.Flags(fs, &cfg)
+	require.NoError(t, fs.Parse([]string{"-flush-l2", "on", "-scheduler", "slurm", "-out", "results/c"}))
+	cfg.Defaults()
+	args, err := workerArgs(cfg, true)
+	require.NoError(t, err)
+	assert.Contains(t, args, "-flush-l2=on")
+	assert.Equal(t, "-scheduler=", args[0])
+	assert.NotContains(t, strings.Join(args, " "), "-out")
+	script := JobScript(&Config{Tasks: 1}, Campaign{Dir: "results/c"}, 1, 1, "portmatrix", args)
+	assert.Contains(t, script, " -flush-l2=on ")
 }

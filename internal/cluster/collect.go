@@ -2,15 +2,14 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // Summary is cluster.json, written by collect next to the merged results.
@@ -97,7 +96,7 @@ func Collect(ctx context.Context, dir string, log io.Writer) (*Summary, error) {
 		return nil, err
 	}
 	for _, r := range recs {
-		if r.Kind == "kernel" {
+		if r.Kind == results.KindKernel {
 			sum.Measured++
 			if r.Verified {
 				sum.Verified++
@@ -161,10 +160,10 @@ func stageShard(c Campaign, id string, done map[string]string, dst string) (Shar
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return info, nil, err
 	}
-	var lines []byte
+	var keep []results.Record
 	for _, r := range recs {
 		switch {
-		case r.Kind == "kernel":
+		case r.Kind == results.KindKernel:
 			if !mine[r.Unit().String()] {
 				continue
 			}
@@ -174,26 +173,25 @@ func stageShard(c Campaign, id string, done map[string]string, dst string) (Shar
 			continue
 		}
 		annotate(&r)
-		b, _ := json.Marshal(r)
-		lines = append(append(lines, b...), '\n')
+		keep = append(keep, r)
 	}
-	if err := fsutil.WriteFile(filepath.Join(dst, "results.jsonl"), lines, 0o644); err != nil {
+	if err := results.WriteRecords(dst, keep); err != nil {
 		return info, nil, err
 	}
-	for _, f := range []string{"run.json", "build.csv"} {
+	for _, f := range []string{results.RunFile, results.BuildFile} {
 		if b, err := os.ReadFile(filepath.Join(src, f)); err == nil {
 			if err := fsutil.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
 				return info, nil, err
 			}
 		}
 	}
-	if err := results.CopyTree(filepath.Join(src, "logs"), filepath.Join(dst, "logs")); err != nil {
+	if err := results.CopyTree(filepath.Join(src, results.LogsDir), filepath.Join(dst, results.LogsDir)); err != nil {
 		return info, nil, err
 	}
 	var agree []results.Record
 	if a, err := results.ReadJSONL(filepath.Join(src, "agree")); err == nil {
 		for _, r := range a {
-			if r.Kind == "kernel" {
+			if r.Kind == results.KindKernel {
 				annotate(&r)
 				agree = append(agree, r)
 			}

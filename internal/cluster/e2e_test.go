@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 var (
@@ -64,9 +64,13 @@ func builtMatrix(t *testing.T) (root, bin string) {
 			fixtureLog.Write(out)
 			return
 		}
-		cfg := matrixConfig(fixtureRoot, &fixtureLog)
+		// The CLI generates and builds: the stage table lives above this package.
 		for _, s := range []string{"generate", "build"} {
-			if fixtureErr = pipeline.Stage(context.Background(), s, cfg); fixtureErr != nil {
+			cmd := exec.Command(fixtureBin, "-root", fixtureRoot, "-build-dir", filepath.Join(fixtureRoot, "build"), "-kernels", "axpby,dot",
+				"-toolchains", "gcc-host", "-variants", "serial,omp-host,omp-raw,kk-omp-b", s)
+			out, err := cmd.CombinedOutput()
+			fixtureLog.Write(out)
+			if fixtureErr = err; err != nil {
 				return
 			}
 		}
@@ -76,8 +80,8 @@ func builtMatrix(t *testing.T) (root, bin string) {
 	return fixtureRoot, fixtureBin
 }
 
-func matrixConfig(root string, log *bytes.Buffer) pipeline.Config {
-	return pipeline.Config{Root: root, Kernels: []string{"axpby", "dot"}, Toolchains: []string{"gcc-host"},
+func matrixConfig(root string, log *bytes.Buffer) config.Config {
+	return config.Config{Root: root, Kernels: []string{"axpby", "dot"}, Toolchains: []string{"gcc-host"},
 		Variants: []string{"serial", "omp-host", "omp-raw", "kk-omp-b"},
 		Reps:     5, Warmup: 1, Trials: 1, Timeout: 120, Log: log}
 }

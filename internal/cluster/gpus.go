@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // RunGPUs measures the campaign's missing items on every GPU of this node:
@@ -27,10 +27,10 @@ import (
 // per toolchain, the largest size of its first cell) so that collect can
 // check that the GPUs agree. PM_GPUS=0,1 limits the GPUs used. It then
 // collects the campaign.
-func RunGPUs(ctx context.Context, cfg pipeline.Config, cc *Config, self string) (*Summary, error) {
+func RunGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) (*Summary, error) {
 	cfg.Defaults()
 	gpus := work.GPUs()
-	if want := os.Getenv("PM_GPUS"); want != "" {
+	if want := os.Getenv(config.EnvGPUs); want != "" {
 		var keep []work.GPU
 		for _, g := range gpus {
 			if slices.Contains(strings.Split(want, ","), g.Index) || slices.Contains(strings.Split(want, ","), g.UUID) {
@@ -44,7 +44,10 @@ func RunGPUs(ctx context.Context, cfg pipeline.Config, cc *Config, self string) 
 	}
 	c := Campaign{Dir: cfg.Out}
 	if c.Dir == "" {
-		c.Dir = newDir(cfg.Root, "gpus")
+		var err error
+		if c.Dir, err = NewDir(cfg.Root, "gpus"); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {
@@ -102,7 +105,7 @@ func RunGPUs(ctx context.Context, cfg pipeline.Config, cc *Config, self string) 
 			defer wg.Done()
 			name := "gpu" + g.Index
 			shard := c.ShardDir(fmt.Sprintf("%s-%d", name, n))
-			env := append(os.Environ(), "CUDA_VISIBLE_DEVICES="+g.Index, "PM_WORKER="+name, "PM_GPU_UUID="+g.UUID)
+			env := append(os.Environ(), "CUDA_VISIBLE_DEVICES="+g.Index, config.EnvWorker+"="+name, config.EnvGPUUUID+"="+g.UUID)
 			logFile := c.path("logs", fmt.Sprintf("%s-%d.log", name, n))
 			var runs [][]string
 			if agreeFile != "" {

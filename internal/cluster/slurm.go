@@ -14,19 +14,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // Submit plans the campaign (once), and submits what is still missing as one
 // Slurm job array: each task measures one chunk into its own shard. A
 // campaign with tasks still pending or running is not submitted again.
-func Submit(ctx context.Context, cfg pipeline.Config, cc *Config, self string) (Submission, error) {
+func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Submission, error) {
 	cfg.Defaults()
 	c := Campaign{Dir: cfg.Out}
 	if c.Dir == "" {
-		c.Dir = newDir(cfg.Root, "slurm")
+		var err error
+		if c.Dir, err = NewDir(cfg.Root, "slurm"); err != nil {
+			return Submission{}, err
+		}
 	}
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {

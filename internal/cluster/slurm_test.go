@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/cluster/work"
-	"github.com/portmatrix/portmatrix/internal/pipeline"
+	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // drain waits until squeue lists no task of job jid.
@@ -45,7 +45,7 @@ func TestSlurmArrayCancelAndResubmit(t *testing.T) {
 	cfg := matrixConfig(root, &log)
 	// Sizes and repetitions that keep a task busy for a few seconds, so that
 	// one can be cancelled while it runs.
-	cfg.Sizes, cfg.Reps = pipeline.Sizes{"": {1000, 1000000, 4000000}}, 20
+	cfg.Sizes, cfg.Reps = config.Sizes{"": {1000, 1000000, 4000000}}, 20
 	cfg.Out = filepath.Join(t.TempDir(), "slurm")
 	cc, err := ParseConfig("test", []byte("partition: debug\ntime: \"10:00\"\ntasks: 4\ncpus_per_task: 1\n"))
 	require.NoError(t, err)

@@ -11,35 +11,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// Machine describes the computer that ran the cells (run.json "host").
-type Machine struct {
-	Hostname string `json:"hostname"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
-	CPU      string `json:"cpu"`
-	Cores    int    `json:"cores"`
-}
+// Machine describes the computer that ran the cells (run.json "host"); the
+// results folder's format owns it.
+type Machine = results.Host
 
 // MiB is a memory size; it reads a number or a quoted number.
-type MiB int
-
-// UnmarshalJSON accepts 81559 and "81559".
-func (m *MiB) UnmarshalJSON(b []byte) error {
-	v, err := strconv.Atoi(strings.Trim(string(b), `"`))
-	*m = MiB(v)
-	return err
-}
+type MiB = results.MiB
 
 // GPU is one device of the host.
-type GPU struct {
-	Name      string `json:"name"`
-	Driver    string `json:"driver"`
-	MemoryMiB MiB    `json:"memory_mib"`
-	UUID      string `json:"uuid,omitempty"`
-	Vendor    string `json:"vendor,omitempty"` // nvidia or amd
-}
+type GPU = results.GPU
 
 // Git is the state of the source tree.
 type Git struct {

@@ -23,7 +23,7 @@ type Strategy struct {
 	Doc      string
 	Backend  string // templates/backends/<backend>
 	Layer    string // header of a Kokkos-like layer, for the kokkos backend
-	Device   string // harness device: host, omptarget, cuda
+	Device   string // harness device (toolchain.HarnessDevices)
 	Lang     string // cpp or cuda
 	Requires []string
 	Optional []string
@@ -37,6 +37,7 @@ type Strategy struct {
 	KernelAt      []diag.Pos          // where each of Kernels is written
 	Flags         map[string][]string // extra compiler flags by family
 	Pos           diag.Pos
+	DeviceAt      diag.Pos // where Device is written
 }
 
 // Knob is one axis of a strategy.
@@ -129,7 +130,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Backend: d.String(sf["backend"], "backend"), Layer: d.String(sf["layer"], "layer"),
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
-			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item)}
+			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		s.ModelDefaults = modelDefaults(d, sf["model_defaults"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
@@ -151,9 +152,6 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			d.Add(sf["name"], "strategy %q defined twice", s.Name)
 		}
 		seen[s.Name] = true
-		if !slices.Contains(toolchain.Devices, s.Device) {
-			d.Add(sf["device"], "unknown device %q (known: %s)%s", s.Device, strings.Join(toolchain.Devices, ", "), diag.DidYouMean(s.Device, toolchain.Devices))
-		}
 		capsKnown(d, sf["requires"], s.Requires, caps)
 		capsKnown(d, sf["optional"], s.Optional, caps)
 		for _, kn := range d.Seq(sf["knobs"], "knobs") {
@@ -182,6 +180,18 @@ func uniqueVariants(d diag.Decoder, strategies []*Strategy) {
 	}
 }
 
+// CheckDevices reports a strategy whose device the harness does not
+// implement (devices: toolchain.HarnessDevices).
+func CheckDevices(strategies []*Strategy, devices []string) error {
+	var errs diag.List
+	for _, s := range strategies {
+		if !slices.Contains(devices, s.Device) {
+			errs.Add(s.DeviceAt, "unknown device %q (known: %s)%s", s.Device, strings.Join(devices, ", "), diag.DidYouMean(s.Device, devices))
+		}
+	}
+	return errs.Err()
+}
+
 // CheckKernels reports a strategy's `kernels:` entry that names no kernel.
 func CheckKernels(strategies []*Strategy, kernels []string) error {
 	var errs diag.List
@@ -198,6 +208,28 @@ func CheckKernels(strategies []*Strategy, kernels []string) error {
 		}
 	}
 	return errs.Err()
+}
+
+// TunableValues lists every tunable value the strategies set, their own and
+// their knob values', once each, sorted: the loop widths the size-set rule
+// (spec.CheckSizes) adds to the hardware's.
+func TunableValues(strategies []*Strategy) []int64 {
+	var out []int64
+	add := func(m map[string]int64) {
+		for _, v := range m {
+			out = append(out, v)
+		}
+	}
+	for _, s := range strategies {
+		add(s.Tunables)
+		for _, k := range s.Knobs {
+			for _, v := range k.Values {
+				add(v.Tunables)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {

@@ -12,13 +12,21 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
+	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
+
+// Config is the configuration of every stage (internal/config).
+type Config = config.Config
+
+// Sizes are explicit sizes by kernel (internal/config).
+type Sizes = config.Sizes
 
 // Project is everything loaded from the repository.
 type Project struct {
@@ -50,21 +58,25 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		}
 	}
 	var err error
-	p.Kernels, err = spec.LoadDir(p.path("templates/kernels"))
+	p.Kernels, err = spec.LoadDir(p.path(layout.Kernels))
 	add(err)
 	p.ByName = spec.ByName(p.Kernels)
-	p.Caps, err = toolchain.LoadTable(p.path("variants/capabilities.yaml"))
+	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)
-	p.Strategies, err = matrix.Load(p.path("variants/strategies.yaml"), p.Caps)
+	p.Strategies, err = matrix.Load(p.path(layout.Strategies), p.Caps)
 	add(err)
-	tcFile := p.path("toolchains.yaml")
+	tcFile := p.path(layout.Toolchains)
 	if cfg.ToolchainsFile != "" {
 		tcFile = cfg.ToolchainsFile
 	}
 	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
 	add(err)
-	p.Engine, err = render.Load(p.path("templates"))
+	p.Engine, err = render.Load(p.path(layout.Templates))
 	add(err)
+	devices, err := toolchain.HarnessDevices(p.path("harness"))
+	add(err)
+	add(matrix.CheckDevices(p.Strategies, devices))
+	add(toolchain.CheckDevices(p.Toolchains, devices))
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -75,6 +87,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		kernelNames = append(kernelNames, k.Name)
 	}
 	add(matrix.CheckKernels(p.Strategies, kernelNames))
+	add(spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies)))
 	add(p.Engine.CheckStrategies(p.Strategies))
 	if _, err := os.Stat(p.path(tune.File)); err == nil {
 		if p.Spaces, err = tune.Load(p.path(tune.File)); err == nil {
@@ -97,18 +110,10 @@ func absRoot(root string) string {
 	return a
 }
 
-func (p *Project) path(rel string) string { return filepath.Join(p.Cfg.Root, rel) }
+func (p *Project) path(rel string) string { return layout.Path(p.Cfg.Root, rel) }
 
 // checkFilters rejects names that select nothing, listing what exists.
 func (p *Project) checkFilters() error {
-	var errs []string
-	check := func(what string, asked []string, known []string) {
-		for _, a := range asked {
-			if !slices.Contains(known, a) {
-				errs = append(errs, fmt.Sprintf("%s: unknown %s %q%s (known: %s)", knobOf(what), what, a, diag.DidYouMean(a, known), strings.Join(known, ", ")))
-			}
-		}
-	}
 	var ks, vs, ts []string
 	for _, k := range p.Kernels {
 		ks = append(ks, k.Name)
@@ -124,16 +129,7 @@ func (p *Project) checkFilters() error {
 	for _, t := range p.Toolchains {
 		ts = append(ts, t.ID)
 	}
-	check("kernel", p.Cfg.Kernels, ks)
-	check("variant", p.Cfg.Variants, vs)
-	check("toolchain", p.Cfg.Toolchains, ts)
-	if !slices.Contains(spec.SizeSets, p.Cfg.SizeSet) {
-		errs = append(errs, fmt.Sprintf("PM_SIZE_SET: unknown size set %q%s (known: %s)", p.Cfg.SizeSet, diag.DidYouMean(p.Cfg.SizeSet, spec.SizeSets), strings.Join(spec.SizeSets, ", ")))
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return nil
+	return p.Cfg.CheckSelection(ks, vs, ts, spec.SizeSets)
 }
 
 // notFor says why a variant does not apply to a kernel: a pattern its backend
@@ -196,7 +192,7 @@ func (p *Project) RenderFailures() render.Failures {
 
 // Cells is the selected part of the matrix.
 func (p *Project) Cells() []*matrix.Cell {
-	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, p.Cfg.gpu())
+	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, session.GPU(p.Cfg))
 	var out []*matrix.Cell
 	for _, c := range all {
 		if p.selected(c) {
@@ -207,7 +203,7 @@ func (p *Project) Cells() []*matrix.Cell {
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {
-	return p.Cfg.picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
+	return p.Cfg.Picks(c.Kernel.Name, c.Variant.ID, c.Variant.Strategy.Name, c.Toolchain.ID)
 }
 
 // Sizes are the sizes a kernel runs at under the config.
@@ -288,19 +284,4 @@ func reportRenderFailures(p *Project) {
 	for _, path := range slices.Sorted(maps.Keys(p.failed)) {
 		fmt.Fprintf(p.Cfg.Log, "  off %s: %s\n", path, p.failed[path])
 	}
-}
-
-// knobOf names the knob that selects what.
-func knobOf(what string) string {
-	switch what {
-	case "kernel":
-		return "PM_KERNELS"
-	case "variant":
-		return "PM_VARIANTS"
-	case "toolchain":
-		return "PM_TOOLCHAINS"
-	case "kernel (in sizes)":
-		return "PM_SIZES"
-	}
-	return what
 }

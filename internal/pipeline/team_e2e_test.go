@@ -14,6 +14,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/session"
 )
 
 // The kernels of the team extensions (team scratch, a team barrier, a
@@ -37,7 +38,7 @@ func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 	require.NoError(t, Generate(p))
 	res, err := Build(context.Background(), p)
 	require.NoError(t, err, log.String())
-	dir, err := Run(context.Background(), p.Cfg)
+	dir, err := session.Run(context.Background(), p.Cfg)
 	require.NoError(t, err, log.String())
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)

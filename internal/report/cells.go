@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // Cell statuses, worst first in display order.
@@ -54,9 +56,11 @@ func CellStatuses(res *Results) []CellStatus {
 		}
 		return c
 	}
+	builds := map[string]results.BuildRow{}
 	for _, b := range res.Builds {
 		c := get(b.Cell, b.Kernel, b.Variant, b.Toolchain)
 		c.Build, c.Reason, c.BuildLog = b.Status, b.Reason, logPath(res.Dir, b.Log)
+		builds[b.Cell] = b
 	}
 	runs := map[string][]Record{}
 	for _, r := range res.Kernel {
@@ -65,7 +69,7 @@ func CellStatuses(res *Results) []CellStatus {
 	}
 	out := make([]CellStatus, 0, len(cells))
 	for _, c := range cells {
-		c.judge(runs[c.Cell])
+		c.judge(builds[c.Cell], runs[c.Cell])
 		c.findLogs(res.Dir)
 		out = append(out, *c)
 	}
@@ -73,13 +77,14 @@ func CellStatuses(res *Results) []CellStatus {
 	return out
 }
 
-// judge sets Status and Reason from the build status and the run records.
-func (c *CellStatus) judge(recs []Record) {
-	switch buildClass(c.Build) {
-	case StatusBuildFailed:
+// judge sets Status and Reason from the cell's build.csv row (zero without
+// one) and its run records.
+func (c *CellStatus) judge(b results.BuildRow, recs []Record) {
+	switch {
+	case b.Failed():
 		c.Status = StatusBuildFailed
 		return
-	case StatusSkipped:
+	case b.Skipped():
 		c.Status = StatusSkipped
 		return
 	}
@@ -142,31 +147,19 @@ func sortedSizes[V any](m map[int64]V) []int64 {
 	return out
 }
 
-// buildClass maps a build.csv status to a cell status.
-func buildClass(status string) string {
-	s := strings.ToLower(status)
-	switch {
-	case strings.Contains(s, "fail"), strings.Contains(s, "error"):
-		return StatusBuildFailed
-	case strings.Contains(s, "skip"), strings.Contains(s, "not applicable"), s == "n/a", s == "off":
-		return StatusSkipped
-	}
-	return ""
-}
-
 // findLogs fills in the conventional log paths that exist.
 func (c *CellStatus) findLogs(dir string) {
 	if c.BuildLog == "" {
-		c.BuildLog = existing(dir, filepath.Join("logs", "build", c.Cell+".log"))
+		c.BuildLog = existing(dir, results.BuildLog(c.Cell))
 	}
-	c.RunLog = existing(dir, filepath.Join("logs", "run", c.Cell+".log"))
+	c.RunLog = existing(dir, results.RunLog(c.Cell))
 }
 
 func existing(dir, rel string) string {
-	if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 		return ""
 	}
-	return filepath.ToSlash(rel)
+	return rel
 }
 
 // logPath makes a build.csv log path relative to the results folder.

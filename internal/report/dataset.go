@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
@@ -95,12 +94,6 @@ func newDataset(res *Results) *dataset {
 func (ds *dataset) addToolchain(tc Toolchain) {
 	if _, ok := ds.toolchains[tc.ID]; ok || tc.ID == "" {
 		return
-	}
-	if tc.Family == "" {
-		tc.Family = inferFamily(tc.ID)
-	}
-	if tc.Target == "" && strings.HasSuffix(tc.ID, "-host") {
-		tc.Target = "host"
 	}
 	ds.toolchains[tc.ID] = tc
 	ds.order = append(ds.order, tc.ID)
@@ -287,11 +280,10 @@ func (ds *dataset) addCopies(recs []Record) {
 	}
 }
 
+// family is toolchain tc's compiler family as run.json lists it ("" for a
+// toolchain it does not list: no family selector takes it).
 func (ds *dataset) family(tc string) string {
-	if t, ok := ds.toolchains[tc]; ok {
-		return t.Family
-	}
-	return inferFamily(tc)
+	return ds.toolchains[tc].Family
 }
 
 // isHost reports whether a toolchain's binaries run on the host CPU.
@@ -309,24 +301,6 @@ func (ds *dataset) onTarget(target, tc string) bool {
 		return !ds.isHost(tc)
 	}
 	return true
-}
-
-// inferFamily guesses a toolchain's family from its id when run.json does not
-// list it.
-func inferFamily(id string) string {
-	switch {
-	case strings.HasPrefix(id, "clang"), strings.HasPrefix(id, "llvm"):
-		return "llvm"
-	case strings.HasPrefix(id, "gcc"):
-		return "gcc"
-	case strings.HasPrefix(id, "nvcc"):
-		return "nvcc"
-	case strings.HasPrefix(id, "nvhpc"), strings.HasPrefix(id, "nvc"):
-		return "nvhpc"
-	case strings.HasPrefix(id, "rocm"), strings.HasPrefix(id, "hip"), strings.HasPrefix(id, "amdclang"):
-		return "rocm"
-	}
-	return ""
 }
 
 // keys returns the series of kernel and variant, in toolchain order.

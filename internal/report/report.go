@@ -3,18 +3,20 @@ package report
 import (
 	"errors"
 	"fmt"
-	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/layout"
 
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // DefaultSpecDir is where figures.yaml, claims.yaml and page.html.tmpl live,
 // relative to the repository root.
-const DefaultSpecDir = "templates/report"
+const DefaultSpecDir = layout.ReportSpecs
 
 // Options tune Generate.
 type Options struct {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 func TestRepoSpecsAreValid(t *testing.T) {
@@ -30,6 +32,14 @@ func TestParseFiguresReportsEveryError(t *testing.T) {
 	_, err = ParseFigures("figures_bad.yaml", data, testVocab(t))
 	require.Error(t, err)
 	golden(t, "figures_bad.errors", []byte(err.Error()+"\n"))
+
+	// A kernel and a strategy more change no expected message.
+	wider := results.Union(testVocab(t), &results.Vocabulary{Kernels: []results.KernelName{{Name: "triad"}},
+		Strategies: []results.StrategyName{{Name: "plain", Variants: []string{"plain"}}}})
+	_, err = ParseFigures("figures_bad.yaml", data, wider)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ", triad")
+	goldenOf(t, "figures_bad.errors", []byte(err.Error()+"\n"), wider)
 }
 
 func TestParseFiguresMessages(t *testing.T) {
@@ -81,7 +91,7 @@ func TestParseClaimsMessages(t *testing.T) {
 		{"range on order", head + sel + "    type: order\n    range: [1, 2]\n",
 			`c.yaml:10:12: claim "c": range does not apply to order claims (use margin)`},
 		{"unknown family", head + "    numerator: {variants: [omp-raw], families: [icx]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
-			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: gcc, llvm, nvcc, nvhpc, rocm)`},
+			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: ` + strings.Join(testVocab(t).Families, ", ") + `)`},
 		{"unknown selector field", head + "    numerator: {variant: omp-raw}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
 			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, toolchains, variants)"},
 		{"no quote", strings.Replace(head, "    quote: Q\n", "", 1) + sel + "    range: [0, 1]\n",

@@ -17,7 +17,7 @@ import (
 )
 
 // tablesFile is the tables' Markdown in a results folder.
-const tablesFile = "tables.md"
+const tablesFile = results.TablesFile
 
 // TableSpec is one table of tables.yaml: a kernel at the largest size its
 // reference series measured, every device cell of that size.

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -15,7 +16,7 @@ var (
 // testVocab is the vocabulary of the repository's own project.
 func testVocab(t testing.TB) *results.Vocabulary {
 	vocabOnce.Do(func() {
-		v, err := results.LoadVocabulary("../..")
+		v, err := layout.LoadVocabulary("../..")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,13 @@ type BuildRow struct {
 	DeviceHash                       string // build.DeviceHash; empty in older folders
 }
 
+// Failed reports whether the row's cell failed to build (build.Failed).
+func (r BuildRow) Failed() bool { return r.Status == StatusFailed }
+
+// Skipped reports whether the row's cell was not built, for the reason the
+// row gives (build.Skipped: off, or not for this toolchain).
+func (r BuildRow) Skipped() bool { return r.Status == StatusSkipped }
+
 // BuildHeader is the column list of build.csv.
 var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "reason", "seconds", "log", "device_hash"}
 

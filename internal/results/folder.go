@@ -30,6 +30,7 @@ const (
 	LogsDir     = "logs"
 	FiguresDir  = "figures"
 	ClaimsFile  = "claims.md"
+	TablesFile  = "tables.md"
 	ReportFile  = "report.html"
 	TuningFile  = "tuning.jsonl" // the tuner's evaluations (internal/tune, docs/tuning.md)
 	maxLineSize = 64 << 20
@@ -41,7 +42,9 @@ func BuildLog(cell string) string { return LogsDir + "/build/" + cell + ".log" }
 // RunLog is the path, in a results folder, of a cell's run log.
 func RunLog(cell string) string { return LogsDir + "/run/" + cell + ".log" }
 
-// Writer appends to a results folder.
+// Writer appends to a results folder. It holds every record of the folder
+// (those a resumed folder had, read once when opened, and those added), so
+// that a stage reads results.jsonl once.
 type Writer struct {
 	Dir     string
 	mu      sync.Mutex
@@ -76,7 +79,15 @@ func Open(dir string) (*Writer, error) {
 	if err := repairTail(filepath.Join(dir, JSONLFile)); err != nil {
 		return nil, err
 	}
-	return open(dir)
+	recs, err := ReadJSONL(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	w, err := open(dir)
+	if w != nil {
+		w.records = recs
+	}
+	return w, err
 }
 
 func open(dir string) (*Writer, error) {
@@ -129,18 +140,45 @@ var Warnings io.Writer = os.Stderr
 func (w *Writer) Add(r Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	b, err := json.Marshal(r)
+	b, err := appendLine(nil, r)
 	if err != nil {
 		return err
 	}
-	if _, err := w.jsonl.Write(append(b, '\n')); err != nil {
+	if _, err := w.jsonl.Write(b); err != nil {
 		return err
 	}
 	w.records = append(w.records, r)
 	return w.jsonl.Sync()
 }
 
-// Records returns what was added so far.
+// appendLine appends r as one line of results.jsonl: the one encoding of a
+// record, for the Writer and WriteRecords.
+func appendLine(b []byte, r Record) ([]byte, error) {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(b, line...), '\n'), nil
+}
+
+// WriteRecords writes results.jsonl of dir at once (merge, collect), and
+// makes dir.
+func WriteRecords(dir string, recs []Record) error {
+	var b []byte
+	for _, r := range recs {
+		var err error
+		if b, err = appendLine(b, r); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFile(filepath.Join(dir, JSONLFile), b, 0o644)
+}
+
+// Records returns every record of the folder: those it held when opened
+// and those added since.
 func (w *Writer) Records() []Record {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -157,7 +195,7 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	err := w.jsonl.Close()
-	if cerr := WriteCSV(w.Dir); err == nil {
+	if cerr := writeCSV(w.Dir, w.records); err == nil {
 		err = cerr
 	}
 	return err
@@ -183,6 +221,11 @@ func ReadJSONL(dir string) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseJSONL(file, data)
+}
+
+// parseJSONL is the one parser of results.jsonl (file names it in errors).
+func parseJSONL(file string, data []byte) ([]Record, error) {
 	torn := len(data) > 0 && data[len(data)-1] != '\n'
 	var out []Record
 	var errs diag.List
@@ -227,6 +270,10 @@ func WriteCSV(dir string) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
+	return writeCSV(dir, recs)
+}
+
+func writeCSV(dir string, recs []Record) error {
 	copyBW := map[string]float64{}
 	for _, r := range recs {
 		if r.IsRoofline() {

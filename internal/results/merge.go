@@ -1,8 +1,6 @@
 package results
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,7 +22,7 @@ func Merge(out string, dirs []string) error {
 		return err
 	}
 	var merged Run
-	var jsonl []byte
+	var recs []Record
 	anyDirty, anyBuildDirty := false, false
 	rows := map[string]BuildRow{}
 	tcs := map[string]Toolchain{}
@@ -76,14 +74,11 @@ func Merge(out string, dirs []string) error {
 		} else {
 			merged.MergedFrom = append(merged.MergedFrom, batch.ID)
 		}
-		recs, err := os.ReadFile(filepath.Join(dir, JSONLFile))
+		batchRecs, err := ReadJSONL(dir)
 		if err != nil {
 			return err
 		}
-		if recs, err = stampBatch(recs, batch, pr); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(dir, JSONLFile), err)
-		}
-		jsonl = append(jsonl, recs...)
+		recs = append(recs, stampBatch(batchRecs, batch, pr)...)
 		builds, err := ReadBuildCSV(dir)
 		if err != nil {
 			return err
@@ -101,7 +96,8 @@ func Merge(out string, dirs []string) error {
 	for _, id := range sortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])
 	}
-	if err := fsutil.WriteFile(filepath.Join(out, JSONLFile), latestOnly(jsonl), 0o644); err != nil {
+	recs = latestOnly(recs)
+	if err := WriteRecords(out, recs); err != nil {
 		return err
 	}
 	var list []BuildRow
@@ -112,11 +108,7 @@ func Merge(out string, dirs []string) error {
 	if err := WriteBuildCSV(out, list); err != nil {
 		return err
 	}
-	if err := WriteCSV(out); err != nil {
-		return err
-	}
-	recs, err := ReadJSONL(out)
-	if err != nil {
+	if err := writeCSV(out, recs); err != nil {
 		return err
 	}
 	merged.Cells.CountRuns(recs)
@@ -145,20 +137,13 @@ func CopyTree(src, dst string) error {
 // annotated records): batch and run id, commit, dirty flag, toolchain version
 // and, on a host of one GPU, its UUID. A merged folder so keeps provenance
 // record by record.
-func stampBatch(jsonl []byte, b Batch, pr Run) ([]byte, error) {
+func stampBatch(recs []Record, b Batch, pr Run) []Record {
 	versions := map[string]string{}
 	for _, t := range pr.Toolchains {
 		versions[t.ID] = t.Version
 	}
-	var out []byte
-	for n, l := range bytes.Split(jsonl, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal(l, &r); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n+1, err)
-		}
+	out := make([]Record, 0, len(recs))
+	for _, r := range recs {
 		if r.BatchID == "" {
 			r.BatchID = b.ID
 		}
@@ -174,27 +159,18 @@ func stampBatch(jsonl []byte, b Batch, pr Run) ([]byte, error) {
 		if r.GPUUUID == "" && len(pr.GPUs) == 1 && r.Target != "" && r.Target != "host" {
 			r.GPUUUID = pr.GPUs[0].UUID
 		}
-		line, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(append(out, line...), '\n')
+		out = append(out, r)
 	}
-	return out, nil
+	return out
 }
 
 // latestOnly keeps, for each (cell, size, trial), the kernel record of the
 // last folder that measured it, and for each toolchain its last record of
 // each stream op: a later batch re-measures after a fix.
-func latestOnly(jsonl []byte) []byte {
-	lines := bytes.Split(bytes.TrimSpace(jsonl), []byte("\n"))
+func latestOnly(recs []Record) []Record {
+	keys := make([]string, len(recs))
 	last := map[string]int{}
-	keys := make([]string, len(lines))
-	for i, l := range lines {
-		var r Record
-		if json.Unmarshal(l, &r) != nil {
-			continue
-		}
+	for i, r := range recs {
 		switch r.Kind {
 		case KindKernel:
 			keys[i] = r.Unit().String() // each trial is kept
@@ -207,12 +183,12 @@ func latestOnly(jsonl []byte) []byte {
 		}
 		last[keys[i]] = i
 	}
-	var out []byte
-	for i, l := range lines {
+	var out []Record
+	for i, r := range recs {
 		if keys[i] != "" && last[keys[i]] != i {
 			continue
 		}
-		out = append(append(out, l...), '\n')
+		out = append(out, r)
 	}
 	return out
 }

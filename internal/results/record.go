@@ -224,11 +224,16 @@ func Finished(dir string) (map[Unit]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FinishedOf(recs), nil
+}
+
+// FinishedOf is the units recs hold a kernel record of.
+func FinishedOf(recs []Record) map[Unit]bool {
 	out := map[Unit]bool{}
 	for _, r := range recs {
 		if r.Kind == KindKernel {
 			out[r.Unit()] = true
 		}
 	}
-	return out, nil
+	return out
 }

@@ -48,3 +48,12 @@ func TestLoadCommittedGPUFolder(t *testing.T) {
 	assert.Nil(t, f.Run.Vocabulary)
 	assert.Empty(t, f.Kernel[0].Extra, "every field of the old format is typed")
 }
+
+// Each status the build writes is classified by the row, the report's one
+// reading of build.csv.
+func TestBuildRowStatuses(t *testing.T) {
+	for status, want := range map[string][2]bool{StatusBuilt: {}, StatusCached: {}, StatusFailed: {true, false}, StatusSkipped: {false, true}} {
+		r := BuildRow{Status: status}
+		assert.Equal(t, want, [2]bool{r.Failed(), r.Skipped()}, status)
+	}
+}

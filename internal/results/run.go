@@ -5,9 +5,6 @@ import (
 	"os"
 	"slices"
 	"syscall"
-
-	"github.com/portmatrix/portmatrix/internal/build"
-	"github.com/portmatrix/portmatrix/internal/host"
 )
 
 // Run is run.json: the provenance of a results folder, written by the run
@@ -91,14 +88,32 @@ func (r Run) Status() string {
 	return r.State
 }
 
-// Host is the machine that ran (internal/host probes it).
-type Host = host.Machine
+// Toolchain is one compiler setup, as the build manifest records it
+// (build.ToolchainInfo).
+type Toolchain struct {
+	ID       string   `json:"id"`
+	Family   string   `json:"family"`
+	Version  string   `json:"version"`
+	CUDA     string   `json:"cuda,omitempty"`
+	Command  string   `json:"command"`
+	Path     string   `json:"path"`
+	Identity string   `json:"identity"`
+	Target   string   `json:"target"`
+	Caps     []string `json:"capabilities"`
+	Missing  string   `json:"missing,omitempty"`
+	Broken   string   `json:"broken,omitempty"`
+	// Candidates: with pick: newest, every command found as "path version".
+	Candidates []string `json:"candidates,omitempty"`
+}
 
-// GPU is one device of the host.
-type GPU = host.GPU
-
-// Toolchain is one compiler setup, as the build manifest records it.
-type Toolchain = build.ToolchainInfo
+// Build statuses of a cell (build.csv's status column; internal/build's
+// Built, Cached, Failed and Skipped).
+const (
+	StatusBuilt   = "built"
+	StatusCached  = "cached"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
 
 // Cells counts the cells of a run: by build status (of the manifest entries
 // selected) and by what the run measured.
@@ -118,13 +133,13 @@ type Cells struct {
 func (c *Cells) AddBuild(status string) {
 	c.Total++
 	switch status {
-	case build.Built:
+	case StatusBuilt:
 		c.Built++
-	case build.Cached:
+	case StatusCached:
 		c.Cached++
-	case build.Failed:
+	case StatusFailed:
 		c.Failed++
-	case build.Skipped:
+	case StatusSkipped:
 		c.Skipped++
 	}
 }

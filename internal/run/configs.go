@@ -9,10 +9,12 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -51,7 +53,13 @@ func Configs(ctx context.Context, e build.Entry, size int64, configFile string, 
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(logf, "$ %s %s\n", bin, strings.Join(args, " "))
+	// The log names no temporary file: the configurations follow the
+	// command, and every record names its own.
+	shown := slices.Clone(args)
+	if i := slices.Index(shown, configFile); configFile != "" && i >= 0 {
+		shown[i] = "<configs>"
+	}
+	fmt.Fprintf(logf, "$ %s\n", fsutil.Portable(bin+" "+strings.Join(shown, " ")))
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", bin, err)
 	}

@@ -167,7 +167,7 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 		if logf == nil {
 			// Appended: trials and resumed runs add to a cell's log.
 			var err error
-			logf, err = os.OpenFile(filepath.Join(w.Dir, "logs", "run", t.Entry.ID+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			logf, err = os.OpenFile(filepath.Join(w.Dir, filepath.FromSlash(results.RunLog(t.Entry.ID))), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 			if err != nil {
 				return err
 			}

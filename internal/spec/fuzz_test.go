@@ -20,9 +20,14 @@ func FuzzKernel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "k.yaml"
 		var errs diag.List
-		Parse(file, data, &errs)
+		k := Parse(file, data, &errs)
 		if err := diag.CheckPositioned(errs.Err(), file); err != nil {
 			t.Fatal(err)
+		}
+		if k != nil && errs.Err() == nil {
+			if err := diag.CheckPositioned(CheckSizes([]*Kernel{k}, nil), file); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }

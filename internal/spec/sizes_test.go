@@ -2,103 +2,39 @@ package spec
 
 import (
 	"math"
-	"os"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
 )
 
-// Hardware widths a loop may be split by: SIMD lanes, warps, CUDA blocks.
-var hardwareWidths = []int64{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
-
-// widths are every tunable value of the kernel and of every strategy, and
-// the hardware widths.
-func widths(t *testing.T, k *Kernel) []int64 {
-	seen := map[int64]bool{}
-	for _, w := range hardwareWidths {
-		seen[w] = true
+// The size-set rule, as the project load applies it (the repository's own
+// kernels with its strategies' tunables: matrix.TestRepositoryKeepsTheSizeRule).
+func TestSizeSetRule(t *testing.T) {
+	kernel := func(ci string) string {
+		return "kernel: k\nsize: {name: n, ci: " + ci + ", default: [1024], gpu: [1024]}\n" +
+			"tunables: {tile: 3}\n" +
+			"args:\n  - {name: n, type: int64, value: size}\n  - {name: x, type: \"double[]\", extent: n + 1, init: {random: [-1, 1]}, intent: inout}\n" +
+			"pattern:\n  range_for:\n    index: i\n    end: n\n    body: x[i] = 2*x[i];\nreference: \"for (int64_t i = 0; i < n; ++i) x[i] = 2*x[i];\"\n" +
+			"bytes: 16.0 * n\nflops: 1.0 * n\ntolerance: 4 * eps\n"
 	}
-	for _, tu := range k.Tunables {
-		seen[tu.Value] = true
+	load := func(ci string, tunables ...int64) error {
+		var errs diag.List
+		k := Parse("k.yaml", []byte(kernel(ci)), &errs)
+		require.NoError(t, errs.Err())
+		return CheckSizes([]*Kernel{k}, tunables)
 	}
-	data, err := os.ReadFile("../../variants/strategies.yaml")
-	require.NoError(t, err)
-	var doc struct {
-		Strategies []struct {
-			Tunables map[string]int64 `yaml:"tunables"`
-			Knobs    []struct {
-				Values []struct {
-					Tunables map[string]int64 `yaml:"tunables"`
-				} `yaml:"values"`
-			} `yaml:"knobs"`
-		} `yaml:"strategies"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &doc))
-	for _, s := range doc.Strategies {
-		for _, v := range s.Tunables {
-			seen[v] = true
-		}
-		for _, kn := range s.Knobs {
-			for _, val := range kn.Values {
-				for _, v := range val.Tunables {
-					seen[v] = true
-				}
-			}
-		}
-	}
-	var out []int64
-	for w := range seen {
-		if w > 1 {
-			out = append(out, w)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-// Every size set of every kernel holds a size at which no array's extent is
-// a multiple of any team, vector or hardware width: a dropped remainder or an
-// overrun shows there.
-func TestSizesAreNotMultiplesOfWidths(t *testing.T) {
-	ks, err := LoadDir("../../templates/kernels")
-	require.NoError(t, err)
-	for _, k := range ks {
-		if slices.ContainsFunc(k.Args, func(a Arg) bool { return a.Type == "snap" }) {
-			// TestSNAP's extents follow from its generated system (atoms of a
-			// bcc lattice, their neighbours), not from arithmetic on the size.
-			t.Logf("%s: extents of a snap system are not checked here", k.Name)
-			continue
-		}
-		ws := widths(t, k)
-		for _, set := range SizeSets {
-			ok := false
-			for _, size := range k.Size.Sets[set] {
-				env := k.Env(size)
-				clean := true
-				for _, a := range k.Args {
-					if !a.IsArray() {
-						continue
-					}
-					v, err := Eval(a.Extent, env)
-					require.NoError(t, err, "%s: extent of %s", k.Name, a.Name)
-					require.True(t, v.Int, "%s: extent of %s is not an integer", k.Name, a.Name)
-					for _, w := range ws {
-						if v.I%w == 0 {
-							clean = false
-						}
-					}
-				}
-				ok = ok || clean
-			}
-			assert.True(t, ok, "%s: size set %s %v: every size has an extent that is a multiple of one of %v",
-				k.Name, set, k.Size.Sets[set], ws)
-		}
-	}
+	// The extent is n+1: 1025 = 5 x 5 x 41, 1001 = 7 x 11 x 13.
+	assert.NoError(t, load("[1024, 1000]"), "1025 is a multiple of no width")
+	assert.EqualError(t, load("[1023, 1000]", 7),
+		`k.yaml:2:21: size set "ci" [1023, 1000]: at every size an array's extent is a multiple of a loop width `+
+			`(at 1023: x's extent 1024 is a multiple of 1024), where a dropped remainder or an overrun does not show; `+
+			`add a size at which none is, e.g. 1024 (widths: 2, 3, 4, 7, 8, 16, 32, 64, 128, 256, 512, 1024)`)
+	// The kernel's own tunable (3) is a width: 1001 + 1 = 1002 = 2 x 3 x 167.
+	assert.ErrorContains(t, load("[1001]"), "x's extent 1002 is a multiple of 3")
 }
 
 // A result off by a relative 1e-9 fails at every size of every kernel, and

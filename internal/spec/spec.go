@@ -48,6 +48,8 @@ type Size struct {
 	Name string
 	Doc  string
 	Sets map[string][]int64 // "ci", "default", "gpu"
+	// SetPos is where each set is written.
+	SetPos map[string]diag.Pos
 }
 
 // SizeSets are the named size sets every kernel gives.
@@ -247,13 +249,14 @@ func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
 
 func parseSize(d diag.Decoder, n *yaml.Node) Size {
 	f := d.Fields(n, "size", append([]string{"name", "doc"}, SizeSets...)...)
-	s := Size{Name: d.String(f["name"], "size name"), Doc: d.String(f["doc"], "size doc"), Sets: map[string][]int64{}}
+	s := Size{Name: d.String(f["name"], "size name"), Doc: d.String(f["doc"], "size doc"), Sets: map[string][]int64{}, SetPos: map[string]diag.Pos{}}
 	d.Require(n, f, "size", append([]string{"name"}, SizeSets...)...)
 	if s.Name != "" && !ident.MatchString(s.Name) {
 		d.Add(f["name"], "size name %q is not a C++ identifier", s.Name)
 	}
 	for _, set := range SizeSets {
 		s.Sets[set] = d.Ints(f[set], "size "+set)
+		s.SetPos[set] = d.Pos(f[set])
 		for i, v := range s.Sets[set] {
 			if v < 1 {
 				d.Add(f[set].Content[i], "sizes must be positive, not %d", v)

@@ -5,6 +5,7 @@ package toolchain
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +24,11 @@ import (
 // Toolchain is a compiler with a target and flags.
 type Toolchain struct {
 	ID          string
-	Family      string // gcc, llvm, nvcc, nvhpc
+	Family      string // one of Families
 	Commands    []string
-	Target      string // host, or a GPU architecture such as sm_90
-	Devices     []string
+	Target      string   // host, or a GPU architecture such as sm_90
+	Devices     []string // harness devices it builds for (HarnessDevices)
+	DevicesAt   diag.Pos // where Devices is written
 	Flags       []string
 	Needs       []string // files that must exist for the toolchain to work
 	RuntimeLibs []string
@@ -170,12 +172,44 @@ func (tb *Table) Need(name, family string) string {
 	return strings.Join(needs, "; ")
 }
 
-// Families lists the compiler families a toolchain may belong to (the one
-// list: matrix, messages and the report take it from here).
-var Families = []string{"gcc", "llvm", "nvcc", "nvhpc", "rocm"}
+// Families lists the compiler families a toolchain may belong to: those
+// whose version this package reads (versionRe), sorted. Toolchains,
+// capability rows, messages and the report's vocabulary take it from here.
+var Families = slices.Sorted(maps.Keys(versionRe))
 
-// Devices lists the execution spaces a strategy needs and a toolchain offers.
-var Devices = []string{"cuda", "host", "omptarget"}
+// HarnessDevices lists the devices the harness at dir implements, sorted:
+// each is a header pm/device_<name>.hpp, which a generated program includes
+// for its strategy's device. They are the execution spaces a strategy may
+// run on and a toolchain may build for.
+func HarnessDevices(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "pm", "device_*.hpp"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no devices (pm/device_<name>.hpp)", dir)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "device_"), ".hpp"))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// CheckDevices reports a toolchain's device that the harness does not
+// implement (devices: HarnessDevices).
+func CheckDevices(tcs []*Toolchain, devices []string) error {
+	var errs diag.List
+	for _, t := range tcs {
+		for _, dev := range t.Devices {
+			if !slices.Contains(devices, dev) {
+				errs.Add(t.DevicesAt, "unknown device %q (known: %s)%s", dev, strings.Join(devices, ", "), diag.DidYouMean(dev, devices))
+			}
+		}
+	}
+	return errs.Err()
+}
 
 // LoadTable reads the capability table.
 func LoadTable(file string) (*Table, error) {
@@ -271,18 +305,13 @@ func Load(file, root string) ([]*Toolchain, error) {
 			Needs: expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
 			CUDAFrom: d.String(tf["cuda_from"], "cuda_from"), Pinned: d.String(tf["version"], "version"),
 			Pick:    d.String(tf["pick"], "pick"),
-			Enabled: tf["enabled"] == nil || d.Bool(tf["enabled"], "enabled"), Pos: d.Pos(item)}
+			Enabled: tf["enabled"] == nil || d.Bool(tf["enabled"], "enabled"), Pos: d.Pos(item), DevicesAt: d.Pos(tf["devices"])}
 		if seen[t.ID] {
 			d.Add(tf["id"], "toolchain %q defined twice", t.ID)
 		}
 		seen[t.ID] = true
 		if !slices.Contains(Families, t.Family) {
 			d.Add(tf["family"], "unknown compiler family %q (known: %s)%s", t.Family, strings.Join(Families, ", "), diag.DidYouMean(t.Family, Families))
-		}
-		for _, dev := range t.Devices {
-			if !slices.Contains(Devices, dev) {
-				d.Add(tf["devices"], "unknown device %q (known: %s)%s", dev, strings.Join(Devices, ", "), diag.DidYouMean(dev, Devices))
-			}
 		}
 		if t.Pick != "" && t.Pick != "first" && t.Pick != "newest" {
 			d.Add(tf["pick"], "pick is first or newest, not %q", t.Pick)
@@ -297,6 +326,8 @@ func Load(file, root string) ([]*Toolchain, error) {
 	return out, errs.Err()
 }
 
+// versionRe reads a version from `--version` output, by compiler family:
+// a family is a key here.
 var versionRe = map[string]*regexp.Regexp{
 	"gcc":   regexp.MustCompile(`(?m)^\S*(?:g\+\+|gcc)\S* \(.*\) (\d+\.\d+(?:\.\d+)?)`),
 	"llvm":  regexp.MustCompile(`clang version (\d+\.\d+(?:\.\d+)?)`),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	version "github.com/hashicorp/go-version"
@@ -129,7 +130,7 @@ func TestBadFiles(t *testing.T) {
 	_, err := LoadTable(caps)
 	require.Error(t, err)
 	assert.Equal(t, caps+`:2:28: bad version constraint ">= x": malformed constraint: >= x
-`+caps+`:3:22: unknown compiler family "icc" (known: gcc, llvm, nvcc, nvhpc, rocm)
+`+caps+`:3:22: unknown compiler family "icc" (known: `+strings.Join(Families, ", ")+`)
 `+caps+`:4:5: capability needs field "source"`, err.Error())
 
 	tcs := filepath.Join(dir, "toolchains.yaml")
@@ -137,11 +138,37 @@ func TestBadFiles(t *testing.T) {
   - {id: x, family: gcc, commands: [g++], target: host, devices: [gpu]}
   - {id: x, family: gcc, commands: [g++], target: host, devices: [host], speed: fast}
 `), 0o644))
-	_, err = Load(tcs, dir)
+	loaded, err := Load(tcs, dir)
 	require.Error(t, err)
-	assert.Equal(t, tcs+`:2:66: unknown device "gpu" (known: cuda, host, omptarget)
-`+tcs+`:3:10: toolchain "x" defined twice
+	assert.Equal(t, tcs+`:3:10: toolchain "x" defined twice
 `+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, family, flags, id, needs, pick, runtime_libs, target, version)`, err.Error())
+	assert.EqualError(t, CheckDevices(loaded, []string{"host", "omptarget"}), tcs+`:2:66: unknown device "gpu" (known: host, omptarget)`)
+}
+
+// The devices are the harness's device headers.
+func TestHarnessDevices(t *testing.T) {
+	devs, err := HarnessDevices("../../harness")
+	require.NoError(t, err)
+	assert.Subset(t, devs, []string{"cuda", "host", "omptarget"})
+	dir := t.TempDir()
+	_, err = HarnessDevices(dir)
+	assert.EqualError(t, err, dir+": no devices (pm/device_<name>.hpp)")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "pm"), 0o755))
+	for _, f := range []string{"device_fpga.hpp", "device_host.hpp", "harness.hpp"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "pm", f), nil, 0o644))
+	}
+	devs, err = HarnessDevices(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"fpga", "host"}, devs)
+}
+
+// A family is one whose version the package reads.
+func TestFamiliesHaveVersionPatterns(t *testing.T) {
+	assert.Contains(t, Families, "llvm")
+	for _, f := range Families {
+		_, err := ParseVersion(f, "")
+		assert.NotContains(t, err.Error(), "no version pattern", f)
+	}
 }
 
 func TestMissingCommand(t *testing.T) {

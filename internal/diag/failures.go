@@ -1,4 +1,4 @@
-package pipeline
+package diag
 
 import (
 	"fmt"
@@ -48,9 +48,9 @@ func (f Failures) Error() string {
 	return b.String()
 }
 
-// join appends the failures of errs into one Failures when they all are,
+// Join appends the failures of errs into one Failures when they all are,
 // else returns the first error that is not.
-func join(errs ...error) error {
+func Join(errs ...error) error {
 	var all Failures
 	for _, err := range errs {
 		switch e := err.(type) {

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
@@ -122,7 +123,7 @@ func Run(ctx context.Context, spec string, jobs []run.Job, opt run.Options, w *r
 	}
 	if st.IsDir() {
 		q := Queue(spec)
-		worker := os.Getenv("PM_WORKER")
+		worker := os.Getenv(config.EnvWorker)
 		if worker == "" {
 			worker = filepath.Base(w.Dir)
 		}
@@ -279,9 +280,9 @@ func Here(spec string) Shard {
 	if node == "" {
 		node, _ = os.Hostname()
 	}
-	s := Shard{Worker: os.Getenv("PM_WORKER"), SlurmJobID: os.Getenv("SLURM_ARRAY_JOB_ID"),
+	s := Shard{Worker: os.Getenv(config.EnvWorker), SlurmJobID: os.Getenv("SLURM_ARRAY_JOB_ID"),
 		SlurmTaskID: os.Getenv("SLURM_ARRAY_TASK_ID"), SlurmRawID: os.Getenv("SLURM_JOB_ID"), Node: node,
-		GPUUUID: os.Getenv("PM_GPU_UUID"), GPUIndex: os.Getenv("CUDA_VISIBLE_DEVICES"), Work: spec,
+		GPUUUID: os.Getenv(config.EnvGPUUUID), GPUIndex: os.Getenv("CUDA_VISIBLE_DEVICES"), Work: spec,
 		Started: time.Now().UTC().Format(time.RFC3339)}
 	if s.GPUUUID == "" {
 		s.GPUUUID = uuidOf(s.GPUIndex)

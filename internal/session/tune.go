@@ -1,0 +1,189 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/host"
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/tune"
+)
+
+// TuningReport is the tuning's table in its folder (tune.Result.Report).
+const TuningReport = "tuning.md"
+
+// tuneBatch is how many configurations one process measures: a GPU-sized
+// data set takes seconds to make, a configuration a fraction of one.
+const tuneBatch = 64
+
+// Tune searches the run-time tunables of the selected built cells that can
+// run here, at the selected sizes, into the folder PM_OUT (a new results
+// folder when unset): every configuration measured by the cell's own
+// program and verified like any run, cached in the folder's tuning.jsonl,
+// so that a cut tuning resumes and a repeated one measures nothing. It
+// reads the build's manifest and binaries, the kernels, the strategies and
+// variants/tuning.yaml; no compiler is probed. It returns the folder.
+func Tune(ctx context.Context, cfg config.Config) (string, error) {
+	cfg.Defaults()
+	m, err := build.ReadManifest(cfg.BuildDir)
+	if err != nil {
+		return "", fmt.Errorf("no build manifest in %s (run the build stage first): %w", cfg.BuildDir, err)
+	}
+	if err := checkManifestFilters(cfg, m); err != nil {
+		return "", err
+	}
+	built, err := loadBuilt(cfg, m)
+	if err != nil {
+		return "", err
+	}
+	mach := Machine(cfg)
+	dir := cfg.Out
+	if dir == "" {
+		if dir, err = results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), mach.Machine.Hostname+"-tune"); err != nil {
+			return "", err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("PM_OUT: %w", err)
+	}
+	// run.json says what tuned: the machine, its GPUs, the compilers, the commit.
+	var info BuildInfo
+	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, BuildInfoFile)); err == nil {
+		json.Unmarshal(b, &info)
+	}
+	started := time.Now().UTC()
+	stamp := func(state string) error {
+		r := provenance(cfg, m, info, mach, dir, started, nil)
+		r.State, r.PID = state, os.Getpid()
+		return results.WriteRun(dir, r)
+	}
+	if err := stamp(results.StateRunning); err != nil {
+		return dir, err
+	}
+	sizes := func(e build.Entry) []int64 {
+		if s := cfg.Sizes.For(e.Kernel); len(s) > 0 {
+			return s
+		}
+		return e.Sizes[cfg.SizeSet]
+	}
+	pick := func(e build.Entry) bool { return cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) }
+	gpu := GPU(cfg)
+	targets, entries, err := built.Targets(pick, sizes, gpu)
+	if err != nil {
+		return dir, err
+	}
+	// Host and GPU cells are measured on different devices: a tuning each,
+	// keyed by the device that measured it.
+	var host, dev []tune.Target
+	for _, t := range targets {
+		if entries[t.Cell].Target == "host" {
+			host = append(host, t)
+		} else {
+			dev = append(dev, t)
+		}
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "tuning.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return dir, err
+	}
+	defer logf.Close()
+	opt := run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
+		Timeout: time.Duration(cfg.Timeout) * time.Second, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName()}
+	program := func(ctx context.Context, t tune.Target, file string) ([]results.Record, error) {
+		return run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
+	}
+	var report bytes.Buffer
+	for _, group := range []struct {
+		targets []tune.Target
+		device  string
+		model   tune.Machine
+	}{{host, mach.Machine.CPU, nil}, {dev, deviceKey(mach), deviceMachine(cfg, mach)}} {
+		if len(group.targets) == 0 {
+			continue
+		}
+		res, err := tune.Run(ctx, tune.Options{Dir: dir, Device: group.device, Targets: group.targets,
+			Strategy: tune.Strategy(cfg.TuneStrategy), MaxEvals: cfg.TuneEvals, MaxTime: time.Duration(cfg.TuneSeconds) * time.Second,
+			Machine: group.model, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
+		if res != nil {
+			if rerr := res.Report(&report); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
+			os.WriteFile(filepath.Join(dir, TuningReport), report.Bytes(), 0o644)
+			return dir, err
+		}
+	}
+	if report.Len() == 0 {
+		return dir, errors.New("tune: no built cell of the selection can run here (doctor says which are on; GPU cells need a GPU)")
+	}
+	if err := os.WriteFile(filepath.Join(dir, TuningReport), report.Bytes(), 0o644); err != nil {
+		return dir, err
+	}
+	if err := stamp(results.StateFinished); err != nil {
+		return dir, err
+	}
+	io.Copy(cfg.Log, &report)
+	fmt.Fprintf(cfg.Log, "tune: %s (again with PM_OUT=%s: what is cached is not measured again)\n", dir, dir)
+	return dir, nil
+}
+
+// loadBuilt reads what the tuning's spaces are made of.
+func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
+	kernels, kerr := spec.LoadDir(layout.Path(cfg.Root, layout.Kernels))
+	caps, cerr := toolchain.LoadTable(layout.Path(cfg.Root, layout.Capabilities))
+	if err := errors.Join(kerr, cerr); err != nil {
+		return tune.Built{}, err
+	}
+	strategies, err := matrix.Load(layout.Path(cfg.Root, layout.Strategies), caps)
+	if err != nil {
+		return tune.Built{}, err
+	}
+	spaces, err := tune.Load(layout.Path(cfg.Root, tune.File))
+	if err != nil {
+		return tune.Built{}, err
+	}
+	variants := map[string]*matrix.Variant{}
+	for _, v := range matrix.Variants(strategies) {
+		variants[v.ID] = v
+	}
+	return tune.Built{BuildDir: cfg.BuildDir, Manifest: m, Kernels: spec.ByName(kernels), Variants: variants, Spaces: spaces}, nil
+}
+
+// deviceKey names the GPU that measures: its UUID, else its name.
+func deviceKey(mach host.Info) string {
+	if id := mach.GPUUUID(); id != "" {
+		return id
+	}
+	return mach.GPUName()
+}
+
+// deviceMachine is what the constraints read of the GPU here, from its
+// machine model (nil when no model names it: those constraints are listed as
+// unchecked).
+func deviceMachine(cfg config.Config, mach host.Info) tune.Machine {
+	set, err := machine.Load(layout.Path(cfg.Root, machine.Dir))
+	if err != nil {
+		return nil
+	}
+	model, ok := set.ByReported(mach.GPUName())
+	if !ok || model.Kind != machine.KindGPU {
+		return nil
+	}
+	g := model.GPU
+	return tune.MachineOf(g.MaxThreadsPerBlock, g.WarpSize, g.SharedMemoryPerBlockBytes)
+}

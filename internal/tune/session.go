@@ -1,0 +1,71 @@
+package tune
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+// Built is what a tuning reads of a build: the manifest's cells, with the
+// kernels and variants their spaces are made of (no compilers are probed: a
+// GPU host tunes the binaries built elsewhere).
+type Built struct {
+	BuildDir string
+	Manifest *build.Manifest
+	Kernels  map[string]*spec.Kernel
+	Variants map[string]*matrix.Variant
+	Spaces   *Spaces
+}
+
+// Targets are the tuning targets of the built cells that pick selects and
+// that can run here (GPU cells only where gpu), one per size; entries maps a
+// target's cell to its manifest entry. A cell whose binary is missing, or
+// whose kernel or variant the tree no longer has, is an error naming it.
+func (b Built) Targets(pick func(build.Entry) bool, sizes func(build.Entry) []int64, gpu bool) ([]Target, map[string]build.Entry, error) {
+	entries := map[string]build.Entry{}
+	var targets []Target
+	var errs []string
+	for _, e := range b.Manifest.Cells {
+		if e.Binary == "" || !pick(e) || (e.Target != "host" && !gpu) {
+			continue
+		}
+		k, v := b.Kernels[e.Kernel], b.Variants[e.Variant]
+		if k == nil || v == nil {
+			errs = append(errs, fmt.Sprintf("%s: kernel %q or variant %q is not in the tree (rebuild)", e.ID, e.Kernel, e.Variant))
+			continue
+		}
+		key, err := os.ReadFile(filepath.Join(b.BuildDir, e.Binary+".key"))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: no build key (%v): rebuild it", e.ID, err))
+			continue
+		}
+		cell := &matrix.Cell{ID: e.ID, Kernel: k, Variant: v}
+		for _, size := range sizes(e) {
+			t, err := b.Spaces.Target(cell, b.Kernels, size, strings.TrimSpace(string(key)))
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", e.ID, err))
+				break
+			}
+			targets = append(targets, t)
+		}
+		entries[e.ID] = e
+	}
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		return nil, nil, fmt.Errorf("tune: %s", strings.Join(errs, "\n  "))
+	}
+	return targets, entries, nil
+}
+
+// Machine of a device: the properties constraints read, from its model's
+// numbers (nil where the device has no model).
+func MachineOf(maxThreadsPerBlock, warp, sharedPerBlock int64) Machine {
+	return Machine{"max_threads_per_block": float64(maxThreadsPerBlock), "warp_size": float64(warp),
+		"shared_mem_per_block": float64(sharedPerBlock)}
+}
