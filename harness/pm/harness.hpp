@@ -75,6 +75,10 @@ struct Options {
   // measure() runs its protocol once per configuration over the same data.
   // Empty: one measurement with the values the program was generated with.
   std::vector<std::vector<std::pair<std::string, int64_t>>> configs;
+  // --defaults k=v,...: the values of tunables no configuration names, in
+  // place of the generated ones (the machine model's launch defaults, the
+  // papers' "as published" launch); records name them as "defaults".
+  std::vector<std::pair<std::string, int64_t>> defaults;
 };
 
 // The fewest timed reps a time bound leaves (a measurement's interval needs
@@ -93,8 +97,11 @@ inline int64_t parse_int(const char* s, const char* flag) {
   return v;
 }
 
-// parse_config reads "name=value,name=value" (a configuration of tunables).
-inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::string& text) {
+// parse_config reads "name=value,name=value" (a configuration of tunables;
+// flag is the option it came with, for messages).
+inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::string& text,
+                                                                 const char* flag = "--config") {
+  const std::string f = flag;
   std::vector<std::pair<std::string, int64_t>> out;
   size_t start = 0;
   while (start < text.size()) {
@@ -102,24 +109,24 @@ inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::stri
     if (comma == std::string::npos) comma = text.size();
     const std::string kv = text.substr(start, comma - start);
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) die("--config wants name=value pairs, not ", kv.c_str());
+    if (eq == std::string::npos || eq == 0) die((f + " wants name=value pairs, not ").c_str(), kv.c_str());
     const std::string name = kv.substr(0, eq);
     for (const auto& have : out)
-      if (have.first == name) die("--config names a tunable twice: ", name.c_str());
-    const int64_t v = parse_int(kv.substr(eq + 1).c_str(), "--config");
-    if (v < 1) die("--config: tunables are positive: ", kv.c_str());
+      if (have.first == name) die((f + " names a tunable twice: ").c_str(), name.c_str());
+    const int64_t v = parse_int(kv.substr(eq + 1).c_str(), flag);
+    if (v < 1) die((f + ": tunables are positive: ").c_str(), kv.c_str());
     out.emplace_back(name, v);
     start = comma + 1;
   }
-  if (out.empty()) die("--config is empty", nullptr);
+  if (out.empty()) die((f + " is empty").c_str(), nullptr);
   return out;
 }
 
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
 // --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR,
-// --rep-seconds S, --device-checks, --config k=v,... (repeatable) and
-// --configs FILE (a configuration per line, # comments). Without --size the
-// defaults apply.
+// --rep-seconds S, --device-checks, --config k=v,... (repeatable),
+// --configs FILE (a configuration per line, # comments) and --defaults
+// k=v,... (once). Without --size the default sizes apply.
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -163,6 +170,9 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
       o.ref_cache = value();
     } else if (a == "--config") {
       o.configs.push_back(parse_config(value()));
+    } else if (a == "--defaults") {
+      if (!o.defaults.empty()) die("--defaults given twice", nullptr);
+      o.defaults = parse_config(value(), "--defaults");
     } else if (a == "--configs") {
       const char* path = value();
       FILE* f = std::fopen(path, "r");
@@ -885,24 +895,22 @@ class Run {
     tolerance_ = tolerance;
     for (Buffer* b : buffers_) working_set_ += static_cast<double>(b->bytes());
     flush_ = flush_wanted(opt_.flush, working_set_);
+    // --defaults: values of the tunables no configuration names.
+    if (!opt_.defaults.empty()) tuning().defaults = &opt_.defaults;
     if (opt_.configs.empty()) {
+      tuning().read.clear();
       protocol(call);
+      all_read(opt_.defaults, "--defaults");
       emit(nullptr);
+      tuning().defaults = nullptr;
       return;
     }
     for (const auto& config : opt_.configs) {
       tuning().config = &config;
       tuning().read.clear();
       protocol(call);
-      for (const auto& kv : config)
-        if (std::find(tuning().read.begin(), tuning().read.end(), kv.first) == tuning().read.end()) {
-          std::string known;
-          for (const auto& r : tuning().read) known += (known.empty() ? "" : ", ") + r;
-          die(format("--config: %s is no run-time tunable of this program (it reads: %s)", kv.first.c_str(),
-                     known.empty() ? "none" : known.c_str())
-                  .c_str(),
-              nullptr);
-        }
+      all_read(config, "--config");
+      all_read(opt_.defaults, "--defaults");
       emit(&config);
       tuning().config = nullptr;
       // The next configuration starts a measurement of its own.
@@ -913,9 +921,25 @@ class Run {
       first_failure_.clear();
       check_s_ = 0;
     }
+    tuning().defaults = nullptr;
   }
 
  private:
+  // all_read dies when set names a tunable the program never read: a
+  // misspelt name would otherwise measure the generated value unnoticed.
+  static void all_read(const std::vector<std::pair<std::string, int64_t>>& set, const char* flag) {
+    const auto& read = tuning().read;
+    for (const auto& kv : set)
+      if (std::find(read.begin(), read.end(), kv.first) == read.end()) {
+        std::string known;
+        for (const auto& r : read) known += (known.empty() ? "" : ", ") + r;
+        die(format("%s: %s is no run-time tunable of this program (it reads: %s)", flag, kv.first.c_str(),
+                   known.empty() ? "none" : known.c_str())
+                .c_str(),
+            nullptr);
+      }
+  }
+
   template <class F>
   void protocol(F call) {
     reps_ = opt_.reps;
@@ -1059,6 +1083,19 @@ class Run {
       }
       std::printf("}");
     }
+    // The defaults in effect: those no configuration replaced.
+    bool first_default = true;
+    for (const auto& kv : opt_.defaults) {
+      bool replaced = false;
+      if (config)
+        for (const auto& c : *config) replaced = replaced || c.first == kv.first;
+      if (replaced) continue;
+      std::printf("%s", first_default ? ",\"defaults\":{" : ",");
+      first_default = false;
+      json_string(kv.first);
+      std::printf(":%" PRId64, kv.second);
+    }
+    if (!first_default) std::printf("}");
     std::printf(",\"error\":");
     json_string(ok ? "" : format("verification failed in %d of %d runs; first: ", failed_, runs_) + first_failure_);
     std::printf("}\n");

@@ -2,7 +2,9 @@
 // launch parameters (team size, vector length, rows per team, max_teams, ...)
 // through tune() each time a kernel is called, so one process measures many
 // configurations over the same data: Run::measure sets the current one
-// (--config, --configs). docs/tuning.md.
+// (--config, --configs). --defaults gives values of the tunables no
+// configuration names (the machine model's launch defaults, docs/machines.md).
+// docs/tuning.md.
 #pragma once
 
 #include <algorithm>
@@ -18,20 +20,26 @@ namespace pm {
 // over the same data (measure() sets the current configuration).
 struct Tuning {
   const std::vector<std::pair<std::string, int64_t>>* config = nullptr;  // null: the generated values
-  std::vector<std::string> read;  // the names tune() was asked for under config
+  // --defaults: what tune() returns for a name config does not hold, in
+  // place of the generated value.
+  const std::vector<std::pair<std::string, int64_t>>* defaults = nullptr;
+  std::vector<std::string> read;  // the names tune() was asked for under config or defaults
 };
 inline Tuning& tuning() {
   static Tuning t;
   return t;
 }
 
-// tune returns the current configuration's value of name, or generated.
+// tune returns the current configuration's value of name, else its
+// default (--defaults), else generated.
 inline int64_t tune(const char* name, int64_t generated) {
   Tuning& t = tuning();
-  if (!t.config) return generated;
+  if (!t.config && !t.defaults) return generated;
   if (std::find(t.read.begin(), t.read.end(), name) == t.read.end()) t.read.emplace_back(name);
-  for (const auto& kv : *t.config)
-    if (kv.first == name) return kv.second;
+  for (const auto* set : {t.config, t.defaults})
+    if (set)
+      for (const auto& kv : *set)
+        if (kv.first == name) return kv.second;
   return generated;
 }
 

@@ -44,6 +44,10 @@ type Result struct {
 	// DeviceHash identifies the cell's device code (DeviceHash); empty when
 	// the source is missing.
 	DeviceHash string
+	// Kernels are the device kernels' resources (NVIDIA GPU cells);
+	// ResourcesNote says why there are none where there could be.
+	Kernels       []Kernel
+	ResourcesNote string
 }
 
 // OK reports whether the cell has a binary.
@@ -165,6 +169,9 @@ func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, erro
 		}
 		g.Go(func() error {
 			r := one(gctx, c, opt, harness)
+			if r.OK() {
+				r.Kernels, r.ResourcesNote = kernelResources(gctx, r.Binary, c.Toolchain)
+			}
 			mu.Lock()
 			results[i] = r
 			done++

@@ -45,6 +45,14 @@ type Entry struct {
 	// DeviceHash identifies the device code (build.DeviceHash): cells of one
 	// kernel and toolchain with the same hash run the same code.
 	DeviceHash string `json:"device_hash,omitempty"`
+	// Tunables are the values the program is generated with; ModelDefaults
+	// the launch parameters that take the machine model's default
+	// (variants/strategies.yaml); Kernels the device kernels' resources the
+	// defaults are computed from (ResourcesNote: why none were recorded).
+	Tunables      map[string]int64  `json:"tunables,omitempty"`
+	ModelDefaults map[string]string `json:"model_defaults,omitempty"`
+	Kernels       []Kernel          `json:"kernels,omitempty"`
+	ResourcesNote string            `json:"resources_note,omitempty"`
 }
 
 // Info describes a toolchain for the manifest and run.json.
@@ -124,7 +132,11 @@ func entry(dir string, r Result) Entry {
 	c := r.Cell
 	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
-		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash}
+		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash,
+		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote}
+	if len(c.Variant.ModelDefaults) > 0 {
+		e.ModelDefaults = c.Variant.ModelDefaults
+	}
 	if r.OK() {
 		e.Binary, _ = filepath.Rel(dir, r.Binary)
 	}

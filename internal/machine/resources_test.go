@@ -3,6 +3,7 @@ package machine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +40,44 @@ func TestParsePtxasInfo(t *testing.T) {
 	o, err := model(t, "h100-sxm5-80gb").Occupancy(r[0].Launch(128, 0))
 	if err != nil || o.BlocksPerSM != 10 || o.Limiter != "registers" {
 		t.Errorf("occupancy: %+v, %v", o, err)
+	}
+}
+
+// testdata/cuobjdump-clang19-sm90-spmv-kk-ompx.txt is cuobjdump -res-usage
+// of the sm_90 image of SPMV kk-ompx built by clang 19 (the team launch and
+// the harness's own kernels); testdata/cuobjdump-nvcc118-sm90.txt of the
+// nvcc 11.8 build of cuobjdump-nvcc118-sm90.cu (a fat binary: one ELF
+// without kernels, one with, and PTX).
+func TestParseResUsage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "cuobjdump-clang19-sm90-spmv-kk-ompx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ParseResUsage(string(data), "sm_90")
+	if len(got) != 11 {
+		t.Fatalf("%d kernels, want 11: %+v", len(got), got)
+	}
+	team := got[0]
+	if !strings.Contains(team.Kernel, "launch_team") || team.Registers != 40 || team.StaticSharedBytes != 0 || team.Arch != "sm_90" {
+		t.Errorf("the team launch: %+v (want 40 registers, no static shared memory beyond the reserve)", team)
+	}
+	// The OpenMP runtime's static state in the harness kernels.
+	if got[1].Registers != 78 || got[1].StaticSharedBytes != 1168-1024 {
+		t.Errorf("stream_dot: %+v", got[1])
+	}
+
+	data, err = os.ReadFile(filepath.Join("testdata", "cuobjdump-nvcc118-sm90.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = ParseResUsage(string(data), "")
+	want := []Resources{{Kernel: "_Z4axpydPKdPdi", Arch: "sm_90", Registers: 10, StaticSharedBytes: 512}}
+	if len(got) != 1 || got[0] != want[0] {
+		t.Errorf("nvcc: %+v, want %+v (ptxas -v: 10 registers, 512 bytes smem)", got, want)
+	}
+	// Before sm_90 the window holds no reserve: SHARED is the kernel's own.
+	r := ParseResUsage(" Function k:\n  REG:11 STACK:0 SHARED:512 LOCAL:0\n", "sm_80")
+	if len(r) != 1 || r[0].StaticSharedBytes != 512 || r[0].Registers != 11 {
+		t.Errorf("sm_80: %+v", r)
 	}
 }

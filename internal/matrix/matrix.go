@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
@@ -28,12 +29,15 @@ type Strategy struct {
 	Optional []string
 	Tunables map[string]int64
 	TuneAt   map[string]diag.Pos // where each of Tunables is written
-	Knobs    []Knob
-	Kernels  []string
-	KernelAt []diag.Pos          // where each of Kernels is written
-	Flags    map[string][]string // extra compiler flags by family
-	Pos      diag.Pos
-	DeviceAt diag.Pos // where Device is written
+	// ModelDefaults: launch parameters that take the machine model's default
+	// (parameter -> kind of machine.DefaultKinds) when the run knows the GPU.
+	ModelDefaults map[string]string
+	Knobs         []Knob
+	Kernels       []string
+	KernelAt      []diag.Pos          // where each of Kernels is written
+	Flags         map[string][]string // extra compiler flags by family
+	Pos           diag.Pos
+	DeviceAt      diag.Pos // where Device is written
 }
 
 // Knob is one axis of a strategy.
@@ -52,6 +56,8 @@ type KnobValue struct {
 	Requires []string
 	Tunables map[string]int64
 	TuneAt   map[string]diag.Pos // where each of Tunables is written
+	// ModelDefaults as the strategy's, for this value (a knob value's wins).
+	ModelDefaults map[string]string
 }
 
 // Variant is a strategy with one value per knob.
@@ -62,6 +68,8 @@ type Variant struct {
 	Defines  [][2]string // sorted by name
 	Requires []string
 	Tunables map[string]int64
+	// ModelDefaults: the strategy's and its knob values' model_defaults.
+	ModelDefaults map[string]string
 }
 
 // Knob returns the value of the named knob.
@@ -114,7 +122,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "knobs", "kernels", "flags")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "flags")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -124,6 +132,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
+		s.ModelDefaults = modelDefaults(d, sf["model_defaults"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {
 				s.KernelAt = append(s.KernelAt, d.Pos(kn))
@@ -229,12 +238,13 @@ func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 	k := Knob{Name: d.String(kf["name"], "name"), Doc: d.String(kf["doc"], "doc")}
 	suffixes := map[string]bool{}
 	for _, vn := range d.Seq(kf["values"], "values") {
-		vf := d.Fields(vn, "knob value", "value", "suffix", "doc", "defines", "requires", "tunables")
+		vf := d.Fields(vn, "knob value", "value", "suffix", "doc", "defines", "requires", "tunables", "model_defaults")
 		d.Require(vn, vf, "knob value", "value", "suffix")
 		v := KnobValue{Value: d.String(vf["value"], "value"), Suffix: d.String(vf["suffix"], "suffix"),
 			Doc: d.String(vf["doc"], "doc"), Requires: d.Strings(vf["requires"], "requires"),
 			Defines: map[string]string{}}
 		v.Tunables, v.TuneAt = tunables(d, vf["tunables"])
+		v.ModelDefaults = modelDefaults(d, vf["model_defaults"])
 		if suffixes[v.Suffix] {
 			d.Add(vf["suffix"], "suffix %q repeated in knob %s: variant IDs would collide", v.Suffix, k.Name)
 		}
@@ -255,6 +265,26 @@ func tunables(d diag.Decoder, n *yaml.Node) (map[string]int64, map[string]diag.P
 		at[kv[0].Value] = d.Pos(kv[1])
 	}
 	return out, at
+}
+
+// modelDefaults reads `model_defaults: {parameter: kind}`: each kind must be
+// one of machine.DefaultKinds and give that parameter.
+func modelDefaults(d diag.Decoder, n *yaml.Node) map[string]string {
+	out := map[string]string{}
+	for _, kv := range d.Pairs(n, "model_defaults") {
+		param, kind := kv[0].Value, d.String(kv[1], "model default of "+kv[0].Value)
+		k, ok := machine.DefaultKinds[kind]
+		switch {
+		case !ok:
+			d.Add(kv[1], "unknown kind of model default %q%s (known: %s)", kind, diag.DidYouMean(kind, machine.DefaultKindNames()),
+				strings.Join(machine.DefaultKindNames(), ", "))
+		case !slices.Contains(k.Params, param):
+			d.Add(kv[0], "a model default of kind %s gives %s, not %q", kind, strings.Join(k.Params, " or "), param)
+		default:
+			out[param] = kind
+		}
+	}
+	return out
 }
 
 func capsKnown(d diag.Decoder, n *yaml.Node, names []string, caps *toolchain.Table) {
@@ -287,7 +317,10 @@ func Variants(strategies []*Strategy) []*Variant {
 }
 
 func newVariant(s *Strategy, values []KnobValue) *Variant {
-	v := &Variant{ID: s.Name, Strategy: s, Values: values, Tunables: map[string]int64{}}
+	v := &Variant{ID: s.Name, Strategy: s, Values: values, Tunables: map[string]int64{}, ModelDefaults: map[string]string{}}
+	for k, x := range s.ModelDefaults {
+		v.ModelDefaults[k] = x
+	}
 	v.Requires = append(v.Requires, s.Requires...)
 	for k, x := range s.Tunables {
 		v.Tunables[k] = x
@@ -301,6 +334,9 @@ func newVariant(s *Strategy, values []KnobValue) *Variant {
 		}
 		for k, x := range kv.Tunables {
 			v.Tunables[k] = x
+		}
+		for k, x := range kv.ModelDefaults {
+			v.ModelDefaults[k] = x
 		}
 	}
 	for k, x := range defs {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
@@ -42,6 +43,9 @@ func TestVariantIDs(t *testing.T) {
 			assert.Equal(t, [][2]string{{"PMKK_OMP_FORM_B", "1"}, {"PMKK_OMP_NUM_TEAMS", "0"}}, v.Defines)
 		case "kk-ompx-opt":
 			assert.Equal(t, []string{"ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync"}, v.Requires)
+			assert.Empty(t, v.ModelDefaults, "Fig. 19 keeps the grid bound")
+		case "kk-ompx", "kk-ompx-shfl":
+			assert.Equal(t, map[string]string{"max_teams": "occupancy"}, v.ModelDefaults, "Fig. 12's league loop")
 		}
 	}
 }
@@ -69,6 +73,37 @@ func TestBadStrategies(t *testing.T) {
 	assert.Equal(t, f+`:5:16: unknown capability "warp_drive" (see variants/capabilities.yaml)
 `+f+`:10:32: suffix "-a" repeated in knob k: variant IDs would collide
 `+f+`:11:5: strategy needs field "backend"`, err.Error())
+}
+
+func TestBadModelDefaults(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: x
+    backend: serial
+    device: host
+    model_defaults: {max_teams: occupancyy}
+    knobs:
+      - name: k
+        values:
+          - {value: a, suffix: -a, model_defaults: {team_size: occupancy}}
+          - {value: b, suffix: -b, model_defaults: [occupancy]}
+          - {value: c, suffix: -c, model_defaults: {max_active_teams: occupancy}}
+`), 0o644))
+	_, err = Load(f, caps)
+	require.Error(t, err)
+	assert.Equal(t, f+`:5:33: unknown kind of model default "occupancyy"; did you mean "occupancy"? (known: occupancy)
+`+f+`:9:53: a model default of kind occupancy gives max_teams or max_active_teams, not "team_size"
+`+f+`:10:52: model_defaults must be a mapping`, err.Error())
+	// A knob value's default joins the strategy's.
+	ss, err := Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	for _, v := range Variants(ss) {
+		for p, k := range v.ModelDefaults {
+			assert.Contains(t, machine.DefaultKinds[k].Params, p, v.ID)
+		}
+	}
 }
 
 // The repository's kernels keep the size-set rule with its strategies'

@@ -96,3 +96,57 @@ func TestBadConfigurationsAreErrors(t *testing.T) {
 		assert.Contains(t, stderr, c.want, c.arg)
 	}
 }
+
+// defaulted is a kernel record with its configuration and the defaults in effect.
+type defaulted struct {
+	tuned
+	Defaults map[string]int64 `json:"defaults"`
+}
+
+// --defaults replaces the generated values, alone or under the tunables a
+// configuration leaves out, and the record names the defaults in effect.
+func TestDefaults(t *testing.T) {
+	bin := spmvHost(t)
+	read := func(args ...string) []defaulted {
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append([]string{"--size", "12", "--reps", "3", "--warmup", "1", "--flush-l2", "off"}, args...)...)
+		cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=2", "OMP_WAIT_POLICY=passive")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, stderr.String())
+		var recs []defaulted
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var r defaulted
+			if json.Unmarshal(line, &r) == nil && r.Kind == "kernel" {
+				recs = append(recs, r)
+			}
+		}
+		return recs
+	}
+	recs := read("--defaults", "rows_per_team=7")
+	require.Len(t, recs, 1)
+	assert.True(t, recs[0].Verified, recs[0].Error)
+	assert.Equal(t, map[string]int64{"rows_per_team": 7}, recs[0].Defaults)
+	assert.Nil(t, recs[0].Config, "defaults are no configuration")
+
+	// A configuration that names the tunable replaces its default; the record
+	// then carries only the defaults still in effect.
+	recs = read("--defaults", "rows_per_team=7,team_size=2", "--config", "rows_per_team=3", "--config", "vector_size=2")
+	require.Len(t, recs, 2)
+	assert.Equal(t, map[string]int64{"team_size": 2}, recs[0].Defaults)
+	assert.Equal(t, map[string]int64{"rows_per_team": 7, "team_size": 2}, recs[1].Defaults)
+	for _, r := range recs {
+		assert.True(t, r.Verified, "%v %v: %s", r.Config, r.Defaults, r.Error)
+	}
+
+	for _, c := range []struct{ arg, want string }{
+		{"max_teams=1584", "--defaults: max_teams is no run-time tunable of this program (it reads: rows_per_team"},
+		{"rows_per_team=0", "--defaults: tunables are positive"},
+	} {
+		_, stderr, err := runTuned(t, bin, "--defaults", c.arg)
+		require.Error(t, err, c.arg)
+		assert.Contains(t, stderr, c.want, c.arg)
+	}
+}

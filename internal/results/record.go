@@ -75,6 +75,10 @@ type Record struct {
 	// The tunables' values of a tuning evaluation (harness --config); absent
 	// in a run's records, which measure the generated values.
 	Config map[string]int64 `json:"config,omitempty"`
+	// The launch defaults the machine model gave (harness --defaults): the
+	// papers' launch "as published", not a tuning evaluation; absent where
+	// the program ran with its generated values.
+	Defaults map[string]int64 `json:"defaults,omitempty"`
 
 	// Where the program's time went (harness): data and reference before the
 	// first run, all runs with their checks, the checks alone; and (run stage)

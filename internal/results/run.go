@@ -39,6 +39,11 @@ type Run struct {
 	Resumed []string `json:"resumed,omitempty"` // when each resumption started
 	// The OpenMP threads and binding the run gave its host programs.
 	HostThreads *HostThreads `json:"host_threads,omitempty"`
+	// MachineModel names the machine model (machines/<name>.yaml) whose
+	// launch defaults the run passed (harness --defaults); empty when none
+	// matched the GPU. DefaultNotes says where a default fell back.
+	MachineModel string   `json:"machine_model,omitempty"`
+	DefaultNotes []string `json:"default_notes,omitempty"`
 }
 
 // HostThreads is how a run set its host programs' OpenMP threads: count,

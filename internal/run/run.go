@@ -24,6 +24,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -48,7 +49,10 @@ type Options struct {
 	// Threads sets the OpenMP threads and binding of host programs
 	// (HostThreads); zero leaves the environment as inherited.
 	Threads Threads
-	Log     io.Writer
+	// Model is the machine model of the GPU (Model): the cells' launch
+	// defaults come from it (harness --defaults); nil: none.
+	Model *machine.Model
+	Log   io.Writer
 	// Stamp is the provenance written into every record.
 	Stamp Stamp
 	// Trials is how many times each (cell, size) is measured (default 1).
@@ -209,6 +213,9 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	}
 	if opt.RepSeconds > 0 {
 		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
+	}
+	if d, _ := ModelDefaults(opt.Model, e); len(d) > 0 {
+		args = append(args, "--defaults", defaultsArg(d))
 	}
 	shown := args
 	if opt.refCache != "" {

@@ -167,8 +167,10 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, err
 	}
 	resumed := time.Now().UTC().Format(time.RFC3339)
+	model, modelNote := run.Model(cfg.Root, mach.GPUName()) // the papers' launch defaults (docs/machines.md)
 	prov := func(state string) results.Run {
 		r := provenance(cfg, m, info, mach, dir, started, w.Records())
+		r.MachineModel, r.DefaultNotes = run.ModelProvenance(model, modelNote, jobs)
 		r.State, r.PID, r.Trials = state, os.Getpid(), trials
 		if prev != nil {
 			// A resumption may run on another machine: the folder names
@@ -206,7 +208,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
 		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
-		Threads: hostThreads(cfg), Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
+		Threads: hostThreads(cfg), Model: model, Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
 	closeErr := w.Close()
 	state := results.StateFinished
 	if ctx.Err() != nil {

@@ -1,0 +1,129 @@
+package machine
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// A model default is a launch parameter that the papers set from the device
+// rather than fixed in the code: 000 Fig. 12's max_teams is the occupancy
+// bound. A strategy declares which of its launch parameters take one
+// (variants/strategies.yaml `model_defaults: {max_teams: occupancy}`); the
+// run stage passes the values to the harness (--defaults), so the records of
+// the papers' launch "as published" are neither tuning evaluations nor the
+// generated values.
+
+// DefaultKind is one kind of model default: the launch parameters it may
+// give and how it computes one for a cell.
+type DefaultKind struct {
+	Doc    string
+	Params []string
+	give   func(m *Model, c CellLaunch) (int64, error)
+}
+
+// DefaultKinds is the one table of the kinds of model default; the
+// strategies file may name only these. A new kind (Kokkos' recommended team
+// size for kk-cuda's team_size, KokkosTeamRecommended) is one more row.
+var DefaultKinds = map[string]DefaultKind{
+	"occupancy": {
+		Doc:    "000 Fig. 12's max_teams: the teams the GPU holds at once (MaxTeams) for the cell's team kernels, team_size x vector_size threads each",
+		Params: []string{"max_teams", "max_active_teams"},
+		give:   occupancyDefault,
+	},
+}
+
+// DefaultKindNames lists DefaultKinds, sorted.
+func DefaultKindNames() []string {
+	var out []string
+	for k := range DefaultKinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CellLaunch is what a model default needs of a built cell: its generated
+// tunables and the build's kernel resources.
+type CellLaunch struct {
+	Tunables map[string]int64
+	Kernels  []Resources
+}
+
+// Defaults computes the defaults want asks for (launch parameter -> kind)
+// for one cell on m. A parameter whose default cannot be computed is left
+// out with a note (the program then runs its generated value); notes are
+// sorted by parameter.
+func Defaults(m *Model, want map[string]string, c CellLaunch) (map[string]int64, []string) {
+	out := map[string]int64{}
+	var notes []string
+	params := make([]string, 0, len(want))
+	for p := range want {
+		params = append(params, p)
+	}
+	sort.Strings(params)
+	for _, p := range params {
+		k, ok := DefaultKinds[want[p]]
+		if !ok {
+			notes = append(notes, fmt.Sprintf("%s: unknown kind of model default %q", p, want[p]))
+			continue
+		}
+		v, err := k.give(m, c)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s (%s): %v; the generated value stays", p, want[p], err))
+			continue
+		}
+		out[p] = v
+	}
+	return out, notes
+}
+
+// harnessKernel marks the harness's own device kernels (pm::device: flush,
+// STREAM, checks), which no launch parameter of the cell sizes.
+const harnessKernel = "_ZN2pm6device"
+
+// TeamKernels are the kernels of c that launch teams: the kernel-mode
+// layer's team launches (pmkk::ompx_impl::launch_team) when there are any,
+// else every kernel but the harness's.
+func TeamKernels(ks []Resources) []Resources {
+	var team, own []Resources
+	for _, k := range ks {
+		switch {
+		case strings.Contains(k.Kernel, harnessKernel):
+		case strings.Contains(k.Kernel, "launch_team"):
+			team = append(team, k)
+		default:
+			own = append(own, k)
+		}
+	}
+	if len(team) > 0 {
+		return team
+	}
+	return own
+}
+
+// occupancyDefault is MaxTeams for a team of team_size x vector_size threads,
+// the smallest over the cell's team kernels (the bound is one value for
+// every launch of the program). Dynamic shared memory (team scratch, the
+// layers' reduction buffers) is known only at launch: not counted.
+func occupancyDefault(m *Model, c CellLaunch) (int64, error) {
+	ts, ok1 := c.Tunables["team_size"]
+	vs, ok2 := c.Tunables["vector_size"]
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("the cell has no team_size and vector_size tunables")
+	}
+	ks := TeamKernels(c.Kernels)
+	if len(ks) == 0 {
+		return 0, fmt.Errorf("the build recorded no kernel resources")
+	}
+	best := int64(math.MaxInt64)
+	for _, k := range ks {
+		n, err := m.MaxTeams(k.Launch(int(ts*vs), 0))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", k.Kernel, err)
+		}
+		best = min(best, n)
+	}
+	return best, nil
+}

@@ -1,0 +1,60 @@
+package machine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Fig. 12's bound for the SPMV team launch of kk-ompx (clang 19, sm_90: 40
+// registers) in teams of 16 x 8 on the H200: 40 x 32 = 1280 registers a
+// warp, 16384 / 1280 = 12 warps per sub-partition, 48 warps, 12 blocks of
+// 4 warps, x 132 SMs = 1584 (docs/analysis/kernel-mode.md).
+func TestOccupancyDefault(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "cuobjdump-clang19-sm90-spmv-kk-ompx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := CellLaunch{Tunables: map[string]int64{"rows_per_team": 16, "team_size": 16, "vector_size": 8},
+		Kernels: ParseResUsage(string(data), "sm_90")}
+	h200 := model(t, "h200-sxm-141gb")
+	got, notes := Defaults(h200, map[string]string{"max_teams": "occupancy"}, c)
+	if got["max_teams"] != 1584 || len(notes) != 0 {
+		t.Errorf("H200: %v %v, want max_teams 1584", got, notes)
+	}
+	// The harness's own kernels (78 and 80 registers) do not bound the teams.
+	if ks := TeamKernels(c.Kernels); len(ks) != 1 || ks[0].Registers != 40 {
+		t.Errorf("team kernels: %+v", ks)
+	}
+	// A larger team of the same kernel: 40 x 32 x 8 warps = 10240 a block,
+	// 6 blocks per SM.
+	c.Tunables["team_size"] = 32
+	got, _ = Defaults(h200, map[string]string{"max_teams": "occupancy"}, c)
+	if got["max_teams"] != 6*132 {
+		t.Errorf("32 x 8: %v, want %d", got, 6*132)
+	}
+}
+
+// A default that cannot be computed is left out with a note; the program
+// then runs its generated value.
+func TestDefaultsFallBack(t *testing.T) {
+	h200 := model(t, "h200-sxm-141gb")
+	for _, c := range []struct {
+		cell CellLaunch
+		want string
+	}{
+		{CellLaunch{Tunables: map[string]int64{"team_size": 16, "vector_size": 8}}, "no kernel resources"},
+		{CellLaunch{Tunables: map[string]int64{"tile": 8}, Kernels: []Resources{{Kernel: "k", Registers: 40}}}, "no team_size and vector_size"},
+		{CellLaunch{Tunables: map[string]int64{"team_size": 16, "vector_size": 8}, Kernels: []Resources{{Kernel: "k", Registers: 300}}}, "exceed max_registers_per_thread"},
+	} {
+		got, notes := Defaults(h200, map[string]string{"max_teams": "occupancy"}, c.cell)
+		if len(got) != 0 || len(notes) != 1 || !strings.Contains(notes[0], c.want) {
+			t.Errorf("%+v: %v %v, want a note with %q", c.cell, got, notes, c.want)
+		}
+	}
+	if _, notes := Defaults(model(t, "mi250x-gcd"), map[string]string{"max_teams": "occupancy"},
+		CellLaunch{Tunables: map[string]int64{"team_size": 16, "vector_size": 8}, Kernels: []Resources{{Kernel: "k", Registers: 40}}}); len(notes) != 1 || !strings.Contains(notes[0], "no occupancy rule") {
+		t.Errorf("AMD: %v", notes)
+	}
+}
