@@ -2,7 +2,7 @@
 # Packs what a GPU host needs to run the GPU cells built here into a folder
 # (git ignores bundle*/; name it in the device call's carry), all xz-packed:
 #   portmatrix.xz  the static CLI (no Go there)
-#   src.tar.xz     templates/, variants/, generated/, harness/, toolchains.yaml
+#   src.tar.xz     templates/, variants/, machines/, generated/, harness/, toolchains.yaml
 #                  and scripts/gpu-run.sh: what the CLI reads, for use outside a checkout
 #   build.tar.xz   build/manifest.json, build/project.json (the names run.json
 #                  records) and the listed toolchains' binaries with their build
@@ -26,7 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/portmatrix" ./cmd/portmatrix
 xz -9 -T2 -c "$tmp/portmatrix" >"$dir/portmatrix.xz"
 git rev-parse HEAD >"$dir/COMMIT"
-tar -cJf "$dir/src.tar.xz" templates variants generated harness toolchains.yaml scripts/gpu-run.sh
+tar -cJf "$dir/src.tar.xz" templates variants machines generated harness toolchains.yaml scripts/gpu-run.sh
 
 IFS=, read -ra ids <<<"$tcs"
 for id in "${ids[@]}"; do

@@ -48,7 +48,7 @@ func builtMatrix(t *testing.T) (root, bin string) {
 		if fixtureErr != nil {
 			return
 		}
-		for _, d := range []string{"templates", "variants", "harness", "toolchains.yaml"} {
+		for _, d := range []string{"templates", "variants", "harness", "machines", "toolchains.yaml"} {
 			if out, err := exec.Command("cp", "-r", filepath.Join("..", "..", d), fixtureRoot).CombinedOutput(); err != nil {
 				fixtureErr = err
 				fixtureLog.Write(out)
