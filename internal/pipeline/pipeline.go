@@ -12,12 +12,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/suite"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
@@ -62,7 +65,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	p.Kernels, err = spec.LoadDir(p.path(layout.Kernels))
 	add(err)
 	if err == nil {
-		add(mapKernels(p))
+		add(mapping.LowerLoops(p.Cfg.Root, p.Kernels))
 	}
 	p.ByName = spec.ByName(p.Kernels)
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
@@ -203,7 +206,11 @@ func (p *Project) Cells() []*matrix.Cell {
 			out = append(out, c)
 		}
 	}
-	return p.sampleCells(out)
+	// Known failures' cells are avoided by a sample; the build stage reports a bad list.
+	known, _ := build.LoadKnown(p.path(build.KnownFile))
+	return suite.Cells(out, p.Cfg.Sample(), known, p.Cfg.SizeSet, func(line string) {
+		p.suiteNote.Do(func() { fmt.Fprintln(p.Cfg.Log, line) })
+	})
 }
 
 func (p *Project) selected(c *matrix.Cell) bool {

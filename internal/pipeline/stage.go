@@ -18,6 +18,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
@@ -53,7 +54,10 @@ var Stages = []StageDef{
 	{Name: "doctor", Needs: NeedsProject, Doc: "Doctor prints the toolchains found, their capabilities, and why each cell is on or off.",
 		run: withProject(func(p *Project) error { Doctor(p, p.Cfg.Log); return nil })},
 	{Name: "explain", Needs: NeedsProject, Doc: "Explain prints how each kernel written as loops was mapped: dependences, each loop's level and why, sizes, the pattern tree.",
-		run: func(_ context.Context, cfg Config) error { return Explain(cfg, cfg.Log) }},
+		run: func(_ context.Context, cfg Config) error {
+			cfg.Defaults()
+			return mapping.ExplainKernels(cfg.Root, cfg.Kernels, cfg.Log)
+		}},
 	{Name: "build", Needs: NeedsProject, Deps: []string{"generate"}, Doc: "Build compiles every cell this machine can build, in parallel and incrementally.",
 		run: func(ctx context.Context, cfg Config) error {
 			p, err := Load(ctx, cfg)

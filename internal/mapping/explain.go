@@ -1,4 +1,4 @@
-package pipeline
+package mapping
 
 import (
 	"fmt"
@@ -7,42 +7,40 @@ import (
 	"slices"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
-	models "github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/mapping"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
-// Explain prints, for each kernel written as a loop nest (PM_KERNELS
+// ExplainKernels prints, for each kernel written as a loop nest (PM_KERNELS
 // narrows them), the dependence verdicts, each loop's level with its reason,
 // the sizes the machine model gave, and the pattern tree the backends lower.
 // It reads only the kernel descriptions and the machine models.
-func Explain(cfg Config, w io.Writer) error {
-	cfg.Defaults()
-	kernels, err := spec.LoadDir(filepath.Join(cfg.Root, "templates", "kernels"))
+func ExplainKernels(root string, only []string, w io.Writer) error {
+	kernels, err := spec.LoadDir(filepath.Join(root, "templates", "kernels"))
 	if err != nil {
 		return err
 	}
-	if err := lowerLoops(cfg.Root, kernels); err != nil {
+	if err := LowerLoops(root, kernels); err != nil {
 		return err
 	}
 	var names []string
 	for _, k := range kernels {
 		names = append(names, k.Name)
 	}
-	for _, want := range cfg.Kernels {
+	for _, want := range only {
 		if !slices.Contains(names, want) {
 			return fmt.Errorf("PM_KERNELS: unknown kernel %q%s", want, diag.DidYouMean(want, names))
 		}
 	}
 	n := 0
 	for _, k := range kernels {
-		if k.Loops == nil || len(cfg.Kernels) > 0 && !slices.Contains(cfg.Kernels, k.Name) {
+		if k.Loops == nil || len(only) > 0 && !slices.Contains(only, k.Name) {
 			continue
 		}
 		n++
 		fmt.Fprintf(w, "kernel %s (%s):\n%s", k.Name, k.File, k.Mapping)
 		fmt.Fprintln(w, "pattern tree:")
-		mapping.PrintTree(w, k.Pattern, "  ")
+		PrintTree(w, k.Pattern, "  ")
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "explain: no kernel written as loops: (docs/loopnest.md) among those selected")
@@ -50,22 +48,20 @@ func Explain(cfg Config, w io.Writer) error {
 	return nil
 }
 
-// mapKernels maps the kernels written as loop nests onto the pattern tree
-// with the default GPU model (docs/loopnest.md).
-func mapKernels(p *Project) error { return lowerLoops(p.Cfg.Root, p.Kernels) }
-
-// lowerLoops reads the machine models only when a kernel needs them.
-func lowerLoops(root string, kernels []*spec.Kernel) error {
+// LowerLoops maps the kernels written as loop nests onto the pattern tree
+// with the default GPU model (docs/loopnest.md); it reads the machine models
+// only when a kernel needs them.
+func LowerLoops(root string, kernels []*spec.Kernel) error {
 	if !slices.ContainsFunc(kernels, func(k *spec.Kernel) bool { return k.Loops != nil }) {
 		return nil
 	}
-	set, err := models.Load(filepath.Join(root, models.Dir))
+	set, err := machine.Load(filepath.Join(root, machine.Dir))
 	if err != nil {
 		return err
 	}
-	m, err := set.Get(mapping.DefaultGPU)
+	m, err := set.Get(DefaultGPU)
 	if err != nil {
 		return err
 	}
-	return mapping.LowerAll(kernels, m)
+	return LowerAll(kernels, m)
 }

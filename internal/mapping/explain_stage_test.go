@@ -1,4 +1,4 @@
-package pipeline
+package mapping
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // the tree the backends lower; it needs no toolchain.
 func TestExplainStage(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, Explain(Config{Root: "../..", Kernels: []string{"atx_mapped"}}, &out))
+	require.NoError(t, ExplainKernels("../..", []string{"atx_mapped"}, &out))
 	s := out.String()
 	for _, want := range []string{
 		"kernel atx_mapped (",
@@ -29,7 +29,7 @@ func TestExplainStage(t *testing.T) {
 		assert.Contains(t, s, want)
 	}
 	assert.NotContains(t, s, "stencil3d_mapped", "PM_KERNELS narrows the kernels")
-	err := Explain(Config{Root: "../..", Kernels: []string{"atx_maped"}}, &out)
+	err := ExplainKernels("../..", []string{"atx_maped"}, &out)
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), `PM_KERNELS: unknown kernel "atx_maped"; did you mean "atx_mapped"?`), err.Error())
 }
