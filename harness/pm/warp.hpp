@@ -10,6 +10,17 @@
 //                   (ompx.h's masks are uint64_t on every target).
 #pragma once
 
+// lane_mask is called from CUDA and HIP device code too: without
+// __host__ __device__ nvcc calls the host function there (warning 20013) and
+// the shuffles get a wrong mask.
+#ifndef PM_HD
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define PM_HD __host__ __device__
+#else
+#define PM_HD
+#endif
+#endif
+
 #include <cstdint>
 
 #ifndef PM_WARP_SIZE
@@ -35,7 +46,7 @@ constexpr warp_mask_t kFullWarpMask = kWarpSize == sizeof(warp_mask_t) * 8 ? ~wa
 
 // The mask of width consecutive lanes from lane first (width a power of two
 // up to kWarpSize, first a multiple of width).
-constexpr warp_mask_t lane_mask(const int width, const int first) {
+PM_HD constexpr warp_mask_t lane_mask(const int width, const int first) {
   return width >= kWarpSize ? kFullWarpMask
                             : ((warp_mask_t{1} << (width & (kWarpSize - 1))) - 1) << (first & (kWarpSize - 1));
 }
