@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/build"
@@ -28,17 +27,11 @@ import (
 // stderr's last line. The command and output go to logf.
 func Configs(ctx context.Context, e build.Entry, size int64, configFile string, opt Options, logf io.Writer) ([]results.Record, error) {
 	bin := filepath.Join(opt.BuildDir, e.Binary)
-	args := []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
-		"--warmup", strconv.Itoa(opt.Warmup), "--cell", e.ID, "--toolchain", e.Toolchain}
+	args := measureArgs(e, size, opt)
 	if configFile != "" {
 		args = append(args, "--configs", configFile)
 	}
-	if opt.FlushL2 != "" {
-		args = append(args, "--flush-l2", opt.FlushL2)
-	}
-	if opt.RepSeconds > 0 {
-		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
-	}
+	args = append(args, protocolArgs(opt)...)
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, args...)

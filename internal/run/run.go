@@ -197,23 +197,35 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 	return nil
 }
 
-// one runs a program at one size and records what it printed; a failure is
-// recorded as an error record, and also returned for the progress line.
-func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
-	e, size := t.Entry, t.Size
-	opt.trial = t.Trial
-	bin := filepath.Join(opt.BuildDir, e.Binary)
-	args := []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
+// measureArgs are the harness flags that name what a program measures.
+func measureArgs(e build.Entry, size int64, opt Options) []string {
+	return []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
 		"--warmup", strconv.Itoa(opt.Warmup), "--cell", e.ID, "--toolchain", e.Toolchain}
-	if copyBytes > 0 {
-		args = append(args, "--stream-bytes", strconv.FormatInt(copyBytes, 10))
-	}
+}
+
+// protocolArgs are the harness flags of the measuring protocol's knobs.
+func protocolArgs(opt Options) []string {
+	var args []string
 	if opt.FlushL2 != "" {
 		args = append(args, "--flush-l2", opt.FlushL2)
 	}
 	if opt.RepSeconds > 0 {
 		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
 	}
+	return args
+}
+
+// one runs a program at one size and records what it printed; a failure is
+// recorded as an error record, and also returned for the progress line.
+func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
+	e, size := t.Entry, t.Size
+	opt.trial = t.Trial
+	bin := filepath.Join(opt.BuildDir, e.Binary)
+	args := measureArgs(e, size, opt)
+	if copyBytes > 0 {
+		args = append(args, "--stream-bytes", strconv.FormatInt(copyBytes, 10))
+	}
+	args = append(args, protocolArgs(opt)...)
 	if d, _ := ModelDefaults(opt.Model, e); len(d) > 0 {
 		args = append(args, "--defaults", defaultsArg(d))
 	}
