@@ -73,11 +73,9 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		return "", err
 	}
 	m = SampleManifest(cfg, m, cfg.Log)
-	var info BuildInfo
-	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, BuildInfoFile)); err == nil {
-		if err := json.Unmarshal(b, &info); err != nil {
-			return "", fmt.Errorf("%s: %w", filepath.Join(cfg.BuildDir, BuildInfoFile), err)
-		}
+	info, err := readBuildInfo(cfg.BuildDir)
+	if err != nil {
+		return "", err
 	}
 	mach := Machine(cfg)
 	gpu := GPU(cfg)
@@ -325,4 +323,19 @@ func provenance(cfg config.Config, m *build.Manifest, info BuildInfo, mach host.
 	}
 	pr.Cells.CountRuns(recs)
 	return pr
+}
+
+// readBuildInfo reads build/project.json; a build folder without one (copied
+// without it) gives an empty BuildInfo.
+func readBuildInfo(buildDir string) (BuildInfo, error) {
+	var info BuildInfo
+	file := filepath.Join(buildDir, BuildInfoFile)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return info, nil
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("%s: %w", file, err)
+	}
+	return info, nil
 }

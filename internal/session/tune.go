@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,9 +60,9 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return "", fmt.Errorf("PM_OUT: %w", err)
 	}
 	// run.json says what tuned: the machine, its GPUs, the compilers, the commit.
-	var info BuildInfo
-	if b, err := os.ReadFile(filepath.Join(cfg.BuildDir, BuildInfoFile)); err == nil {
-		json.Unmarshal(b, &info)
+	info, err := readBuildInfo(cfg.BuildDir)
+	if err != nil {
+		return dir, err
 	}
 	started := time.Now().UTC()
 	stamp := func(state string) error {
