@@ -175,12 +175,8 @@ func deviceKey(mach host.Info) string {
 // machine model (nil when no model names it: those constraints are listed as
 // unchecked).
 func deviceMachine(cfg config.Config, mach host.Info) tune.Machine {
-	set, err := machine.Load(layout.Path(cfg.Root, machine.Dir))
-	if err != nil {
-		return nil
-	}
-	model, ok := set.ByReported(mach.GPUName())
-	if !ok || model.Kind != machine.KindGPU {
+	model, _ := run.Model(cfg.Root, mach.GPUName())
+	if model == nil || model.Kind != machine.KindGPU {
 		return nil
 	}
 	g := model.GPU
