@@ -52,12 +52,12 @@ type Spaces struct {
 // Decl is one tunable: the values a program accepts (Min, Max) and those the
 // search walks (Space).
 type Decl struct {
-	Name    string
-	Doc     string
-	Min     int64
-	Max     int64
-	HasMax  bool // false: no upper bound
-	Space   []int64
+	Name   string
+	Doc    string
+	Min    int64
+	Max    int64
+	HasMax bool // false: no upper bound
+	Space  []int64
 	// Patterns: a launch parameter the backend's layer reads (pm::tune) at
 	// every launch of these pattern kinds, not a kernel's: a strategy or knob
 	// value gives its default, and a cell has it when its kernels use one of
