@@ -200,6 +200,9 @@ func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
 
 // deviceKey names the GPU that measures: its UUID, else its name.
 func deviceKey(mach host.Info) string {
+	if id := os.Getenv(config.EnvGPUUUID); id != "" { // a scheduler's worker: its own GPU
+		return id
+	}
 	if id := mach.GPUUUID(); id != "" {
 		return id
 	}

@@ -132,3 +132,29 @@ func TestOccupancyModel(t *testing.T) {
 		assert.NoError(t, regs(40).Admits(tg, c))
 	}
 }
+
+// TestShard: n workers' shards hold every target once, each worker a share
+// of every kernel's, the same on every call.
+func TestShard(t *testing.T) {
+	var targets []Target
+	for _, k := range []string{"spmv", "axpby", "cgsolve"} {
+		for _, v := range []string{"x", "y", "z"} {
+			targets = append(targets, Target{Cell: k + "." + v + ".tc", Size: 1})
+		}
+	}
+	seen := map[string]int{}
+	for k := range 2 {
+		got := Shard(targets, k, 2)
+		assert.Equal(t, got, Shard(targets, k, 2))
+		kernels := map[string]bool{}
+		for _, tg := range got {
+			seen[tg.Cell]++
+			kernels[kernelOf(tg)] = true
+		}
+		assert.Len(t, kernels, 3, "worker %d", k)
+	}
+	assert.Len(t, seen, len(targets))
+	for c, n := range seen {
+		assert.Equal(t, 1, n, c)
+	}
+}
