@@ -96,7 +96,7 @@ func renderMarkdown(v *view) []byte {
 			}
 			w("- expected: %s\n", c.Expected)
 			for _, e := range c.Evals {
-				w("- [%s](#folder-%s) (%s): **%s**%s; measured %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured)
+				w("- [%s](#folder-%s) (%s): as published **%s**%s; measured %s; tuned: %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured, e.Tuned)
 			}
 			w("\n")
 		}

@@ -43,6 +43,7 @@ type evalView struct {
 	Outcome                       report.Outcome
 	Why                           string // the verdict's reason: ratios in and out of the band
 	Ratios                        []report.Ratio
+	Tuned                         string // the verdict on the folder's tuned view, or "not tuned (why)"
 }
 
 type figView struct {
@@ -111,7 +112,7 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 			part := partOf(f)
 			why := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.Verdict(), string(r.Outcome)), " ("), ")")
 			cv.Evals = append(cv.Evals, evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
-				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios})
+				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict()})
 			for _, fs := range figSpecs {
 				if svg := f.SVG[fs.ID]; svg != nil && decides(fs, c) {
 					cv.Figures = append(cv.Figures, figView{ID: fs.ID, Title: fs.Title, Paper: fs.Paper, Folder: f.Name, Part: part, Src: template.URL(svgURI(svg))})
