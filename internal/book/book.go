@@ -99,6 +99,9 @@ func Render(opt Options) (*Book, error) {
 		return nil, err
 	}
 	v := newView(ix, folders, figSpecs, narrative)
+	if v.Tuning, err = tuningViews(ix, Root(opt.Root)); err != nil {
+		return nil, err
+	}
 	page, err := renderHTML(filepath.Join(opt.Root, TemplateFile), v)
 	if err != nil {
 		return nil, err

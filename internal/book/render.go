@@ -101,6 +101,15 @@ func renderMarkdown(v *view) []byte {
 			w("\n")
 		}
 	}
+	if len(v.Tuning) > 0 {
+		w("\n## Tuned against as published\n\n")
+		w("Every claim above shows its verdict as published and tuned (best configuration against best); ")
+		w("\"not tuned\" where the folder holds no tuned measurement. The tunings of the index, with the gap ")
+		w("between the default launch and the tuned best per cell (tables and tuning curves in index.html):\n")
+		for _, t := range v.Tuning {
+			w("\n- [%s](../%s/) (%s): %s\n", t.Folder, t.Folder, t.Part, t.Summary)
+		}
+	}
 	w("\n## Folders\n")
 	for _, e := range v.Unreported {
 		w("\n- results/%s (%s, %s%s): %s\n", e.Folder, e.Suite, e.Platform, partSuffix(e.Part), e.Note)

@@ -19,6 +19,7 @@ type view struct {
 	// (profiles, a scheduler's timing).
 	Unreported []Entry
 	Summary    string // claim counts over every evaluation
+	Tuning     []tuningView
 }
 
 type paperView struct {
