@@ -110,6 +110,25 @@ func renderMarkdown(v *view) []byte {
 			w("\n- [%s](../%s/) (%s): %s\n", t.Folder, t.Folder, t.Part, t.Summary)
 		}
 	}
+	if pv := v.Portability; pv != nil {
+		w("\n## Performance portability\n\n")
+		w("PP (Pennycook et al.) of each strategy at each kernel's largest size, each strategy at its best variant and toolchain on each platform; ")
+		w("code divergence beside it; cascade plots and a navigation chart in index.html. P3 layout: %s. ", strings.Join(pv.CSV, ", "))
+		w("%s.", pv.Set)
+		if pv.Excluded != "" {
+			w(" %s", pv.Excluded)
+		}
+		w("\n\n| platform | device | status | current folders |\n|---|---|---|---|\n")
+		for _, p := range pv.Platforms {
+			w("| %s | %s | %s | %s |\n", p.ID, mdCell(p.Title), mdCell(p.Status), p.Folders)
+		}
+		for _, k := range pv.Kernels {
+			w("\n### %s at size %d\n\n%s.\n\n| strategy | PP (app eff) | PP (arch eff) | code divergence | runs on | PP where it runs |\n|---|---|---|---|---|---|\n", k.Kernel, k.Size, pv.Set)
+			for _, r := range k.Rows {
+				w("| %s | %s | %s | %s | %s | %s |\n", r.Strategy, r.PP, r.Arch, r.Divergence, r.RunsOn, r.Supported)
+			}
+		}
+	}
 	w("\n## Folders\n")
 	for _, e := range v.Unreported {
 		w("\n- results/%s (%s, %s%s): %s\n", e.Folder, e.Suite, e.Platform, partSuffix(e.Part), e.Note)

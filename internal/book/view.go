@@ -19,7 +19,8 @@ type view struct {
 	// (profiles, a scheduler's timing).
 	Unreported []Entry
 	Summary    string // claim counts over every evaluation
-	Tuning     []tuningView
+	Tuning      []tuningView
+	Portability *ppView
 }
 
 type paperView struct {
