@@ -44,7 +44,7 @@ type Options struct {
 type Book struct {
 	HTML, Markdown string
 	Folders        int
-	Figures        int // figure images in the page
+	Figures        int // figure images in the page: the papers', tuning curves, cascades and the navigation chart
 	Claims         map[report.Outcome]int
 }
 

@@ -33,6 +33,7 @@ type ppKernel struct {
 	Size    int64
 	Columns []string // the platforms of H
 	Rows    []ppRow
+	Absent  string // strategies with no cell of the kernel on any platform of H (PP 0), named once
 	Cascade *figView
 }
 
@@ -165,10 +166,15 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 		sort.SliceStable(scores, func(i, j int) bool {
 			return scores[i].App.V > scores[j].App.V || scores[i].App.V == scores[j].App.V && scores[i].Supported.V > scores[j].Supported.V
 		})
+		var absent []string
 		for _, s := range scores {
+			if s.RunsOn == 0 && !tried(s) {
+				absent = append(absent, s.Application)
+				continue
+			}
 			r := ppRow{Strategy: s.Application, PP: s.App.String(), Arch: "–", Divergence: "–",
 				RunsOn: fmt.Sprintf("%d/%d", s.RunsOn, len(s.On)), Supported: s.Supported.String()}
-			if s.Arch != nil {
+			if s.Arch != nil && (s.Arch.V > 0 || s.App.V == 0) { // 0 beside a running PP: a kernel without minimum traffic somewhere
 				r.Arch = s.Arch.String()
 			}
 			if s.Divergence != nil {
@@ -182,6 +188,9 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 				r.On = append(r.On, cell)
 			}
 			kv.Rows = append(kv.Rows, r)
+		}
+		if len(absent) > 0 {
+			kv.Absent = fmt.Sprintf("PP 0, no cell of %s on any platform of H: %s", k, strings.Join(absent, ", "))
 		}
 		svg, err := portability.CascadeSVG(a.Cascade(p, portability.StrategyLevel))
 		if err != nil {
@@ -207,4 +216,16 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 		v.CSV = append(v.CSV, name)
 	}
 	return v, nil
+}
+
+// tried says whether a strategy has anything but "no cell" on some platform:
+// a failed verification, a failed or skipped build, a platform that only
+// compiles.
+func tried(s portability.Score) bool {
+	for _, o := range s.On {
+		if o.Status != portability.NoRecord {
+			return true
+		}
+	}
+	return false
 }

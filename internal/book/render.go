@@ -127,6 +127,9 @@ func renderMarkdown(v *view) []byte {
 			for _, r := range k.Rows {
 				w("| %s | %s | %s | %s | %s | %s |\n", r.Strategy, r.PP, r.Arch, r.Divergence, r.RunsOn, r.Supported)
 			}
+			if k.Absent != "" {
+				w("\n%s.\n", k.Absent)
+			}
 		}
 	}
 	w("\n## Folders\n")

@@ -311,5 +311,18 @@ func (v *view) figureCount() int {
 			n += len(c.Figures)
 		}
 	}
+	for _, t := range v.Tuning {
+		n += len(t.Curves)
+	}
+	if pv := v.Portability; pv != nil {
+		for _, k := range pv.Kernels {
+			if k.Cascade != nil {
+				n++
+			}
+		}
+		if pv.Nav != nil {
+			n++
+		}
+	}
 	return n
 }
