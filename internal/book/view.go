@@ -17,8 +17,8 @@ type view struct {
 	Narrative []chapter
 	// Unreported are the entries kept for what is not a claim or a figure
 	// (profiles, a scheduler's timing).
-	Unreported []Entry
-	Summary    string // claim counts over every evaluation
+	Unreported  []Entry
+	Summary     string // claim counts over every evaluation
 	Tuning      []tuningView
 	Portability *ppView
 }
