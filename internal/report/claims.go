@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
@@ -121,7 +122,7 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 		return r
 	}
 	r.Value = aggregate(c.Aggregate, vals)
-	r.Lo, r.Hi = stats.Interval(aggregateBoot(c.Aggregate, r.Ratios))
+	r.Lo, r.Hi = aggregateInterval(c.Aggregate, r.Ratios)
 	r.Outcome = map[stats.Verdict]Outcome{stats.Inside: Reproduced, stats.Outside: NotReproduced,
 		stats.Straddle: Inconclusive}[stats.Against(r.Lo, r.Hi, lo, hi)]
 	return r
@@ -147,6 +148,22 @@ func aggregate(how string, v []float64) float64 {
 	default:
 		return stats.Median(v)
 	}
+}
+
+// aggregateInterval is the interval of the aggregate: from the replicates,
+// or, where a ratio has none (a tuning's), the aggregate of the ratios'
+// bounds (every aggregate is monotone in each ratio, so these bound it).
+func aggregateInterval(how string, rs []Ratio) (lo, hi float64) {
+	for _, r := range rs {
+		if len(r.boot) == 0 {
+			los, his := make([]float64, len(rs)), make([]float64, len(rs))
+			for i, x := range rs {
+				los[i], his[i] = x.Lo, x.Hi
+			}
+			return aggregate(how, los), aggregate(how, his)
+		}
+	}
+	return stats.Interval(aggregateBoot(how, rs))
 }
 
 // aggregateBoot applies the aggregate replicate by replicate: the ratios of
@@ -256,8 +273,15 @@ func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
 		if !ok || !comparable(p, q) {
 			continue
 		}
-		boot := stats.Ratio(p.rateBoot(), q.rateBoot())
-		lo, hi := stats.Interval(boot)
+		var boot []float64
+		var lo, hi float64
+		if len(p.M.Boot) > 0 && len(q.M.Boot) > 0 {
+			boot = stats.Ratio(p.rateBoot(), q.rateBoot())
+			lo, hi = stats.Interval(boot)
+		} else { // a tuning's measurements carry their interval, not replicates: bound the ratio by the intervals
+			lo = results.Rate(p.Bytes, p.M.Hi) / results.Rate(q.Bytes, q.M.Lo)
+			hi = results.Rate(p.Bytes, p.M.Lo) / results.Rate(q.Bytes, q.M.Hi)
+		}
 		out = append(out, Ratio{
 			Kernel: n.Kernel, Size: p.Size, Value: p.rate() / q.rate(), Lo: lo, Hi: hi, boot: boot,
 			Numerator:   n.Variant + "@" + n.Toolchain,

@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/stats"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
@@ -312,4 +314,60 @@ func pow2Ticks(lo, hi float64) plot.ConstantTicks {
 		t = append(t, plot.Tick{Value: x, Label: fmt.Sprint(x)})
 	}
 	return t
+}
+
+// TuningClaims judges claims on a tuning folder alone, best against best:
+// each (cell, size) at its best verified configuration of tuning.jsonl
+// (over devices and binaries, the fastest), the toolchains from its
+// run.json. A tuning stores each configuration's median and interval, not
+// its replicates, so a ratio's interval is bounded by the two intervals
+// (the numerator's low over the denominator's high, and the reverse):
+// wider than the report's bootstrap, never narrower.
+func TuningClaims(dir string, claims []ClaimSpec) ([]ClaimResult, error) {
+	cells, err := tune.Tuned(dir)
+	if err != nil {
+		return nil, err
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	ds := &dataset{series: map[seriesKey][]point{}, toolchains: map[string]Toolchain{}, copyGBps: map[string]float64{},
+		roofOp: map[string]string{}, hash: map[string]string{}}
+	for _, tc := range run.Toolchains {
+		ds.addToolchain(tc)
+	}
+	best := map[seriesKey]map[int64]point{}
+	for _, c := range cells {
+		b := c.Best
+		if b == nil {
+			continue
+		}
+		parts := strings.SplitN(c.Cell, ".", 3)
+		if len(parts) < 3 {
+			continue
+		}
+		k := seriesKey{parts[0], parts[1], parts[2]}
+		bytes := b.GBps * b.MedianS * 1e9
+		p := point{Size: c.Size, MedianS: b.MedianS, Bytes: bytes, GBps: b.GBps,
+			M: &stats.Measurement{Median: b.MedianS, Lo: b.LoS, Hi: b.HiS}}
+		if bytes > 0 {
+			p.Lo, p.Hi = bytes/b.HiS/1e9, bytes/b.LoS/1e9
+		}
+		if best[k] == nil {
+			best[k] = map[int64]point{}
+		}
+		if q, ok := best[k][c.Size]; !ok || p.MedianS < q.MedianS {
+			best[k][c.Size] = p
+		}
+		if _, ok := ds.toolchains[k.Toolchain]; !ok {
+			ds.addToolchain(Toolchain{ID: k.Toolchain})
+		}
+	}
+	for k, bySize := range best {
+		for _, size := range slices.Sorted(maps.Keys(bySize)) {
+			ds.series[k] = append(ds.series[k], bySize[size])
+		}
+	}
+	return evaluateAll(claims, ds), nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,4 +74,53 @@ func TestTuningGapTableAndCurves(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "team_size=16,vector_size=1", v.Rows[0].Default.Config.String())
 	assert.Contains(t, string(v.Markdown()), "does not mark the default")
+}
+
+// A claim judged on a tuning alone: kk-ompx-opt's best 1.0 ms [0.99, 1.01]
+// against kk-ompx's best 1.2 ms [1.18, 1.22] (both moving 2.4 MB): 1.2,
+// bounded by 1.18/1.01 = 1.1683 and 1.22/0.99 = 1.2323, inside [1.05, 1.25].
+func TestTuningClaimsBestAgainstBest(t *testing.T) {
+	dir := t.TempDir()
+	entry := func(variant, cfg string, s, lo, hi float64) string {
+		return fmt.Sprintf(`{"cell":"spmv.%s.clang19-sm90","size":200,"config":%q,"build_key":"k","device":"GPU-x","median_s":%g,"lo_s":%g,"hi_s":%g,"gbps":%g,"verified":true}`,
+			variant, cfg, s, lo, hi, 2.4e6/s/1e9)
+	}
+	lines := []string{
+		entry("kk-ompx-opt", "team_size=16", 0.0011, 0.00109, 0.00111),
+		entry("kk-ompx-opt", "team_size=32", 0.0010, 0.00099, 0.00101),
+		entry("kk-ompx", "team_size=16", 0.0013, 0.00129, 0.00131),
+		entry("kk-ompx", "team_size=64", 0.0012, 0.00118, 0.00122),
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tuning.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.json"),
+		[]byte(`{"id":"tune","toolchains":[{"id":"clang19-sm90","family":"llvm","target":"sm_90"}]}`), 0o644))
+	claims, err := ParseClaims("c.yaml", []byte(`claims:
+  - id: opt-gain
+    paper: 000 Fig. 19
+    quote: Q
+    statement: opt about 15% faster.
+    kernels: [spmv]
+    numerator: {variants: [kk-ompx-opt], families: [llvm]}
+    denominator: {variants: [kk-ompx], families: [llvm]}
+    range: [1.05, 1.25]
+  - id: needs-kk-omp
+    paper: 000 Fig. 18
+    quote: Q
+    statement: KK-OMPX against KK-OMP.
+    kernels: [spmv]
+    numerator: {variants: [kk-ompx], families: [llvm]}
+    denominator: {variants: [kk-omp-b], families: [llvm]}
+    range: [1.15, .inf]
+`), testVocab(t))
+	require.NoError(t, err)
+	got, err := TuningClaims(dir, claims)
+	require.NoError(t, err)
+	require.Len(t, got[0].Ratios, 1)
+	x := got[0].Ratios[0]
+	assert.InDelta(t, 1.2, x.Value, 1e-9)
+	assert.InDelta(t, 1.18/1.01, x.Lo, 1e-9)
+	assert.InDelta(t, 1.22/0.99, x.Hi, 1e-9)
+	assert.Equal(t, Reproduced, got[0].Outcome)
+	assert.InDelta(t, 1.18/1.01, got[0].Lo, 1e-9, "the median of one ratio: its bounds")
+	assert.Equal(t, NotMeasurable, got[1].Outcome, "kk-omp-b was not tuned")
 }
