@@ -100,9 +100,14 @@ func Render(opt Options) (*Book, error) {
 		return nil, err
 	}
 	v := newView(ix, folders, figSpecs, narrative)
-	if v.Tuning, err = tuningViews(ix, Root(opt.Root)); err != nil {
+	claimSpecs, err := report.LoadClaims(filepath.Join(specDir, "claims.yaml"), voc)
+	if err != nil {
 		return nil, err
 	}
+	if v.Tuning, err = tuningViews(ix, Root(opt.Root), claimSpecs); err != nil {
+		return nil, err
+	}
+	v.addTunedIn()
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
 		return nil, err
 	}

@@ -98,6 +98,9 @@ func renderMarkdown(v *view) []byte {
 			for _, e := range c.Evals {
 				w("- [%s](#folder-%s) (%s): as published **%s**%s; measured %s; tuned: %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured, e.Tuned)
 			}
+			for _, e := range c.TunedIn {
+				w("- tuned, best against best in [%s](../%s/): %s\n", e.Folder, e.Folder, e.Verdict)
+			}
 			w("\n")
 		}
 	}
@@ -108,6 +111,9 @@ func renderMarkdown(v *view) []byte {
 		w("between the default launch and the tuned best per cell (tables and tuning curves in index.html):\n")
 		for _, t := range v.Tuning {
 			w("\n- [%s](../%s/) (%s): %s\n", t.Folder, t.Folder, t.Part, t.Summary)
+			for _, e := range t.Claims {
+				w("  - %s: %s\n", e.ID, e.Verdict)
+			}
 		}
 	}
 	if pv := v.Portability; pv != nil {

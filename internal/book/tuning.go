@@ -18,11 +18,17 @@ type tuningView struct {
 	Summary            string // the gap table's first paragraph, for the Markdown summary
 	Table              template.HTML
 	Curves             []figView
+	Claims             []tunedEval // claims this tuning decides alone, best against best
+}
+
+// tunedEval is a claim's verdict on a tuning folder.
+type tunedEval struct {
+	ID, Folder, Verdict, Class string
 }
 
 // tuningViews reads the tuning of every indexed folder that has one, in
 // index order (a folder once).
-func tuningViews(ix *Index, root string) ([]tuningView, error) {
+func tuningViews(ix *Index, root string, claims []report.ClaimSpec) ([]tuningView, error) {
 	var out []tuningView
 	seen := map[string]bool{}
 	for _, e := range ix.Current {
@@ -47,6 +53,20 @@ func tuningViews(ix *Index, root string) ([]tuningView, error) {
 			tv.Curves = append(tv.Curves, figView{ID: "tuning-" + c.Kernel, Title: "Tuning curves: " + c.Kernel,
 				Paper: "issue 22", Folder: e.Folder, Part: e.Part, Src: template.URL(svgURI(c.SVG))})
 		}
+		judged, err := report.TuningClaims(dir, claims)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range judged {
+			if r.Outcome == report.NotMeasurable {
+				continue
+			}
+			verdict := r.Verdict()
+			if r.Outcome == report.Reproduced {
+				verdict += " (measured " + r.Measured() + ")"
+			}
+			tv.Claims = append(tv.Claims, tunedEval{ID: r.Claim.ID, Folder: e.Folder, Verdict: verdict, Class: outcomeClass[r.Outcome]})
+		}
 		out = append(out, tv)
 	}
 	return out, nil
@@ -60,4 +80,20 @@ func firstParagraphEnd(md []byte) int {
 		}
 	}
 	return -1
+}
+
+// addTunedIn puts each tuning's verdicts on the claims' cards.
+func (v *view) addTunedIn() {
+	for i := range v.Papers {
+		for j := range v.Papers[i].Claims {
+			c := &v.Papers[i].Claims[j]
+			for _, t := range v.Tuning {
+				for _, e := range t.Claims {
+					if e.ID == c.ID {
+						c.TunedIn = append(c.TunedIn, e)
+					}
+				}
+			}
+		}
+	}
 }

@@ -38,6 +38,7 @@ type claimView struct {
 	Evals                                 []evalView
 	Unmeasured                            []string // why not measurable, where no folder measures it
 	Figures                               []figView
+	TunedIn                               []tunedEval // verdicts on tuning folders, best against best
 }
 
 type evalView struct {
