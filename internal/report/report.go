@@ -96,7 +96,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		tables = append([]byte(t+"\n"), tables...)
 	}
 	out[tablesFile] = append([]byte(fmt.Sprintf("# Tables: %s\n\n", res.Run.ID)), tables...)
-	cells := CellStatuses(res)
+	cells := CellStatuses(viewOf(res, append(published, tuned...))) // a failed tuning configuration is no failed cell
 	page, err := renderPage(sp.page, newPageView(res, figs, claims, cells))
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,17 +12,6 @@ import (
 // NotTuned is the tuned verdict of a claim that no tuned measurement of the
 // folder decides: no configuration was searched for one of its sides.
 const NotTuned = "not tuned"
-
-// Tuned says whether a record measured a tuning configuration rather than
-// the launch "as published" (the generated values or the machine model's
-// defaults): it carries a non-empty config, or a true `tuned` field.
-func Tuned(r Record) bool {
-	if len(r.Config) > 0 {
-		return true
-	}
-	var on bool
-	return r.Extra["tuned"] != nil && json.Unmarshal(r.Extra["tuned"], &on) == nil && on
-}
 
 // ConfigKey names a record's configuration ("" for the generated values):
 // name=value pairs sorted by name, as the harness's --config takes them.
@@ -48,13 +36,13 @@ func splitViews(recs []Record) (published, tuned []Record) {
 	by := map[group][]Record{}
 	hasTuned := map[results.CellSize]bool{}
 	for _, r := range recs {
-		if !Tuned(r) {
+		if !r.Tuned() {
 			published = append(published, r)
 		} else {
 			hasTuned[r.Key()] = true
 		}
 		g := group{r.Key(), ConfigKey(r)}
-		if Tuned(r) {
+		if r.Tuned() {
 			g.cfg = "tuned:" + g.cfg // a run at a tuned configuration is apart from the published one, config or not
 		}
 		by[g] = append(by[g], r)
