@@ -192,7 +192,9 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 		if len(absent) > 0 {
 			kv.Absent = fmt.Sprintf("PP 0, no cell of %s on any platform of H: %s", k, strings.Join(absent, ", "))
 		}
-		svg, err := portability.CascadeSVG(a.Cascade(p, portability.StrategyLevel))
+		cascade := a.Cascade(p, portability.StrategyLevel)
+		cascade.Lines = slices.DeleteFunc(cascade.Lines, func(l portability.CascadeLine) bool { return slices.Contains(absent, l.Application) })
+		svg, err := portability.CascadeSVG(cascade)
 		if err != nil {
 			return nil, err
 		}
