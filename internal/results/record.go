@@ -83,7 +83,7 @@ type Record struct {
 	// PM_TUNED): Config is the best configuration of the tuning folder for
 	// this cell, size and device model, measured beside the as-published
 	// record of the same cell, size and trial.
-	Tuned bool `json:"tuned,omitempty"`
+	TunedBest bool `json:"tuned,omitempty"`
 
 	// Where the program's time went (harness): data and reference before the
 	// first run, all runs with their checks, the checks alone; and (run stage)
@@ -183,6 +183,16 @@ func (r Record) Usable() bool {
 	return r.Verified && r.Error == "" && r.MedianS > 0 && r.GBps >= 0 && !math.IsInf(r.GBps, 0)
 }
 
+// Tuned reports whether a record measured a tuning configuration rather
+// than the launch as published (the generated values or the machine
+// model's defaults): a non-empty config, or "tuned": true.
+func (r Record) Tuned() bool {
+	if len(r.Config) > 0 {
+		return true
+	}
+	return r.TunedBest
+}
+
 // RelErr is the verification error (0 when the record has none).
 func (r Record) RelErr() float64 {
 	if r.MaxRelErr == nil {
@@ -228,7 +238,7 @@ func (r Record) Unit() Unit {
 	if t < 1 {
 		t = 1
 	}
-	return Unit{r.Cell, r.Size, t, r.Tuned}
+	return Unit{r.Cell, r.Size, t, r.TunedBest}
 }
 
 // Finished is the units a results folder holds a kernel record of (a

@@ -333,7 +333,7 @@ func annotate(r *results.Record, e build.Entry, opt Options) {
 	r.Toolchain, r.Target = e.Toolchain, e.Target
 	r.DeviceHash = e.DeviceHash
 	r.Trial = max(opt.trial, 1)
-	r.Tuned = opt.tuned
+	r.TunedBest = opt.tuned
 	st := opt.Stamp
 	r.RunID, r.BatchID, r.Commit, r.Dirty = st.RunID, st.BatchID, st.Commit, st.Dirty
 	r.ToolchainVersion = st.ToolchainVersions[e.Toolchain]
