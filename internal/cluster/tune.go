@@ -106,7 +106,8 @@ func selectedGPUs() []work.GPU {
 
 // JoinTuning writes dir/tuning.jsonl from the evaluations of its shards
 // (dir/shards/*/tuning.jsonl, in name order; an evaluation in two shards
-// once, the later shard's) and dir/tuning.md from their reports, and returns
+// once, the later shard's), dir/tuning.md from their reports and
+// dir/run.json from the first shard's, and returns
 // the number of evaluations. Torn last lines (a worker killed while writing)
 // are left out; the worker's next call measures them again.
 func JoinTuning(dir string) (int, error) {
@@ -151,6 +152,14 @@ func JoinTuning(dir string) (int, error) {
 		}
 		if len(report) > 0 {
 			fmt.Fprintf(&md, "# %s\n\n%s", filepath.Base(filepath.Dir(file)), report)
+		}
+	}
+	// The folder's provenance is the first shard's (its run.json names the
+	// node, every GPU, the compilers and the commit).
+	if len(shards) > 0 {
+		err := results.CopyFile(filepath.Join(filepath.Dir(shards[0]), "run.json"), filepath.Join(dir, "run.json"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
 		}
 	}
 	var out bytes.Buffer

@@ -25,6 +25,7 @@ func TestJoinTuning(t *testing.T) {
 	}
 	write("gpu0", "tuning.jsonl", row("a", "x=1", "1")+row("a", "x=2", "2")+`{"cell":"a","si`)
 	write("gpu0", "tuning.md", "table 0\n")
+	write("gpu0", "run.json", "{}\n")
 	write("gpu1", "tuning.jsonl", row("b", "x=1", "3")+row("a", "x=2", "4"))
 	write("gpu1", "tuning.md", "table 1\n")
 	n, err := JoinTuning(dir)
@@ -36,4 +37,5 @@ func TestJoinTuning(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "tuning.md"))
 	require.NoError(t, err)
 	assert.True(t, strings.Index(string(md), "# gpu0") < strings.Index(string(md), "# gpu1"))
+	assert.FileExists(t, filepath.Join(dir, "run.json"))
 }
