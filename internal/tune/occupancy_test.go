@@ -49,6 +49,11 @@ func TestLaunchTunables(t *testing.T) {
 	assert.Equal(t, "num_teams=off", wo.Space.Fixed["max_active_teams"])
 	cuda := shippedTarget(t, "spmv", "kk-cuda-3lvl", 150)
 	assert.NotContains(t, cuda.Space.Names, "max_teams")
+	assert.NotContains(t, cuda.Space.Names, "range_block", "SPMV launches no range")
+	dot := shippedTarget(t, "dot", "kk-cuda-2lvl", 1000)
+	assert.Equal(t, []string{"range_block"}, dot.Space.Names)
+	cgc := shippedTarget(t, "cgsolve", "kk-cuda-3lvl", 150)
+	assert.Contains(t, cgc.Space.Names, "range_block", "CG-Solve's AXPBY and DOT launch ranges")
 }
 
 // TestLaunchDefaultsAreTheHarnessConstants: the strategies' defaults of the
@@ -65,6 +70,12 @@ func TestLaunchDefaultsAreTheHarnessConstants(t *testing.T) {
 		return v
 	}
 	assert.Equal(t, constant("kk/omptarget.hpp", "kMaxActiveTeams"), shippedTarget(t, "spmv", "kk-omp-a", 150).Space.Default["max_active_teams"])
+	block := regexp.MustCompile(`constexpr int kRangeBlock = (\d+);`)
+	data, err := os.ReadFile(filepath.Join("..", "..", "harness", "kk", "cuda.hpp"))
+	require.NoError(t, err)
+	m := block.FindSubmatch(data)
+	require.NotNil(t, m)
+	assert.Equal(t, string(m[1]), strconv.FormatInt(shippedTarget(t, "dot", "kk-cuda-3lvl", 1000).Space.Default["range_block"], 10))
 	grid := constant("pm/ompx_grid.hpp", "kMaxGridX")
 	for _, v := range []string{"kk-ompx", "kk-ompx-opt", "direct-ompx", "direct-ompx-warp"} {
 		assert.Equal(t, grid, shippedTarget(t, "spmv", v, 150).Space.Default["max_teams"], v)
