@@ -71,11 +71,13 @@ func TestLaunchDefaultsAreTheHarnessConstants(t *testing.T) {
 	}
 	assert.Equal(t, constant("kk/omptarget.hpp", "kMaxActiveTeams"), shippedTarget(t, "spmv", "kk-omp-a", 150).Space.Default["max_active_teams"])
 	block := regexp.MustCompile(`constexpr int kRangeBlock = (\d+);`)
-	data, err := os.ReadFile(filepath.Join("..", "..", "harness", "kk", "cuda.hpp"))
-	require.NoError(t, err)
-	m := block.FindSubmatch(data)
-	require.NotNil(t, m)
-	assert.Equal(t, string(m[1]), strconv.FormatInt(shippedTarget(t, "dot", "kk-cuda-3lvl", 1000).Space.Default["range_block"], 10))
+	for layer, variant := range map[string]string{"cuda.hpp": "kk-cuda-3lvl", "ompx.hpp": "kk-ompx-opt"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "harness", "kk", layer))
+		require.NoError(t, err)
+		m := block.FindSubmatch(data)
+		require.NotNil(t, m, layer)
+		assert.Equal(t, string(m[1]), strconv.FormatInt(shippedTarget(t, "dot", variant, 1000).Space.Default["range_block"], 10), layer)
+	}
 	grid := constant("pm/ompx_grid.hpp", "kMaxGridX")
 	for _, v := range []string{"kk-ompx", "kk-ompx-opt", "direct-ompx", "direct-ompx-warp"} {
 		assert.Equal(t, grid, shippedTarget(t, "spmv", v, 150).Space.Default["max_teams"], v)
