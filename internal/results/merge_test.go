@@ -153,7 +153,7 @@ func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
 
 	// A later partial run, into the current folder: its parts stay parts,
 	// and the later measurement of a (cell, size, trial) wins.
-	writeRun(t, later, `{"id":"later","commit":"c3","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"new"},`+fmt.Sprintf(h200, "C")+`}`,
+	writeRun(t, later, `{"id":"later","commit":"c3","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"new","templates/kernels/lcals_a.yaml":"l"},`+fmt.Sprintf(h200, "C")+`}`,
 		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b4", 8, 1, "19.1.7"),
 		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b4", 8, 2, "19.1.7"))
 	require.NoError(t, MergeWith(suite, []string{suite, later}, MergeOptions{Kernels: []string{"snap_ui"}}))
