@@ -42,20 +42,25 @@ func TestCommittedIndex(t *testing.T) {
 func TestIndexErrorsArePositioned(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run-a"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "run-a", results.RunFile), []byte("{}"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run-a", results.RunFile), []byte(`{"gpus":[{"name":"NVIDIA H200"}]}`), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run-h100"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run-h100", results.RunFile), []byte(`{"gpus":[{"name":"NVIDIA H100 80GB HBM3"}],"host":{"cpu":"AMD EPYC"}}`), 0o644))
 	src := `papers:
   - {id: "002", title: A paper}
 suites:
   - {id: matrix, title: The matrix}
   - {id: matrix, title: Again}
 platforms:
-  - {id: nvidia-h200, title: H200}
+  - {id: nvidia-h200, title: H200, gpu: NVIDIA H200}
+  - {id: host-cpu, title: The host, cpu: Intel Xeon}
 current:
   - {suite: matrix, platform: nvidia-h200, folder: run-a}
   - {suite: matrix, platform: nvidia-h200, folder: run-a, colour: red}
   - {suite: matrx, platform: nvidia-h100, folder: ../run-b}
-  - {suite: matrix, platform: nvidia-h200, part: b, folder: run-c}
+  - {suite: matrix, platform: host-cpu, part: b, folder: run-c}
   - {suite: matrix, part: c}
+  - {suite: matrix, platform: nvidia-h200, folder: run-h100}
+  - {suite: matrix, platform: host-cpu, folder: run-h100}
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, IndexFile), []byte(src), 0o644))
 	_, err := LoadIndex(dir)
@@ -65,14 +70,17 @@ current:
 	got := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
 	for _, want := range []string{
 		`index.yaml:5:10: suite "matrix" declared twice`,
-		`index.yaml:10:59: unknown field "colour" in entry`,
-		`index.yaml:10:5: a second entry for suite "matrix", platform "nvidia-h200", part ""`,
-		`index.yaml:11:13: unknown suite "matrx"; did you mean "matrix"?`,
-		`index.yaml:11:30: unknown platform "nvidia-h100"`,
-		`index.yaml:11:51: folder "../run-b" must be a folder name under`,
-		`index.yaml:12:61: folder run-c holds no run`,
-		`index.yaml:13:5: entry needs field "platform"`,
-		`index.yaml:13:5: entry needs field "folder"`,
+		`index.yaml:11:59: unknown field "colour" in entry`,
+		`index.yaml:11:5: a second entry for suite "matrix", platform "nvidia-h200": merge the folders into one`,
+		`index.yaml:12:13: unknown suite "matrx"; did you mean "matrix"?`,
+		`index.yaml:12:30: unknown platform "nvidia-h100"; did you mean "nvidia-h200"?`,
+		`index.yaml:12:51: folder "../run-b" must be a folder name under`,
+		`index.yaml:13:41: unknown field "part" in entry`,
+		`index.yaml:13:58: folder run-c holds no run`,
+		`index.yaml:14:5: entry needs field "platform"`,
+		`index.yaml:14:5: entry needs field "folder"`,
+		`index.yaml:15:52: folder run-h100 ran on NVIDIA H100 80GB HBM3, platform nvidia-h200 is NVIDIA H200`,
+		`index.yaml:16:49: folder run-h100 ran on a host of CPU "AMD EPYC", platform host-cpu is "Intel Xeon"`,
 	} {
 		assert.Contains(t, got, want)
 	}
