@@ -85,3 +85,36 @@ current:
 		assert.Contains(t, got, want)
 	}
 }
+
+// Each current folder says which run and which card gave each number: every
+// kernel record names its GPU (GPU platforms) and a part of run.json's
+// batches, and each part's record count is what the folder holds of it.
+func TestCurrentFoldersNameEachRecordsPartAndCard(t *testing.T) {
+	ix, err := LoadIndex("../../results")
+	require.NoError(t, err)
+	for _, e := range ix.Current {
+		dir := filepath.Join("../../results", e.Folder)
+		run, err := results.ReadRun(dir)
+		require.NoError(t, err)
+		if len(run.Batches) == 0 || run.Batches[0].Folder == "" {
+			continue // one run, or merged before parts named their folder (the scheduler's)
+		}
+		recs, err := results.ReadJSONL(dir)
+		require.NoError(t, err)
+		count := map[string]int{}
+		for _, r := range recs {
+			if r.Kind != results.KindKernel {
+				continue
+			}
+			count[r.BatchID]++
+			if ix.platform(e.Platform).GPU != "" {
+				assert.NotEmpty(t, r.GPUUUID, "%s: %s names no GPU", r.Source, r.Cell)
+			}
+		}
+		for _, b := range run.Batches {
+			assert.Equal(t, b.Records, count[b.ID], "%s: part %s", e.Folder, b.ID)
+			delete(count, b.ID)
+		}
+		assert.Empty(t, count, "%s: records of parts run.json does not list", e.Folder)
+	}
+}
