@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -147,15 +148,26 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 	if err := onePlatform(recs, runs); err != nil {
 		return err
 	}
-	// Every source is read: out may be one of them.
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
+	// A cell's log of several parts is theirs in order, as a resumed run
+	// appends to it; read all before writing, as out may be a source.
+	logs := map[string][]byte{}
 	for _, s := range sources {
 		for _, rel := range s.logs {
-			if err := CopyFile(filepath.Join(s.dir, rel), filepath.Join(out, rel)); err != nil {
+			b, err := os.ReadFile(filepath.Join(s.dir, rel))
+			if err != nil {
 				return err
 			}
+			if !bytes.Contains(logs[rel], b) {
+				logs[rel] = append(logs[rel], b...)
+			}
+		}
+	}
+	for _, rel := range sortedKeys(logs) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, rel)), 0o755); err != nil {
+			return err
+		}
+		if err := fsutil.WriteFile(filepath.Join(out, rel), logs[rel], 0o644); err != nil {
+			return err
 		}
 	}
 	merged.ID = filepath.Base(out)

@@ -167,6 +167,9 @@ func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
 	assert.Equal(t, "nvidia-h200-testsnap", run.ID)
 	assert.Equal(t, []string{"mixed", "other", "later"}, run.MergedFrom)
 	assert.Equal(t, map[string]string{"templates/kernels/snap_ui.yaml": "old"}, run.Batches[0].Templates, "a part's templates survive a second merge")
+	log, err := os.ReadFile(filepath.Join(suite, RunLog("snap_ui.omp-raw.clang19-sm90")))
+	require.NoError(t, err)
+	assert.Equal(t, other+later, string(log), "a cell's log of two parts is both, in order, once")
 }
 
 // The trials of one (cell, size) are pooled, so they come from one build: a
