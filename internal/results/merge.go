@@ -33,7 +33,8 @@ func (o MergeOptions) takes(kernel, toolchain string) bool {
 // for a cell), every log, and one run.json naming its sources.
 func Merge(out string, dirs []string) error { return MergeWith(out, dirs, MergeOptions{}) }
 
-// MergeWith is Merge of what opt selects. out may be one of dirs: a later
+// MergeWith is Merge of what opt selects (from one folder too: a suite
+// taken out of a run of several). out may be one of dirs: a later
 // partial run merged into the current folder. Each part (a folder, or each
 // part of a merged folder) keeps its provenance in run.json's batches: its
 // folder, commits, size set and trials, the kernels, compilers with versions
@@ -41,8 +42,14 @@ func Merge(out string, dirs []string) error { return MergeWith(out, dirs, MergeO
 // folder. It refuses parts measured on different GPU models, or on the host
 // of different CPU models: a folder is one platform's.
 func MergeWith(out string, dirs []string, opt MergeOptions) error {
-	if len(dirs) < 2 {
-		return fmt.Errorf("merge needs at least two results folders")
+	var uniq []string // a folder named twice is one part
+	for _, d := range dirs {
+		uniq = AppendNew(uniq, filepath.Clean(d))
+	}
+	dirs = uniq
+	filtered := len(opt.Kernels) > 0 || len(opt.Toolchains) > 0
+	if len(dirs) < 2 && !(filtered && len(dirs) == 1) {
+		return fmt.Errorf("merge needs at least two results folders, or one and the kernels or toolchains to take from it")
 	}
 	var merged Run
 	var recs []Record
@@ -112,17 +119,19 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 		}
 		for _, b := range parts {
 			b.Templates = overlay(pr.Templates, b.Templates) // made a difference from the folder's below
+			// A run merged again (into the folder that holds it) is one part.
+			merged.Batches = slices.DeleteFunc(merged.Batches, func(o Batch) bool { return o.ID == b.ID })
 			merged.Batches = append(merged.Batches, b)
 			runs[b.ID] = pr
 		}
 		merged.GPUs = AppendNew(merged.GPUs, pr.GPUs...)
 		switch {
 		case noRun:
-			merged.MergedFrom = append(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
+			merged.MergedFrom = AppendNew(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
 		case len(pr.Batches) > 0:
-			merged.MergedFrom = append(merged.MergedFrom, pr.MergedFrom...)
+			merged.MergedFrom = AppendNew(merged.MergedFrom, pr.MergedFrom...)
 		default:
-			merged.MergedFrom = append(merged.MergedFrom, batch.ID)
+			merged.MergedFrom = AppendNew(merged.MergedFrom, batch.ID)
 		}
 		batchRecs, err := ReadJSONL(dir)
 		if err != nil {

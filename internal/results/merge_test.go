@@ -164,6 +164,10 @@ func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
 		parts = append(parts, fmt.Sprintf("%s from %s: %d", b.ID, b.Folder, b.Records))
 	}
 	assert.Equal(t, []string{"mixed from mixed: 1", "other from other: 0", "later from later: 2"}, parts)
+	require.NoError(t, MergeWith(suite, []string{suite, later}, MergeOptions{Kernels: []string{"snap_ui"}}))
+	again, err := ReadRun(suite)
+	require.NoError(t, err)
+	assert.Equal(t, run.Batches, again.Batches, "a run merged again into the folder that holds it stays one part")
 	assert.Equal(t, "nvidia-h200-testsnap", run.ID)
 	assert.Equal(t, []string{"mixed", "other", "later"}, run.MergedFrom)
 	assert.Equal(t, map[string]string{"templates/kernels/snap_ui.yaml": "old"}, run.Batches[0].Templates, "a part's templates survive a second merge")
@@ -212,4 +216,13 @@ func TestMergeRefusesTwoPlatforms(t *testing.T) {
 	assert.Contains(t, err.Error(), "different GPU models: NVIDIA H100 80GB HBM3 (b); NVIDIA H200 (a)")
 	assert.NoDirExists(t, out)
 	require.NoError(t, MergeWith(out, []string{a, b}, MergeOptions{Kernels: []string{"axpby"}}), "nothing of b is taken")
+
+	// One suite out of one run: a folder named twice is one part.
+	one := filepath.Join(root, "one")
+	require.NoError(t, MergeWith(one, []string{a, a + "/"}, MergeOptions{Kernels: []string{"dot"}}))
+	run, err := ReadRun(one)
+	require.NoError(t, err)
+	require.Len(t, run.Batches, 1)
+	assert.Equal(t, 1, run.Batches[0].Records)
+	assert.Error(t, Merge(one, []string{a, a}), "an unfiltered merge of one folder is a copy")
 }
