@@ -187,8 +187,9 @@ func partOf(f *folder) string {
 	return strings.Join(parts, "; ")
 }
 
-// partsText lists the runs a merged folder was made from, each with its
-// provenance: source folder, commit, compilers with versions, kernels, GPUs.
+// partsText lists the runs a merged folder was made from (their folders
+// are in results/ARCHIVE.md), each with its provenance: source folder,
+// commit, compilers with versions, kernels, GPUs.
 func partsText(r results.Run) string {
 	var out []string
 	for _, b := range r.Batches {
@@ -196,8 +197,12 @@ func partsText(r results.Run) string {
 		for _, g := range b.GPUs {
 			gpus = append(gpus, g[:min(len(g), 12)])
 		}
-		s := fmt.Sprintf("%s (results/%s): commit %s, %d records of %s by %s on %s",
-			b.ID, b.Folder, orNone(b.Commit[:min(len(b.Commit), 7)]), b.Records, orNone(strings.Join(b.Kernels, ", ")),
+		s := b.ID
+		if b.Folder != "" && b.Folder != b.ID {
+			s += " (of " + b.Folder + ")"
+		}
+		s += fmt.Sprintf(": commit %s, %d records of %s by %s on %s",
+			orNone(b.Commit[:min(len(b.Commit), 7)]), b.Records, orNone(strings.Join(b.Kernels, ", ")),
 			orNone(strings.Join(b.Toolchains, ", ")), orNone(strings.Join(gpus, ", ")))
 		if b.Interrupted {
 			s += ", interrupted"
@@ -241,7 +246,7 @@ func newFolderView(f *folder) folderView {
 		fv.Provenance = append(fv.Provenance, [2]string{"resumed", strings.Join(r.Resumed, ", ")})
 	}
 	if len(r.Batches) > 0 {
-		fv.Provenance = append(fv.Provenance, [2]string{"parts", partsText(r)})
+		fv.Provenance = append(fv.Provenance, [2]string{"parts (results/ARCHIVE.md)", partsText(r)})
 	}
 	if len(r.MergeNotes) > 0 {
 		fv.Provenance = append(fv.Provenance, [2]string{"merge notes", strings.Join(r.MergeNotes, "; ")})
