@@ -305,7 +305,8 @@ func onePlatform(recs []Record, runs map[string]Run) error {
 
 // describeBatches fills in what each batch contributed to the merged records:
 // kernels, compilers with versions and GPUs of its records, how many kernel
-// records, and its templates where they differ from the folder's.
+// records, and its templates where they differ from the folder's (of the
+// kernel descriptions, those of its kernels).
 func describeBatches(batches []Batch, recs []Record, folder map[string]string) {
 	type seen struct {
 		kernels, tcs, gpus map[string]bool
@@ -338,14 +339,19 @@ func describeBatches(batches []Batch, recs []Record, folder map[string]string) {
 		if s := by[b.ID]; s != nil {
 			b.Kernels, b.Toolchains, b.GPUs, b.Records = sortedKeys(s.kernels), sortedKeys(s.tcs), sortedKeys(s.gpus), s.n
 		}
+		// Of kernel descriptions, only those of the kernels it contributed.
+		other := func(path string) bool {
+			k, ok := strings.CutPrefix(path, "templates/kernels/")
+			return ok && !slices.Contains(b.Kernels, strings.TrimSuffix(k, ".yaml"))
+		}
 		diff := map[string]string{}
 		for k, v := range b.Templates {
-			if folder[k] != v {
+			if folder[k] != v && !other(k) {
 				diff[k] = v
 			}
 		}
 		for k := range folder {
-			if _, ok := b.Templates[k]; !ok && len(b.Templates) > 0 {
+			if _, ok := b.Templates[k]; !ok && len(b.Templates) > 0 && !other(k) {
 				diff[k] = ""
 			}
 		}

@@ -114,7 +114,7 @@ const h200 = `"gpus":[{"name":"NVIDIA H200","uuid":"GPU-%s"}],"toolchains":[{"id
 func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
 	root := t.TempDir()
 	mixed, other, later := filepath.Join(root, "mixed"), filepath.Join(root, "other"), filepath.Join(root, "later")
-	writeRun(t, mixed, `{"id":"mixed","commit":"c1","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"old","templates/kernels/lcals_a.yaml":"l"},`+fmt.Sprintf(h200, "A")+`}`,
+	writeRun(t, mixed, `{"id":"mixed","commit":"c1","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"old","templates/kernels/lcals_a.yaml":"l0"},`+fmt.Sprintf(h200, "A")+`}`,
 		kernelRec("snap_ui.omp-raw.clang16-sm90", "c1", "b1", 8, 1, "16.0.6"),
 		kernelRec("lcals_a.raja-omp.clang16-sm90", "c1", "b2", 8, 1, "16.0.6"),
 		kernelRec("lcals_a.raja-omp.clang19-sm90", "c1", "b3", 8, 1, "19.1.7"),
@@ -143,7 +143,7 @@ func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
 	require.Len(t, run.Batches, 2)
 	assert.Equal(t, Batch{ID: "mixed", Folder: "mixed", Commit: "c1", Sizes: "ci", Trials: 3, Kernels: []string{"snap_ui"},
 		Toolchains: []string{"clang16-sm90 16.0.6"}, GPUs: []string{"GPU-A"}, Records: 1, Templates: map[string]string{"templates/kernels/snap_ui.yaml": "old"}}, run.Batches[0],
-		"the templates in which the part differs from the folder (the newest part's)")
+		"the templates in which the part differs from the folder (the newest part's), of kernel descriptions only those of its kernels")
 	assert.Equal(t, []string{"clang19-sm90 19.1.7"}, run.Batches[1].Toolchains)
 	assert.Equal(t, "c2", run.Commit)
 	assert.Equal(t, "new", run.Templates["templates/kernels/snap_ui.yaml"])
