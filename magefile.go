@@ -137,6 +137,10 @@ func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 //	    tune: configurations per (cell, size), the default and cached ones included (default: all) (-tune-evals)
 //	PM_TUNE_SECONDS=600
 //	    tune: wall seconds of new evaluations; a cut tuning resumes from its cache (default: no bound) (-tune-seconds)
+//	PM_TUNE_SHARD=0/2
+//	    tune: worker k of n tunes every n-th (cell, size) from the k-th (the gpus and slurm schedulers set it) (-tune-shard)
+//	PM_TUNED=results/my-tuning
+//	    run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones (-tuned)
 func All(ctx context.Context) error { return stage(ctx, "all") }
 
 // Clean removes build outputs (the build folder); generated/ and results/ are kept.

@@ -30,12 +30,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include "pm/device_cuda.hpp"
 
 #define PMKK_FUNCTION __host__ __device__
 #define PMKK_LAMBDA [=] __host__ __device__
 #include "policy.hpp"
+#include "pm/tune.hpp"
 
 namespace pmkk {
 
@@ -59,7 +61,8 @@ class Member {
 
 namespace cuda_impl {
 
-constexpr int kRangeBlock = 256;  // threads per block of RangePolicy kernels
+constexpr int kRangeBlock = 256;  // threads per block of RangePolicy kernels: the default of range_block
+constexpr int kRangeBlockMin = 128;  // the smallest range_block (range_launch): sizes the reduction scratch
 constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a (pm/warp.hpp)
 
 [[noreturn]] inline void fail(const char* what, const char* why) {
@@ -101,7 +104,7 @@ inline const ReduceScratch& reduce_scratch() {
   static ReduceScratch s = [] {
     ReduceScratch r;
     const Device& d = device();
-    r.capacity = d.sms * (d.max_threads_per_sm / kRangeBlock);  // one full wave at most
+    r.capacity = d.sms * (d.max_threads_per_sm / kRangeBlockMin);  // one full wave at most, of the smallest blocks
     if (r.capacity < 1) r.capacity = 1;
     pm::device::check(cudaMalloc(&r.partial, r.capacity * sizeof(double)), "cudaMalloc (reduce scratch)");
     pm::device::check(cudaMalloc(&r.counter, sizeof(unsigned)), "cudaMalloc (reduce flags)");
@@ -114,30 +117,31 @@ inline const ReduceScratch& reduce_scratch() {
 
 inline void check_launch(const char* name) { pm::device::check(cudaGetLastError(), name); }
 
-// Sum over a block of kRangeBlock threads (1-D); the total is valid in thread
+// Sum over a block of Block threads (1-D); the total is valid in thread
 // 0. Every thread of the block must call it. The caller must put a barrier
 // between two calls (warp_sums is reused).
+template <int Block>
 __device__ inline double block_sum(double v) {
-  __shared__ double warp_sums[kRangeBlock / kWarp];
+  __shared__ double warp_sums[Block / kWarp];
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   for (int off = kWarp / 2; off > 0; off >>= 1) v += pm::gpu::shfl_down(pm::kFullWarpMask, v, off);
   if (lane == 0) warp_sums[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    v = lane < kRangeBlock / kWarp ? warp_sums[lane] : 0.0;
+    v = lane < Block / kWarp ? warp_sums[lane] : 0.0;
     for (int off = kWarp / 2; off > 0; off >>= 1) v += pm::gpu::shfl_down(pm::kFullWarpMask, v, off);
   }
   return v;
 }
 
-template <class F>
-__global__ void __launch_bounds__(kRangeBlock) range_for_kernel(const F f, const int64_t begin, const int64_t end) {
+template <int Block, class F>
+__global__ void __launch_bounds__(Block) range_for_kernel(const F f, const int64_t begin, const int64_t end) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride) f(i);
 }
 
-template <class F>
-__global__ void __launch_bounds__(kRangeBlock)
+template <int Block, class F>
+__global__ void __launch_bounds__(Block)
     range_reduce_kernel(const F f, const int64_t begin, const int64_t end, double* const partial,
                         unsigned* const counter, double* const result) {
   __shared__ bool last;
@@ -145,7 +149,7 @@ __global__ void __launch_bounds__(kRangeBlock)
   double acc = 0;
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride) f(i, acc);
-  acc = block_sum(acc);
+  acc = block_sum<Block>(acc);
   // Stage 2: publish the block partial; the block that takes the last ticket
   // combines them. atomicInc wraps to 0 at gridDim.x-1, so the counter is
   // ready for the next call.
@@ -159,7 +163,7 @@ __global__ void __launch_bounds__(kRangeBlock)
   __threadfence();
   double sum = 0;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) sum += pm::gpu::load_l2(partial + b);
-  sum = block_sum(sum);
+  sum = block_sum<Block>(sum);
   if (threadIdx.x == 0) *result = sum;
 }
 
@@ -175,14 +179,37 @@ __global__ void team_kernel(const F f, const int64_t league) {
 
 }  // namespace cuda_impl
 
+namespace cuda_impl {
+
+// range_launch calls run(std::integral_constant<int, Block>) with the
+// RangePolicy block size of the run-time tunable range_block (default
+// kRangeBlock): each size is its own kernel with its own __launch_bounds__
+// and warp-sum array, so the default's kernel is the one a constant block
+// compiles to.
+template <class Run>
+void range_launch(const char* name, const Run& run) {
+  switch (pm::tune("range_block", kRangeBlock)) {
+    case 128: run(std::integral_constant<int, 128>{}); break;
+    case 256: run(std::integral_constant<int, 256>{}); break;
+    case 512: run(std::integral_constant<int, 512>{}); break;
+    case 1024: run(std::integral_constant<int, 1024>{}); break;
+    default: fail(name, "range_block must be 128, 256, 512 or 1024");
+  }
+}
+
+}  // namespace cuda_impl
+
 template <class F>
 void parallel_for(const char* name, const RangePolicy& p, const F& f) {
   const int64_t n = p.end - p.begin;
   if (n <= 0) return;
-  const int64_t blocks = (n + cuda_impl::kRangeBlock - 1) / cuda_impl::kRangeBlock;
-  const int64_t cap = cuda_impl::device().max_grid_x;
-  const unsigned grid = static_cast<unsigned>(blocks < cap ? blocks : cap);
-  cuda_impl::range_for_kernel<F><<<grid, cuda_impl::kRangeBlock>>>(f, p.begin, p.end);
+  cuda_impl::range_launch(name, [&](auto block) {
+    constexpr int Block = decltype(block)::value;
+    const int64_t blocks = (n + Block - 1) / Block;
+    const int64_t cap = cuda_impl::device().max_grid_x;
+    const unsigned grid = static_cast<unsigned>(blocks < cap ? blocks : cap);
+    cuda_impl::range_for_kernel<Block, F><<<grid, Block>>>(f, p.begin, p.end);
+  });
   cuda_impl::check_launch(name);
 }
 
@@ -194,20 +221,23 @@ void parallel_reduce(const char* name, const RangePolicy& p, const F& f, double&
     return;
   }
   const cuda_impl::ReduceScratch& s = cuda_impl::reduce_scratch();
-  // Blocks resident at once for this body (one wave), read once per body type.
-  static const int resident = [] {
-    int per_sm = 0;
-    pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_impl::range_reduce_kernel<F>,
-                                                                    cuda_impl::kRangeBlock, 0),
-                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    const int r = per_sm * cuda_impl::device().sms;
-    return r < 1 ? 1 : r;
-  }();
-  int64_t blocks = (n + cuda_impl::kRangeBlock - 1) / cuda_impl::kRangeBlock;
-  if (blocks > resident) blocks = resident;
-  if (blocks > s.capacity) blocks = s.capacity;
-  cuda_impl::range_reduce_kernel<F>
-      <<<static_cast<unsigned>(blocks), cuda_impl::kRangeBlock>>>(f, p.begin, p.end, s.partial, s.counter, s.result);
+  cuda_impl::range_launch(name, [&](auto block) {
+    constexpr int Block = decltype(block)::value;
+    // Blocks resident at once for this body (one wave), read once per body type and block.
+    static const int resident = [] {
+      int per_sm = 0;
+      pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_impl::range_reduce_kernel<Block, F>,
+                                                                      Block, 0),
+                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+      const int r = per_sm * cuda_impl::device().sms;
+      return r < 1 ? 1 : r;
+    }();
+    int64_t blocks = (n + Block - 1) / Block;
+    if (blocks > resident) blocks = resident;
+    if (blocks > s.capacity) blocks = s.capacity;
+    cuda_impl::range_reduce_kernel<Block, F>
+        <<<static_cast<unsigned>(blocks), Block>>>(f, p.begin, p.end, s.partial, s.counter, s.result);
+  });
   cuda_impl::check_launch(name);
   // The fence Kokkos does before reading a host result.
   pm::device::check(cudaStreamSynchronize(0), name);

@@ -64,6 +64,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include "pm/ompx_grid.hpp"
 #include "pm/warp.hpp"
@@ -93,7 +94,9 @@ namespace pmkk {
 namespace ompx_impl {
 
 constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a; masks are pm::warp_mask_t
-constexpr int kRangeBlock = 256;  // threads per team of a RangePolicy launch
+constexpr int kRangeBlock = 256;  // threads per team of a RangePolicy launch: the default of range_block
+
+constexpr int kRangeBlockMin = 128;  // the smallest range_block: sizes the reduction scratch
 
 inline int clamp_teams(const int64_t teams) { return teams < INT_MAX ? static_cast<int>(teams) : INT_MAX; }
 
@@ -101,8 +104,9 @@ inline int clamp_teams(const int64_t teams) { return teams < INT_MAX ? static_ca
 // only as the C function): the aligned block barrier, __syncthreads.
 inline void sync_block_acq_rel() { ompx_sync_block_acq_rel(); }
 
-// Sum over the kRangeBlock threads of a 1-D team; every thread calls it, the
-// sum is valid in thread 0. buf holds kRangeBlock doubles of shared memory.
+// Sum over the Block threads of a 1-D team; every thread calls it, the
+// sum is valid in thread 0. buf holds Block doubles of shared memory.
+template <int Block>
 inline double block_sum(double v, double* const buf, const int tid) {
 #if PMKK_OMPX_SHUFFLE
   // Warp shuffles (Fig. 17), one partial per warp through shared memory.
@@ -110,14 +114,14 @@ inline double block_sum(double v, double* const buf, const int tid) {
   if (tid % kWarp == 0) buf[tid / kWarp] = v;
   sync_block_acq_rel();
   if (tid < kWarp) {
-    v = tid < kRangeBlock / kWarp ? buf[tid] : 0.0;
+    v = tid < Block / kWarp ? buf[tid] : 0.0;
     for (int offset = kWarp / 2; offset > 0; offset /= 2) v += ompx::shfl_down_sync(pm::kFullWarpMask, v, static_cast<unsigned>(offset));
   }
 #else
   // One double per thread in shared memory (Fig. 15, 16), a tree of team syncs.
   buf[tid] = v;
   sync_block_acq_rel();
-  for (int half = kRangeBlock / 2; half > 0; half /= 2) {
+  for (int half = Block / 2; half > 0; half /= 2) {
     if (tid < half) buf[tid] += buf[tid + half];
     sync_block_acq_rel();
   }
@@ -142,7 +146,7 @@ inline ReduceScratch& reduce_scratch() {
   static ReduceScratch s = [] {
     ReduceScratch r;
     r.device = omp_get_default_device();
-    r.capacity = clamp_teams(pm::ompx_grid::resident_teams(kRangeBlock, (kRangeBlock + 1) * int64_t{sizeof(double)}));
+    r.capacity = clamp_teams(pm::ompx_grid::resident_teams(kRangeBlockMin, (kRangeBlockMin + 1) * int64_t{sizeof(double)}));
     const size_t bytes = (static_cast<size_t>(r.capacity) + 2) * sizeof(double);
     r.partials = static_cast<double*>(omp_target_alloc(bytes, r.device));
     if (!r.partials) {
@@ -280,12 +284,14 @@ void launch_team(const F& f, const int64_t league, const int team, const int vec
 
 }  // namespace ompx_impl
 
-template <class F>
-void parallel_for(const char*, const RangePolicy& p, const F& f) {
-  const int64_t b = p.begin, n = p.end - p.begin;
-  if (n <= 0) return;
-  const int teams = ompx_impl::clamp_teams((n + ompx_impl::kRangeBlock - 1) / ompx_impl::kRangeBlock);
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(ompx_impl::kRangeBlock) firstprivate(f, b, n)
+namespace ompx_impl {
+
+// A RangePolicy launch of Block-thread teams: each block size its own
+// kernel with the constant thread_limit the compiler bounds it by.
+template <int Block, class F>
+void range_for(const F& f, const int64_t b, const int64_t n) {
+  const int teams = clamp_teams((n + Block - 1) / Block);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(Block) firstprivate(f, b, n)
   {
     // One element per thread; the stride only matters past INT_MAX teams.
     const int64_t stride = int64_t{ompx::grid_dim(ompx::dim_x)} * ompx::block_dim(ompx::dim_x);
@@ -295,33 +301,29 @@ void parallel_for(const char*, const RangePolicy& p, const F& f) {
   }
 }
 
-template <class F>
-void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& result) {
-  const int64_t b = p.begin, n = p.end - p.begin;
-  if (n <= 0) {
-    result = 0;
-    return;
-  }
-  using namespace ompx_impl;
+template <int Block, class F>
+void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) {
   const ReduceScratch& s = reduce_scratch();
-  const int64_t wanted = (n + kRangeBlock - 1) / kRangeBlock;
-  const int teams = wanted < s.capacity ? static_cast<int>(wanted) : s.capacity;
+  // One wave of Block-thread teams at most (the scratch holds the smallest blocks' wave).
+  const int wave = clamp_teams(pm::ompx_grid::resident_teams(Block, (Block + 1) * int64_t{sizeof(double)}));
+  const int64_t wanted = (n + Block - 1) / Block;
+  const int teams = wanted < wave ? static_cast<int>(wanted) : wave;
   const int capacity = s.capacity;
   double* const partials = s.partials;
   unsigned* const done = s.done;
-  const int64_t shared = (kRangeBlock + 1) * int64_t{sizeof(double)};  // block_sum's buffer, a flag
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(kRangeBlock) ompx_dyn_cgroup_mem(shared) \
+  const int64_t shared = (Block + 1) * int64_t{sizeof(double)};  // block_sum's buffer, a flag
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(Block) ompx_dyn_cgroup_mem(shared) \
     firstprivate(f, b, n) is_device_ptr(partials, done)
   {
     double* const buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
-    int* const last = reinterpret_cast<int*>(buf + kRangeBlock);
+    int* const last = reinterpret_cast<int*>(buf + Block);
     const int tid = ompx::thread_id(ompx::dim_x);
     const int team = ompx::block_id(ompx::dim_x), nteams = ompx::grid_dim(ompx::dim_x);
-    const int64_t stride = int64_t{nteams} * kRangeBlock;
+    const int64_t stride = int64_t{nteams} * Block;
     // Each thread's partial over a grid-strided share of the range.
     double sum = 0;
-    for (int64_t i = int64_t{team} * kRangeBlock + tid; i < n; i += stride) f(b + i, sum);
-    sum = block_sum(sum, buf, tid);
+    for (int64_t i = int64_t{team} * Block + tid; i < n; i += stride) f(b + i, sum);
+    sum = block_sum<Block>(sum, buf, tid);
     // Publish the team's partial; the team that finishes last adds them all.
     if (tid == 0) {
       partials[team] = sum;
@@ -333,13 +335,13 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
     sync_block_acq_rel();
     if (*last) {
       double total = 0;
-      for (int t = tid; t < nteams; t += kRangeBlock) {
+      for (int t = tid; t < nteams; t += Block) {
         double v;
 #pragma omp atomic read
         v = partials[t];
         total += v;
       }
-      total = block_sum(total, buf, tid);
+      total = block_sum<Block>(total, buf, tid);
       if (tid == 0) {
         partials[capacity] = total;
         *done = 0;  // ready for the next launch
@@ -347,6 +349,40 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
     }
   }
   omp_target_memcpy(&result, partials + capacity, sizeof(double), 0, 0, omp_get_initial_device(), s.device);
+}
+
+// range_block calls run(std::integral_constant<int, Block>) with the
+// run-time tunable range_block (default kRangeBlock).
+template <class Run>
+void range_block(const Run& run) {
+  switch (pm::tune("range_block", kRangeBlock)) {
+    case 128: run(std::integral_constant<int, 128>{}); break;
+    case 256: run(std::integral_constant<int, 256>{}); break;
+    case 512: run(std::integral_constant<int, 512>{}); break;
+    case 1024: run(std::integral_constant<int, 1024>{}); break;
+    default:
+      std::fprintf(stderr, "pmkk ompx: range_block must be 128, 256, 512 or 1024\n");
+      std::exit(2);
+  }
+}
+
+}  // namespace ompx_impl
+
+template <class F>
+void parallel_for(const char*, const RangePolicy& p, const F& f) {
+  const int64_t b = p.begin, n = p.end - p.begin;
+  if (n <= 0) return;
+  ompx_impl::range_block([&](auto block) { ompx_impl::range_for<decltype(block)::value>(f, b, n); });
+}
+
+template <class F>
+void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& result) {
+  const int64_t b = p.begin, n = p.end - p.begin;
+  if (n <= 0) {
+    result = 0;
+    return;
+  }
+  ompx_impl::range_block([&](auto block) { ompx_impl::range_reduce<decltype(block)::value>(f, b, n, result); });
 }
 
 template <class F>

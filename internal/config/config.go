@@ -50,6 +50,8 @@ type Config struct {
 	TuneStrategy   string  // tune: exhaustive, random, pruned or auto ("")
 	TuneEvals      int     // tune: configurations per (cell, size), the default and cached ones included; 0: all
 	TuneSeconds    int     // tune: wall seconds of new evaluations; 0: no bound
+	TuneShard      string  // tune: "k/n", this worker tunes every n-th target from the k-th (a scheduler sets it)
+	Tuned          string  // run: a tuning folder; each cell is measured again at its tuned best
 	Commit         string  // recorded instead of git's answer
 	Scheduler      string  // run elsewhere: slurm or gpus (internal/cluster)
 	Cluster        string  // cluster file (cluster.example.yaml)
@@ -387,6 +389,18 @@ var Knobs = []Knob{
 	{Env: "PM_TUNE_SECONDS", Flag: "tune-seconds", Example: "600", Doc: "tune: wall seconds of new evaluations; a cut tuning resumes from its cache (default: no bound)",
 		Set:   positive(func(c *Config) *int { return &c.TuneSeconds }),
 		Value: intValue(func(c *Config) *int { return &c.TuneSeconds })},
+	{Env: "PM_TUNE_SHARD", Flag: "tune-shard", Example: "0/2", Doc: "tune: worker k of n tunes every n-th (cell, size) from the k-th (the gpus and slurm schedulers set it)",
+		Set: func(c *Config, v string) error {
+			if _, _, err := ParseShard(v); err != nil {
+				return err
+			}
+			c.TuneShard = v
+			return nil
+		},
+		Value: strValue(func(c *Config) *string { return &c.TuneShard }), Scheduler: true},
+	{Env: "PM_TUNED", Flag: "tuned", Example: "results/my-tuning", Doc: "run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones",
+		Set:   func(c *Config, v string) error { c.Tuned = v; return nil },
+		Value: strValue(func(c *Config) *string { return &c.Tuned })},
 	// Names that are no knob: FromEnv leaves them alone.
 	{Env: EnvWorker, Kind: KindScheduler, Doc: "the GPU scheduler's name of a worker (gpu0, ...), recorded in shard.json"},
 	{Env: EnvGPUUUID, Kind: KindScheduler, Doc: "the GPU scheduler's UUID of a worker's GPU, recorded on its records"},
@@ -403,6 +417,11 @@ var Knobs = []Knob{
 	{Env: "PM_RUN_LIMIT", Kind: KindScript, Doc: "scripts/gpu-run.sh: seconds the run may take (default 500)"},
 	{Env: "PM_RESUME_FROM", Kind: KindScript, Doc: "scripts/gpu-run.sh: the results tarball of a cut run to resume"},
 	{Env: "PM_HOST_BUILD", Kind: KindScript, Doc: "scripts/gpu-run.sh: the toolchain built on the GPU host (default nvcc-sm90; empty: none)"},
+	{Env: "PM_BUNDLE", Kind: KindScript, Doc: "scripts/tune-matrix.sh: the bundle to unpack first (gpu-bundle.sh; unset: a checkout with its CLI and build/)"},
+	{Env: "PM_CLI", Kind: KindScript, Doc: "scripts/tune-matrix.sh: the portmatrix CLI to run (default bin/portmatrix)"},
+	{Env: "PM_ID", Kind: KindScript, Doc: "scripts/tune-matrix.sh: the name of its folders, results/<id>-tune and -run (again: resume)"},
+	{Env: "PM_MATRIX_SIZES", Kind: KindScript, Doc: "scripts/tune-matrix.sh: the sizes (default axpby=1e8;dot=1e8;spmv=150,200;cgsolve=150)"},
+	{Env: "PM_TUNE_SCHEDULER", Kind: KindScript, Doc: "scripts/tune-matrix.sh: the scheduler of its tune and run (default gpus; empty: this process)"},
 	{Env: "PM_XZ", Kind: KindScript, Doc: "scripts/gpu-bundle.sh: xz options for the libraries"},
 	{Env: "PM_DEBIAN_MIRROR", Kind: KindScript, Doc: "scripts/install-llvm22.sh: the Debian mirror"},
 	{Env: "PM_LLVM22_SUITES", Kind: KindScript, Doc: "scripts/install-llvm22.sh: deb-src suites tried in order"},
@@ -635,4 +654,15 @@ func (c *Config) Sample() string {
 		return suite.Quick
 	}
 	return ""
+}
+
+// ParseShard reads PM_TUNE_SHARD's "k/n" (0 <= k < n).
+func ParseShard(v string) (k, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	k, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n {
+		return 0, 0, fmt.Errorf("%q: want k/n with 0 <= k < n", v)
+	}
+	return k, n, nil
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,7 +25,7 @@ func tunedResults() *Results {
 	)
 	// a tuned flag without a config: a run at tuned configurations
 	flagged := rec("kk-cuda-3lvl", "nvcc-sm90", 2100, nil, true)
-	flagged.Extra = map[string]json.RawMessage{"tuned": json.RawMessage("true")}
+	flagged.TunedBest = true
 	res.Kernel = append(res.Kernel, flagged)
 	return res
 }

@@ -79,6 +79,11 @@ type Record struct {
 	// papers' launch "as published", not a tuning evaluation; absent where
 	// the program ran with its generated values.
 	Defaults map[string]int64 `json:"defaults,omitempty"`
+	// Tuned: the measurement of a run at the cell's tuned best (run -tuned,
+	// PM_TUNED): Config is the best configuration of the tuning folder for
+	// this cell, size and device model, measured beside the as-published
+	// record of the same cell, size and trial.
+	TunedBest bool `json:"tuned,omitempty"`
 
 	// Where the program's time went (harness): data and reference before the
 	// first run, all runs with their checks, the checks alone; and (run stage)
@@ -185,8 +190,7 @@ func (r Record) Tuned() bool {
 	if len(r.Config) > 0 {
 		return true
 	}
-	var on bool
-	return r.Extra["tuned"] != nil && json.Unmarshal(r.Extra["tuned"], &on) == nil && on
+	return r.TunedBest
 }
 
 // RelErr is the verification error (0 when the record has none).
@@ -218,9 +222,15 @@ type Unit struct {
 	Cell  string `json:"cell"`
 	Size  int64  `json:"size"`
 	Trial int    `json:"trial"`
+	Tuned bool   `json:"tuned,omitempty"` // the measurement at the tuned best, beside the as-published one
 }
 
-func (u Unit) String() string { return fmt.Sprintf("%s@%d#%d", u.Cell, u.Size, u.Trial) }
+func (u Unit) String() string {
+	if u.Tuned {
+		return fmt.Sprintf("%s@%d#%d+tuned", u.Cell, u.Size, u.Trial)
+	}
+	return fmt.Sprintf("%s@%d#%d", u.Cell, u.Size, u.Trial)
+}
 
 // Unit returns the record's (cell, size, trial).
 func (r Record) Unit() Unit {
@@ -228,7 +238,7 @@ func (r Record) Unit() Unit {
 	if t < 1 {
 		t = 1
 	}
-	return Unit{r.Cell, r.Size, t}
+	return Unit{r.Cell, r.Size, t, r.TunedBest}
 }
 
 // Finished is the units a results folder holds a kernel record of (a

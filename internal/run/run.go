@@ -63,6 +63,7 @@ type Options struct {
 	HaveCopy map[string]bool
 
 	trial    int    // of the task running
+	tuned    bool   // the task running measures the tuned best
 	refCache string // the folder the run's programs share references in
 }
 
@@ -91,19 +92,24 @@ func CheckFlush(s string) error {
 type Job struct {
 	Entry build.Entry
 	Sizes []int64
+	// Tuned is the cell's tuned best per size (the harness's --config flag;
+	// run -tuned): each such size is measured again at it, beside the
+	// as-published measurement.
+	Tuned map[int64]string
 }
 
 // Task is one measurement: one process running a cell at one size, in one
-// trial (numbered from 1).
+// trial (numbered from 1); Config, when set, is the tuned best it runs at.
 type Task struct {
-	Entry build.Entry
-	Size  int64
-	Trial int
+	Entry  build.Entry
+	Size   int64
+	Trial  int
+	Config string
 }
 
-// Unit is the task's (cell, size, trial).
+// Unit is the task's (cell, size, trial, tuned).
 func (t Task) Unit() results.Unit {
-	return results.Unit{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial}
+	return results.Unit{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial, Tuned: t.Config != ""}
 }
 
 // Tasks lists the measurements of jobs in the order they run: trial by
@@ -115,6 +121,9 @@ func Tasks(jobs []Job, trials int) []Task {
 		for _, j := range jobs {
 			for _, s := range j.Sizes {
 				out = append(out, Task{Entry: j.Entry, Size: s, Trial: t})
+				if c := j.Tuned[s]; c != "" {
+					out = append(out, Task{Entry: j.Entry, Size: s, Trial: t, Config: c})
+				}
 			}
 		}
 	}
@@ -190,8 +199,12 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 			status = err.Error()
 		}
 		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, "run [%d/%d %s] %s size %d trial %d: %s\n", i+1, len(todo),
-				time.Since(start).Round(100*time.Millisecond), t.Entry.ID, t.Size, t.Trial, status)
+			tuned := ""
+			if t.Config != "" {
+				tuned = " tuned " + t.Config
+			}
+			fmt.Fprintf(opt.Log, "run [%d/%d %s] %s size %d trial %d%s: %s\n", i+1, len(todo),
+				time.Since(start).Round(100*time.Millisecond), t.Entry.ID, t.Size, t.Trial, tuned, status)
 		}
 	}
 	return nil
@@ -219,7 +232,7 @@ func protocolArgs(opt Options) []string {
 // recorded as an error record, and also returned for the progress line.
 func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
 	e, size := t.Entry, t.Size
-	opt.trial = t.Trial
+	opt.trial, opt.tuned = t.Trial, t.Config != ""
 	bin := filepath.Join(opt.BuildDir, e.Binary)
 	args := measureArgs(e, size, opt)
 	if copyBytes > 0 {
@@ -228,6 +241,9 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	args = append(args, protocolArgs(opt)...)
 	if d, _ := ModelDefaults(opt.Model, e); len(d) > 0 {
 		args = append(args, "--defaults", defaultsArg(d))
+	}
+	if t.Config != "" {
+		args = append(args, "--config", t.Config)
 	}
 	shown := args
 	if opt.refCache != "" {
@@ -317,6 +333,7 @@ func annotate(r *results.Record, e build.Entry, opt Options) {
 	r.Toolchain, r.Target = e.Toolchain, e.Target
 	r.DeviceHash = e.DeviceHash
 	r.Trial = max(opt.trial, 1)
+	r.TunedBest = opt.tuned
 	st := opt.Stamp
 	r.RunID, r.BatchID, r.Commit, r.Dirty = st.RunID, st.BatchID, st.Commit, st.Dirty
 	r.ToolchainVersion = st.ToolchainVersions[e.Toolchain]

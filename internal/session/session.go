@@ -164,6 +164,13 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	if err := results.WriteBuildCSV(dir, rows); err != nil {
 		return dir, err
 	}
+	if cfg.Tuned != "" {
+		n, err := tunedJobs(cfg, jobs, mach)
+		if err != nil {
+			return dir, err
+		}
+		fmt.Fprintf(cfg.Log, "run: %d (cell, size) measured again at their tuned best from %s\n", n, cfg.Tuned)
+	}
 	resumed := time.Now().UTC().Format(time.RFC3339)
 	model, modelNote := run.Model(cfg.Root, mach.GPUName()) // the papers' launch defaults (docs/machines.md)
 	prov := func(state string) results.Run {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/build"
@@ -85,6 +87,18 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	if err != nil {
 		return dir, err
 	}
+	if cfg.TuneShard != "" {
+		k, n, err := config.ParseShard(cfg.TuneShard)
+		if err != nil {
+			return dir, fmt.Errorf("PM_TUNE_SHARD: %w", err)
+		}
+		targets = tune.Shard(targets, k, n)
+	}
+	model, _ := run.Model(cfg.Root, mach.GPUName())
+	if model != nil && model.Kind != machine.KindGPU {
+		model = nil
+	}
+	modelDefaults(model, targets, entries)
 	// Host and GPU cells are measured on different devices: a tuning each,
 	// keyed by the device that measured it.
 	var host, dev []tune.Target
@@ -106,17 +120,38 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
 	}
 	var report bytes.Buffer
+	// GPU cells are searched pruned by the occupancy model of the GPU (when
+	// one reports it and no search is asked for): what it rules out never runs.
+	occupancy := tune.Occupancy{Model: model, Resources: map[string][]machine.Resources{}}
+	for id, e := range entries {
+		for _, k := range e.Kernels {
+			occupancy.Resources[id] = append(occupancy.Resources[id], k.Resources())
+		}
+	}
 	for _, group := range []struct {
-		targets []tune.Target
-		device  string
-		model   tune.Machine
-	}{{host, mach.Machine.CPU, nil}, {dev, deviceKey(mach), deviceMachine(cfg, mach)}} {
+		targets    []tune.Target
+		device     string
+		deviceName string
+		model      tune.Machine
+		occupancy  tune.Model
+	}{{host, mach.Machine.CPU, "", nil, nil}, {dev, deviceKey(mach), mach.GPUName(), deviceMachine(model), occupancy}} {
 		if len(group.targets) == 0 {
 			continue
 		}
-		res, err := tune.Run(ctx, tune.Options{Dir: dir, Device: group.device, Targets: group.targets,
-			Strategy: tune.Strategy(cfg.TuneStrategy), MaxEvals: cfg.TuneEvals, MaxTime: time.Duration(cfg.TuneSeconds) * time.Second,
-			Machine: group.model, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
+		strategy := tune.Strategy(cfg.TuneStrategy)
+		if strategy == "" && model != nil && group.occupancy != nil {
+			strategy = tune.Pruned
+		}
+		var pruneWith tune.Model
+		if strategy == tune.Pruned {
+			pruneWith = group.occupancy
+			if pruneWith == nil {
+				pruneWith = tune.Occupancy{} // the host: only repeated launch bounds
+			}
+		}
+		res, err := tune.Run(ctx, tune.Options{Dir: dir, Device: group.device, DeviceName: group.deviceName, Targets: group.targets,
+			Strategy: strategy, MaxEvals: cfg.TuneEvals, MaxTime: time.Duration(cfg.TuneSeconds) * time.Second,
+			Machine: group.model, Model: pruneWith, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
 		if res != nil {
 			if rerr := res.Report(&report); rerr != nil && err == nil {
 				err = rerr
@@ -165,6 +200,9 @@ func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
 
 // deviceKey names the GPU that measures: its UUID, else its name.
 func deviceKey(mach host.Info) string {
+	if id := os.Getenv(config.EnvGPUUUID); id != "" { // a scheduler's worker: its own GPU
+		return id
+	}
 	if id := mach.GPUUUID(); id != "" {
 		return id
 	}
@@ -174,9 +212,8 @@ func deviceKey(mach host.Info) string {
 // deviceMachine is what the constraints read of the GPU here, from its
 // machine model (nil when no model names it: those constraints are listed as
 // unchecked).
-func deviceMachine(cfg config.Config, mach host.Info) tune.Machine {
-	model, _ := run.Model(cfg.Root, mach.GPUName())
-	if model == nil || model.Kind != machine.KindGPU {
+func deviceMachine(model *machine.Model) tune.Machine {
+	if model == nil {
 		return nil
 	}
 	g := model.GPU
@@ -195,4 +232,64 @@ func appendReport(dir string, started time.Time, table []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// tunedJobs gives each job the tuned best of the tuning folder cfg.Tuned for
+// its binary, sizes and device model (the GPU's name, the host's CPU model),
+// and returns how many (cell, size) have one. The rest run as published.
+func tunedJobs(cfg config.Config, jobs []run.Job, mach host.Info) (int, error) {
+	byGPU, err := tune.Best(cfg.Tuned, mach.GPUName())
+	if err != nil {
+		return 0, fmt.Errorf("PM_TUNED: %w", err)
+	}
+	byCPU, err := tune.Best(cfg.Tuned, mach.Machine.CPU)
+	if err != nil {
+		return 0, fmt.Errorf("PM_TUNED: %w", err)
+	}
+	n := 0
+	for i := range jobs {
+		e := jobs[i].Entry
+		best := byGPU
+		if e.Target == "host" {
+			best = byCPU
+		}
+		key, err := os.ReadFile(filepath.Join(cfg.BuildDir, e.Binary+".key"))
+		if err != nil {
+			continue // no build key: nothing tuned can be this binary
+		}
+		for _, size := range jobs[i].Sizes {
+			m, ok := best[tune.Pick{Cell: e.ID, Size: size, BuildKey: strings.TrimSpace(string(key))}]
+			if !ok || len(m.Config) == 0 {
+				continue
+			}
+			if jobs[i].Tuned == nil {
+				jobs[i].Tuned = map[int64]string{}
+			}
+			jobs[i].Tuned[size] = m.Config.String()
+			n++
+		}
+	}
+	return n, nil
+}
+
+// modelDefaults makes the machine model's launch defaults (the papers'
+// "as published" launch, run.ModelDefaults: kk-ompx's occupancy max_teams)
+// the default configuration of each GPU target, the one measured first and
+// against which the gap to the best is taken, and a value of its space.
+func modelDefaults(model *machine.Model, targets []tune.Target, entries map[string]build.Entry) {
+	for _, t := range targets {
+		d, _ := run.ModelDefaults(model, entries[t.Cell])
+		for name, v := range d {
+			if _, ok := t.Space.Default[name]; !ok {
+				continue
+			}
+			t.Space.Default[name] = v
+			if t.Space.Fixed[name] != "" {
+				t.Space.Values[name] = []int64{v}
+			} else if !slices.Contains(t.Space.Values[name], v) {
+				t.Space.Values[name] = append(slices.Clone(t.Space.Values[name]), v)
+				slices.Sort(t.Space.Values[name])
+			}
+		}
+	}
 }

@@ -47,23 +47,28 @@ type Measurement struct {
 // Entry is one line of tuning.jsonl.
 type Entry struct {
 	Key
-	MedianS  float64 `json:"median_s,omitempty"`
-	LoS      float64 `json:"lo_s,omitempty"`
-	HiS      float64 `json:"hi_s,omitempty"`
-	GBps     float64 `json:"gbps,omitempty"`
-	Verified bool    `json:"verified"`
-	Error    string  `json:"error,omitempty"`
-	Default  bool    `json:"default,omitempty"`
+	// DeviceName is the device's model name (nvidia-smi's name) where Device
+	// is its UUID: `run -tuned` takes a cell's best for the model it runs on.
+	DeviceName string  `json:"device_name,omitempty"`
+	MedianS    float64 `json:"median_s,omitempty"`
+	LoS        float64 `json:"lo_s,omitempty"`
+	HiS        float64 `json:"hi_s,omitempty"`
+	GBps       float64 `json:"gbps,omitempty"`
+	Verified   bool    `json:"verified"`
+	Error      string  `json:"error,omitempty"`
+	Default    bool    `json:"default,omitempty"`
 }
 
 // Cache is the tuning.jsonl of a results folder: every evaluation appended
 // and synced to disk as it is made.
 type Cache struct {
-	File string
-	mu   sync.Mutex
-	f    *os.File
-	got  map[Key]Measurement
-	seen []Key // in file order
+	File       string
+	DeviceName string // written into the entries Put appends
+	mu         sync.Mutex
+	f          *os.File
+	got        map[Key]Measurement
+	seen       []Key             // in file order
+	names      map[string]string // device -> its model name, from the entries read
 }
 
 // Warnings receives the torn last line a cut tuning left.
@@ -74,7 +79,7 @@ var Warnings io.Writer = os.Stderr
 // its configuration is evaluated again. Any other bad line is an error at
 // file:line.
 func OpenCache(dir string) (*Cache, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}}
 	data, err := os.ReadFile(c.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -132,6 +137,9 @@ func (c *Cache) read(data []byte) (int, error) {
 			errs.Add(diag.Pos{File: c.File, Line: line}, "%v", err)
 			continue
 		}
+		if e.DeviceName != "" {
+			c.names[e.Device] = e.DeviceName
+		}
 		if _, ok := c.got[e.Key]; !ok {
 			c.seen = append(c.seen, e.Key)
 		}
@@ -161,7 +169,7 @@ func (c *Cache) Len() int {
 
 // Put appends an evaluation and syncs it to disk before returning.
 func (c *Cache) Put(k Key, m Measurement) error {
-	b, err := json.Marshal(Entry{Key: k, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
+	b, err := json.Marshal(Entry{Key: k, DeviceName: c.DeviceName, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
 		Verified: m.Verified, Error: m.Error, Default: m.Default})
 	if err != nil {
 		return err
@@ -186,7 +194,7 @@ func (c *Cache) Close() error { return c.f.Close() }
 // which the tuner measures first unless a constraint rules it out
 // (DefaultGuessed says so).
 func Tuned(dir string) ([]*CellResult, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}}
 	data, err := os.ReadFile(c.File)
 	if err != nil {
 		return nil, err
@@ -202,7 +210,7 @@ func Tuned(dir string) ([]*CellResult, error) {
 	for _, k := range slices.SortedFunc(maps.Keys(c.got), func(a, b Key) int { return strings.Compare(a.Config, b.Config) }) {
 		g := group{k.Cell, k.BuildKey, k.Device, k.Size}
 		if by[g] == nil {
-			by[g] = &CellResult{Cell: k.Cell, Size: k.Size, BuildKey: k.BuildKey, Device: k.Device}
+			by[g] = &CellResult{Cell: k.Cell, Size: k.Size, BuildKey: k.BuildKey, Device: k.Device, DeviceName: c.names[k.Device]}
 		}
 		by[g].Measured = append(by[g].Measured, c.got[k])
 	}
@@ -249,4 +257,35 @@ func Measure(key string, c Config, trials [][]float64, verified bool, bytes floa
 		out.GBps = bytes / m.Median / 1e9
 	}
 	return out
+}
+
+// Pick is one (cell, size, binary) a run measures at its tuned best.
+type Pick struct {
+	Cell     string
+	Size     int64
+	BuildKey string
+}
+
+// Best reads the tuned best configuration of every (cell, size, binary) a
+// folder's tuning measured on a device of model name (a GPU's name, or the
+// host's CPU model, which is then the device itself): what `run -tuned`
+// measures beside the as-published launch. Where GPUs of one model tuned
+// the same cell, the fastest best wins. A cell with no verified
+// configuration has no pick.
+func Best(dir, name string) (map[Pick]Measurement, error) {
+	rs, err := Tuned(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[Pick]Measurement{}
+	for _, r := range rs {
+		if r.Best == nil || (r.DeviceName != name && r.Device != name) {
+			continue
+		}
+		p := Pick{r.Cell, r.Size, r.BuildKey}
+		if have, ok := out[p]; !ok || r.Best.MedianS < have.MedianS {
+			out[p] = *r.Best
+		}
+	}
+	return out, nil
 }

@@ -47,7 +47,7 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 		c.teams = append(c.teams, teams(kk.Pattern)...)
 	}
 	for name, val := range v.Tunables {
-		if _, ok := c.Default[name]; ok {
+		if _, ok := c.Default[name]; ok || s.launches(name, k, uses) {
 			c.Default[name] = val
 		}
 	}
@@ -111,6 +111,31 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 		}
 	}
 	return c, nil
+}
+
+// launches says whether name is a launch parameter (Decl.Patterns) of a
+// pattern kernel k or a kernel it uses lowers.
+func (s *Spaces) launches(name string, k *spec.Kernel, uses []*spec.Kernel) bool {
+	d := s.Tunables[name]
+	if d == nil || len(d.Patterns) == 0 {
+		return false
+	}
+	for _, kk := range append([]*spec.Kernel{k}, uses...) {
+		if usesPattern(kk.Pattern, d.Patterns) {
+			return true
+		}
+	}
+	return false
+}
+
+func usesPattern(n *spec.Node, kinds []string) bool {
+	if n == nil {
+		return false
+	}
+	if slices.Contains(kinds, n.Kind) {
+		return true
+	}
+	return slices.ContainsFunc(n.Body, func(b *spec.Node) bool { return usesPattern(b, kinds) })
 }
 
 // applies: every tunable the constraint names is one of the cell's.

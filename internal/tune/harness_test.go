@@ -60,7 +60,7 @@ func TestHarnessEvaluator(t *testing.T) {
 
 	// The harness tunes through Run like any evaluator.
 	res, err := Run(context.Background(), Options{Dir: t.TempDir(), Device: "d", Targets: []Target{tg}, Strategy: Exhaustive,
-		Machine: machine, Evaluator: Harness{Run: fakeProgram(t, 0, &processes), Dir: t.TempDir()}})
+		Machine: device1024, Evaluator: Harness{Run: fakeProgram(t, 0, &processes), Dir: t.TempDir()}})
 	require.NoError(t, err)
 	require.NotNil(t, res.Cells[0].Best)
 	assert.Equal(t, Config{"a": 8, "b": 4}, res.Cells[0].Best.Config)

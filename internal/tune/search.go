@@ -77,18 +77,21 @@ type Model interface {
 
 // Options of a tuning.
 type Options struct {
-	Dir       string // results folder: its tuning.jsonl is the cache
-	Device    string // GPU UUID or the device's model name: part of every cache key
-	Targets   []Target
-	Strategy  Strategy      // "" is Auto
-	Seed      uint64        // of Random's (and Pruned's) shuffle
-	MaxEvals  int           // configurations per target, cached ones included, the default first; 0: all
-	MaxTime   time.Duration // wall time of new evaluations in this call; 0: none
-	BatchSize int           // configurations per Evaluate call; 0: 16
-	Machine   Machine       // properties the constraints read; nil: constraints reading them are not checked
-	Model     Model         // for Pruned
-	Evaluator Evaluator
-	Log       io.Writer // progress; nil: none
+	Dir    string // results folder: its tuning.jsonl is the cache
+	Device string // GPU UUID or the device's model name: part of every cache key
+	// DeviceName is the model name of a device keyed by its UUID, written
+	// beside every evaluation (tuning.jsonl's device_name).
+	DeviceName string
+	Targets    []Target
+	Strategy   Strategy      // "" is Auto
+	Seed       uint64        // of Random's (and Pruned's) shuffle
+	MaxEvals   int           // configurations per target, cached ones included, the default first; 0: all
+	MaxTime    time.Duration // wall time of new evaluations in this call; 0: none
+	BatchSize  int           // configurations per Evaluate call; 0: 16
+	Machine    Machine       // properties the constraints read; nil: constraints reading them are not checked
+	Model      Model         // for Pruned
+	Evaluator  Evaluator
+	Log        io.Writer // progress; nil: none
 }
 
 // Result of a tuning: one cell result per target, in target order.
@@ -104,6 +107,7 @@ type CellResult struct {
 	Size       int64
 	BuildKey   string
 	Device     string
+	DeviceName string         // the device's model name, where Device is its UUID (read from the cache)
 	Space      int            // configurations of the space
 	Infeasible map[string]int // configurations a constraint rules out, by constraint
 	Pruned     map[string]int // configurations the model rules out, by its reason
@@ -147,6 +151,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer cache.Close()
+	cache.DeviceName = o.DeviceName
 	res := &Result{Device: o.Device}
 	plans := make([][]Config, len(o.Targets))
 	for i, t := range o.Targets {

@@ -43,9 +43,9 @@ constraints: [a * b <= max_threads_per_block]
 	return Target{Cell: "k.s.tc", Size: 100, BuildKey: "build-1", Space: space}
 }
 
-var machine = Machine{"max_threads_per_block": 1024}
+var device1024 = Machine{"max_threads_per_block": 1024}
 
-// feasible is the number of configurations of synthetic under machine:
+// feasible is the number of configurations of synthetic under device1024:
 // 7 x 6 = 42, less a*b > 1024 (64x32).
 const feasible = 41
 
@@ -117,7 +117,7 @@ func run(t *testing.T, dir string, f *fake, o Options) (*Result, error) {
 		o.Device = "GPU-0000"
 	}
 	if o.Machine == nil {
-		o.Machine = machine
+		o.Machine = device1024
 	}
 	o.Dir, o.Evaluator, o.BatchSize = dir, f, 5
 	return Run(ctx, o)
@@ -434,7 +434,7 @@ func TestCutKeepsLaterTargets(t *testing.T) {
 }
 
 func TestPlanIsADryRun(t *testing.T) {
-	o := Options{Machine: machine, MaxEvals: 10, Seed: 3}
+	o := Options{Machine: device1024, MaxEvals: 10, Seed: 3}
 	_, plan, err := o.Plan(synthetic(t))
 	require.NoError(t, err)
 	assert.Len(t, plan, 10)

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,4 +69,32 @@ func (b Built) Targets(pick func(build.Entry) bool, sizes func(build.Entry) []in
 func MachineOf(maxThreadsPerBlock, warp, sharedPerBlock int64) Machine {
 	return Machine{"max_threads_per_block": float64(maxThreadsPerBlock), "warp_size": float64(warp),
 		"shared_mem_per_block": float64(sharedPerBlock)}
+}
+
+// Shard is worker k's share of targets when n workers tune them (one per
+// GPU, or a Slurm array task each): every n-th target from the k-th, in
+// order of kernel, size and cell, so that each worker gets its share of
+// every kernel's targets (their costs differ by kernel and size), and the
+// same selection gives a worker the same targets again: a cut tuning
+// resumes from the worker's own cache.
+func Shard(targets []Target, k, n int) []Target {
+	sorted := slices.Clone(targets)
+	slices.SortStableFunc(sorted, func(a, b Target) int {
+		return cmp.Or(strings.Compare(kernelOf(a), kernelOf(b)), cmp.Compare(a.Size, b.Size), strings.Compare(a.Cell, b.Cell))
+	})
+	var out []Target
+	for i, t := range sorted {
+		if i%n == k {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func kernelOf(t Target) string {
+	if t.Kernel != nil {
+		return t.Kernel.Name
+	}
+	k, _, _ := strings.Cut(t.Cell, ".")
+	return k
 }

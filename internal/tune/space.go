@@ -52,14 +52,19 @@ type Spaces struct {
 // Decl is one tunable: the values a program accepts (Min, Max) and those the
 // search walks (Space).
 type Decl struct {
-	Name    string
-	Doc     string
-	Min     int64
-	Max     int64
-	HasMax  bool // false: no upper bound
-	Space   []int64
-	Pos     diag.Pos
-	SpaceAt diag.Pos
+	Name   string
+	Doc    string
+	Min    int64
+	Max    int64
+	HasMax bool // false: no upper bound
+	Space  []int64
+	// Patterns: a launch parameter the backend's layer reads (pm::tune) at
+	// every launch of these pattern kinds, not a kernel's: a strategy or knob
+	// value gives its default, and a cell has it when its kernels use one of
+	// the patterns (max_teams of a team launch means nothing to AXPBY).
+	Patterns []string
+	Pos      diag.Pos
+	SpaceAt  diag.Pos
 }
 
 // Scope narrows the spaces of some tunables and adds constraints for one
@@ -153,7 +158,7 @@ func Parse(file string, data []byte) (*Spaces, error) {
 
 func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 	t := &Decl{Name: key.Value, Pos: d.Pos(key)}
-	f := d.Fields(n, "tunable "+t.Name, "doc", "min", "max", "space")
+	f := d.Fields(n, "tunable "+t.Name, "doc", "min", "max", "space", "patterns")
 	d.Require(n, f, "tunable "+t.Name, "min", "space")
 	t.Doc = d.String(f["doc"], "doc")
 	t.Min = d.Int(f["min"], t.Name+": min")
@@ -163,6 +168,13 @@ func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 	}
 	if t.Min < 0 {
 		d.Add(f["min"], "%s: min must not be negative", t.Name)
+	}
+	for _, p := range d.Seq(f["patterns"], t.Name+": patterns") {
+		name := d.String(p, t.Name+": pattern")
+		if _, ok := spec.Patterns[name]; !ok {
+			d.Add(p, "%s: unknown pattern %q%s", t.Name, name, diag.DidYouMean(name, slices.Sorted(maps.Keys(spec.Patterns))))
+		}
+		t.Patterns = append(t.Patterns, name)
 	}
 	t.Space = space(d, f["space"], t.Name)
 	t.SpaceAt = d.Pos(f["space"])

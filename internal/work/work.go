@@ -40,11 +40,12 @@ type Item struct {
 	Size   int64  `json:"size"`
 	Trial  int    `json:"trial,omitempty"`  // from 1; 0 (older plans) is trial 1
 	Target string `json:"target,omitempty"` // host or a GPU target, from the manifest
+	Tuned  bool   `json:"tuned,omitempty"`  // at the cell's tuned best (run -tuned), beside the as-published item
 }
 
 // Unit is the item's (cell, size, trial), as results.Finished names it.
 func (i Item) Unit() results.Unit {
-	return results.Unit{Cell: i.Cell, Size: i.Size, Trial: max(i.Trial, 1)}
+	return results.Unit{Cell: i.Cell, Size: i.Size, Trial: max(i.Trial, 1), Tuned: i.Tuned}
 }
 
 // Key identifies an item.
@@ -99,7 +100,7 @@ func WriteItems(file string, items []Item) error {
 func Items(jobs []run.Job, trials int) []Item {
 	var items []Item
 	for _, t := range run.Tasks(jobs, trials) {
-		items = append(items, Item{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial, Target: t.Entry.Target})
+		items = append(items, Item{Cell: t.Entry.ID, Size: t.Size, Trial: t.Trial, Target: t.Entry.Target, Tuned: t.Config != ""})
 	}
 	return items
 }
@@ -173,7 +174,14 @@ func Run(ctx context.Context, spec string, jobs []run.Job, opt run.Options, w *r
 			o.CopyBytes = nil
 		}
 		copied[j.Entry.Toolchain] = true
-		if err := run.Run(ctx, []run.Task{{Entry: j.Entry, Size: it.Size, Trial: max(it.Trial, 1)}}, o, w); err != nil {
+		task := run.Task{Entry: j.Entry, Size: it.Size, Trial: max(it.Trial, 1)}
+		if it.Tuned {
+			if task.Config = j.Tuned[it.Size]; task.Config == "" {
+				errs = append(errs, fmt.Sprintf("%s: no tuned configuration here (run -tuned names the tuning folder)", it.Key()))
+				continue
+			}
+		}
+		if err := run.Run(ctx, []run.Task{task}, o, w); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -232,7 +240,7 @@ func Done(dir string) ([]Item, error) {
 	}
 	sort.Slice(extra, func(i, j int) bool { return extra[i].String() < extra[j].String() })
 	for _, u := range extra {
-		out = append(out, Item{Cell: u.Cell, Size: u.Size, Trial: u.Trial})
+		out = append(out, Item{Cell: u.Cell, Size: u.Size, Trial: u.Trial, Tuned: u.Tuned})
 	}
 	return out, nil
 }
