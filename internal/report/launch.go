@@ -88,7 +88,7 @@ type latency struct {
 
 // launchRow is one cell's launch latencies (µs), NaN where not measured.
 type launchRow struct {
-	Variant, Toolchain string
+	Variant, Toolchain  string
 	Empty, Flat, Reduce *latency
 }
 
