@@ -55,7 +55,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(eps);
+    return static_cast<double>(1.5 * eps);
   }();
   run.measure([&] { dev::launch_empty(n, y); }, tolerance);
 }
