@@ -18,12 +18,16 @@ import (
 // the composites whose time is split into bandwidth and launch cost
 // (docs/analysis/launch.md):
 //
-//	T_model = sum over called kernels k of calls_k * bytes_k / B_k
-//	        + sum over calls of (t_reduce if k returns a scalar, else t_flat)
+//	T_model = sum over called kernels k of bytes_k * (t_k - l_k) / b_k
+//	        + sum over calls of l_k
 //
-// B_k is kernel k's GB/s measured alone (same variant and toolchain) at its
-// largest size; t_flat and t_reduce are the Flat and Reduce kernels' median
-// time per call at their smallest size.
+// where l_k is t_reduce for a kernel whose scalar returns to the host and
+// t_flat otherwise (the Reduce and Flat kernels' median time per call at
+// their smallest size), bytes_k the composite's bytes through k, and t_k,
+// b_k kernel k's median time and bytes per call measured alone (same variant
+// and toolchain) at the size whose bytes per call are nearest the
+// composite's: the first term is the bandwidth time, its call's latency
+// taken out.
 type LaunchSpec struct {
 	Empty, Flat, Reduce string   // the launch kernels
 	Composites          []string // kernels with sections whose time is split
@@ -97,7 +101,7 @@ type splitRow struct {
 	Variant, Toolchain string
 	Measured           float64 // median seconds per call
 	Parts              float64 // the sections run: every call synchronised and timed
-	Bandwidth          float64 // sum of calls * bytes / B_k; NaN when a part was not measured alone
+	Bandwidth          float64 // the parts' time alone less their latency, scaled to the bytes; NaN when a part was not measured alone
 	Launch             float64 // sum of calls * latency; NaN without the launch kernels
 	Launches, Reducing int     // calls per composite call, of them returning a scalar
 	Missing            []string
@@ -194,6 +198,7 @@ func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 // measured alone and the cell's launch latencies (l may be nil).
 func modelSplit(spec *LaunchSpec, ds *dataset, k seriesKey, p point, l *launchRow) splitRow {
 	r := splitRow{Variant: k.Variant, Toolchain: k.Toolchain, Measured: p.M.Median}
+	flat, reduce := l.flat(), l.reduce()
 	names := make([]string, 0, len(p.Sections))
 	for name := range p.Sections {
 		names = append(names, name)
@@ -209,22 +214,41 @@ func modelSplit(spec *LaunchSpec, ds *dataset, k seriesKey, p point, l *launchRo
 		if c := p.PerCall[name]; len(c) > 0 {
 			r.Parts += stats.Median(c) * float64(s.Calls)
 		}
-		pts := ds.series[seriesKey{name, k.Variant, k.Toolchain}]
-		if n := len(pts); n > 0 && pts[n-1].GBps > 0 {
-			r.Bandwidth += s.Bytes / (pts[n-1].GBps * 1e9)
-		} else {
-			r.Missing = append(r.Missing, name)
+		lat := flat
+		if reducing {
+			lat = reduce
 		}
+		alone, ok := nearestCall(ds.series[seriesKey{name, k.Variant, k.Toolchain}], s.Bytes/float64(s.Calls))
+		if !ok {
+			r.Missing = append(r.Missing, name)
+			continue
+		}
+		r.Bandwidth += s.Bytes * max(alone.MedianS-lat, 0) / alone.Bytes
 	}
 	if len(r.Missing) > 0 {
 		r.Bandwidth = math.NaN()
 	}
-	flat, reduce := l.flat(), l.reduce()
 	r.Launch = float64(r.Launches-r.Reducing)*flat + float64(r.Reducing)*reduce
 	if math.IsNaN(r.Launch) {
 		r.Missing = append(r.Missing, "launch kernels")
 	}
 	return r
+}
+
+// nearestCall is the point whose bytes per call are nearest perCall (by
+// ratio); false when no point moves bytes.
+func nearestCall(pts []point, perCall float64) (point, bool) {
+	var best point
+	found := false
+	for _, p := range pts {
+		if p.Bytes <= 0 || perCall <= 0 {
+			continue
+		}
+		if !found || math.Abs(math.Log(p.Bytes/perCall)) < math.Abs(math.Log(best.Bytes/perCall)) {
+			best, found = p, true
+		}
+	}
+	return best, found
 }
 
 func (l *launchRow) flat() float64 {
@@ -267,7 +291,8 @@ func launchMarkdown(lt *launchTables) []byte {
 	for _, t := range lt.Splits {
 		fmt.Fprintf(&b, "\n### %s at size %d: bandwidth and launch cost\n\n", strings.ToUpper(t.Kernel), t.Size)
 		fmt.Fprintf(&b, "Measured: median time of a solve. Parts: its sections run, each call synchronised and timed. Bandwidth:\n")
-		fmt.Fprintf(&b, "each called kernel's bytes over its GB/s measured alone at its largest size. Launch: calls times %s's\n", s.Flat)
+		fmt.Fprintf(&b, "each called kernel's time measured alone, less its launch latency, per byte (at the size nearest its calls\n")
+		fmt.Fprintf(&b, "here), times its bytes here. Launch: calls times %s's\n", s.Flat)
 		fmt.Fprintf(&b, "latency, those returning a scalar (%s) times %s's. Model = bandwidth + launch;\n", strings.Join(s.Reducing, ", "), s.Reduce)
 		b.WriteString("rest = measured - model (docs/analysis/launch.md).\n\n")
 		b.WriteString("| variant | toolchain | measured ms | parts ms | bandwidth ms | launches (reducing) | launch ms | model ms | measured / model | rest ms |\n")

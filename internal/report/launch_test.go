@@ -41,15 +41,22 @@ func launchResults(sections map[string]results.Section, flat, reduce float64, pa
 		cg("kk-ompx-warp", 3e-3), cg("kk-cuda-3lvl", 2e-3),
 	}
 	for name, gbps := range parts {
-		// A smaller size at another rate: the largest size's rate counts.
-		recs = append(recs, rec(name, "kk-ompx-warp", 1000, 1e-3, 1e5), rec(name, "kk-ompx-warp", 100000000, 1e9/(gbps*1e9), 1e9))
+		// Alone: a call of the composite's bytes per call takes its bytes
+		// over gbps plus its latency; a smaller size at another rate does not
+		// count.
+		lat := flat
+		if name == "dot" {
+			lat = reduce
+		}
+		perCall := sections[name].Bytes / float64(sections[name].Calls)
+		recs = append(recs, rec(name, "kk-ompx-warp", 1000, 1e-3, 1e5), rec(name, "kk-ompx-warp", 100000000, perCall/(gbps*1e9)+lat, perCall))
 	}
 	return &Results{Run: Run{ID: "launch", Toolchains: []Toolchain{{ID: tc, Family: "llvm", Target: "sm_90"}}}, Kernel: recs}
 }
 
-// The model is the sections' bytes over each part's GB/s at its largest size
-// plus the calls times the launch latencies, reducing calls at the reduce
-// kernel's.
+// The model is the sections' bytes at each part's rate alone less its
+// latency, at the size nearest its calls, plus the calls times the launch
+// latencies, reducing calls at the reduce kernel's.
 func TestLaunchSplit(t *testing.T) {
 	spec, err := ParseLaunch("t.yaml", []byte(launchSpec), testVocab(t))
 	require.NoError(t, err)
