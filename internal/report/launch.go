@@ -123,7 +123,7 @@ type launchTables struct {
 }
 
 // buildLaunch measures the launch kernels per cell and splits each
-// composite's time; nil when the folder holds neither.
+// composite's time; nil when the folder holds no launch kernel.
 func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 	if spec == nil {
 		return nil
@@ -147,6 +147,11 @@ func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 		if lat[c] == nil {
 			lat[c] = &launchRow{Variant: c.v, Toolchain: c.tc, Empty: get(spec.Empty, c), Flat: get(spec.Flat, c), Reduce: get(spec.Reduce, c)}
 		}
+	}
+	if len(lat) == 0 {
+		// A folder without the launch kernels (every one before them) has
+		// nothing to split with.
+		return nil
 	}
 	for _, r := range lat {
 		lt.Latencies = append(lt.Latencies, *r)
@@ -187,9 +192,6 @@ func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 			})
 			lt.Splits = append(lt.Splits, splitTable{Kernel: composite, Size: size, Rows: rows})
 		}
-	}
-	if len(lt.Latencies) == 0 && len(lt.Splits) == 0 {
-		return nil
 	}
 	return lt
 }

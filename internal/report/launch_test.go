@@ -115,6 +115,13 @@ func TestLaunchSplit(t *testing.T) {
 	assert.Contains(t, md, "### CGSOLVE at size 150: bandwidth and launch cost")
 	assert.Contains(t, md, "Not modelled, not measured in this folder: kk-cuda-3lvl@clang19-sm90 (axpby, dot, spmv, launch kernels).")
 	assert.Nil(t, buildLaunch(spec, newDataset(memResults())), "no launch kernels or composites: no text")
+	var cgOnly []Record
+	for _, r := range launchResults(sections, flat, reduce, gbps).Kernel {
+		if r.Kernel == "cgsolve" {
+			cgOnly = append(cgOnly, r)
+		}
+	}
+	assert.Nil(t, buildLaunch(spec, newDataset(&Results{Run: Run{ID: "cg"}, Kernel: cgOnly})), "a CG-Solve without launch kernels: no split")
 }
 
 func TestLaunchBadSpec(t *testing.T) {
