@@ -90,7 +90,7 @@ type latency struct {
 	Trials, RepsEach int
 }
 
-// launchRow is one cell's launch latencies (µs), NaN where not measured.
+// launchRow is one cell's launch latencies; nil where not measured.
 type launchRow struct {
 	Variant, Toolchain  string
 	Empty, Flat, Reduce *latency
