@@ -30,6 +30,8 @@ type point struct {
 	// composite that repeats a step (results.Record.Steps).
 	PerCall map[string][]float64
 	Steps   int
+	// The first trial's sections: calls and bytes of each called kernel.
+	Sections map[string]results.Section
 }
 
 // GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).
@@ -191,6 +193,7 @@ func measurement(trials []Record) (point, bool) {
 	// No bytes (a kernel of flops only): a point without GB/s, compared by time.
 	p := point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
 		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9, Steps: r.Steps()}
+	p.Sections = r.Sections
 	for _, t := range trials {
 		for name, s := range t.Sections {
 			if p.PerCall == nil {

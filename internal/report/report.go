@@ -92,6 +92,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
 	say("claims: %s", claimSummary(claims))
 	tables := append(tablesMarkdown(buildTables(sp.tables, ds)), stepTablesMarkdown(buildStepTables(sp.steps, ds))...)
+	tables = append(tables, launchMarkdown(buildLaunch(sp.launch, ds))...)
 	if t := timingMarkdown(res.Kernel); t != "" {
 		tables = append([]byte(t+"\n"), tables...)
 	}
@@ -125,21 +126,23 @@ type specs struct {
 	claims  []ClaimSpec
 	tables  []TableSpec
 	steps   []StepTableSpec
+	launch  *LaunchSpec
 	page    pageTemplate
 }
 
 // loadSpecs reads the three spec files and reports the problems of all.
 func loadSpecs(dir string, v *results.Vocabulary) (specs, error) {
 	var sp specs
-	var errFig, errClaims, errTables, errSteps, errPage error
+	var errFig, errClaims, errTables, errSteps, errLaunch, errPage error
 	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"), v)
 	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"), v)
 	sp.tables, errTables = LoadTables(filepath.Join(dir, "tables.yaml"), v)
 	if errTables == nil {
 		sp.steps, errSteps = LoadStepTables(filepath.Join(dir, "tables.yaml"), v)
+		sp.launch, errLaunch = LoadLaunch(filepath.Join(dir, "tables.yaml"), v)
 	}
 	sp.page, errPage = parsePage(dir)
-	return sp, errors.Join(errFig, errClaims, errTables, errSteps, errPage)
+	return sp, errors.Join(errFig, errClaims, errTables, errSteps, errLaunch, errPage)
 }
 
 func renderFigures(specs []FigureSpec, ds *dataset, out map[string][]byte) ([]renderedFigure, error) {

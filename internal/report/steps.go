@@ -16,8 +16,8 @@ import (
 )
 
 // tablesFields are the top-level fields of tables.yaml: GB/s tables
-// (tables.go) and step tables.
-var tablesFields = []string{"tables", "steps"}
+// (tables.go), step tables and the launch split (launch.go).
+var tablesFields = []string{"tables", "steps", "launch"}
 
 // StepTableSpec is one entry of tables.yaml's steps: a composite that repeats
 // a step (TestSNAP's snap_step), every cell at every size it measured: the
