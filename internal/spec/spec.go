@@ -474,6 +474,9 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 		parent = &Node{Kind: where}
 	}
 	node.Body = parseBody(d, f["body"], parent)
+	if node.Kind == "team" {
+		node.AddTeamSumView()
+	}
 	return node
 }
 

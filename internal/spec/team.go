@@ -75,6 +75,7 @@ func (n *Node) Hook() string {
 	if n.Kind == "team" && len(n.Scratch) > 0 {
 		return "team_scratch"
 	}
+
 	return n.Kind
 }
 
