@@ -73,7 +73,7 @@ func TestTeamExtensionsParse(t *testing.T) {
 func TestTeamExtensionErrors(t *testing.T) {
 	cases := []struct{ name, pattern, want string }{
 		{"unknown field in team", `  team: {league: n, team_size: 1, vector: 1, index: i, body: ";"}`,
-			`k.yaml:12:46: unknown field "index" in team (known: body, league, scratch, team_size, vector)`},
+			`k.yaml:12:46: unknown field "index" in team (known: acc, body, league, scratch, team_size, vector)`},
 		{"unknown field in a loop", `  range_for: {index: i, end: n, league: 2, body: ";"}`,
 			`k.yaml:12:33: unknown field "league" in range_for (known: begin, body, end, index)`},
 		{"barrier outside a team", `  range_for: {index: i, end: n, body: [team_barrier]}`,

@@ -1,10 +1,13 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
 )
 
 // A team that reduces over its threads gets the team's slot as its first
@@ -58,6 +61,42 @@ func TestTeamThreadReduceErrors(t *testing.T) {
 			_, err := parseTeam(t, c.pattern)
 			require.Error(t, err)
 			assert.Equal(t, c.want, err.Error())
+		})
+	}
+}
+
+// A team with acc reduces over the league: the kernel returns the sum, and
+// league_add, lowered as an atomic add, is allowed only there.
+func TestLeagueReduceParse(t *testing.T) {
+	var errs diag.List
+	src := strings.Replace(teamHead, "tunables:", "result: double\ntunables:", 1) + `  team:
+    league: n
+    team_size: 4
+    vector: 1
+    acc: total
+    body:
+      - team_thread_reduce: {index: j, end: n, acc: s, body: "s += x[j];"}
+      - league_add: {value: s}
+`
+	k := Parse("k.yaml", []byte(src), &errs)
+	require.NoError(t, errs.Err())
+	assert.True(t, k.Pattern.LeagueReduces())
+	assert.Equal(t, "s", k.Pattern.Body[1].Value)
+	assert.Equal(t, []string{"atomic_add", "code", "team_scratch", "team_thread_reduce"}, k.Kinds())
+
+	cases := []struct{ name, pattern, want string }{
+		{"league_add without acc", `  team: {league: n, team_size: 1, vector: 1, body: [{league_add: {value: "1.0"}}]}`,
+			`k.yaml:12:54: league_add needs a team with acc: the league's sum it adds to`},
+		{"acc without result", `  team: {league: n, team_size: 1, vector: 1, acc: t, body: [{league_add: {value: "1.0"}}]}`,
+			`k.yaml:11:1: range_reduce (or a team with acc) returns its sum: add result: double`},
+		{"league_add in a loop", `  team: {league: n, team_size: 1, vector: 1, acc: t, body: [{team_thread_for: {index: i, end: n, body: [{league_add: {value: "1.0"}}]}}]}`,
+			`k.yaml:12:106: league_add cannot appear in team_thread_for (only in team)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseTeam(t, c.pattern)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
 		})
 	}
 }
