@@ -3,6 +3,7 @@ package book
 import (
 	"fmt"
 	"html/template"
+	"slices"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/report"
@@ -18,7 +19,12 @@ type view struct {
 	// Unreported are the entries kept for what is not a claim or a figure
 	// (profiles, a scheduler's timing).
 	Unreported []Entry
-	Summary    string // claim counts over every evaluation
+	// Unmeasured are the platforms no current folder measured on (amd:
+	// compiles, not run), with their notes.
+	Unmeasured  []Platform
+	Summary     string // claim counts over every evaluation
+	Tuning      []tuningView
+	Portability *ppView
 }
 
 type paperView struct {
@@ -36,6 +42,7 @@ type claimView struct {
 	Evals                                 []evalView
 	Unmeasured                            []string // why not measurable, where no folder measures it
 	Figures                               []figView
+	TunedIn                               []tunedEval // verdicts on tuning folders, best against best
 }
 
 type evalView struct {
@@ -43,6 +50,7 @@ type evalView struct {
 	Outcome                       report.Outcome
 	Why                           string // the verdict's reason: ratios in and out of the band
 	Ratios                        []report.Ratio
+	Tuned                         string // the verdict on the folder's tuned view, or "not tuned (why)"
 }
 
 type figView struct {
@@ -69,6 +77,11 @@ func newView(ix *Index, folders []*folder, figSpecs []report.FigureSpec, narrati
 	for _, e := range ix.Current {
 		if !e.Report {
 			v.Unreported = append(v.Unreported, e)
+		}
+	}
+	for _, p := range ix.Platforms {
+		if !slices.ContainsFunc(ix.Current, func(e Entry) bool { return e.Platform == p.ID }) {
+			v.Unmeasured = append(v.Unmeasured, p)
 		}
 	}
 	for _, f := range folders {
@@ -111,7 +124,7 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 			part := partOf(f)
 			why := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.Verdict(), string(r.Outcome)), " ("), ")")
 			cv.Evals = append(cv.Evals, evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
-				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios})
+				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict()})
 			for _, fs := range figSpecs {
 				if svg := f.SVG[fs.ID]; svg != nil && decides(fs, c) {
 					cv.Figures = append(cv.Figures, figView{ID: fs.ID, Title: fs.Title, Paper: fs.Paper, Folder: f.Name, Part: part, Src: template.URL(svgURI(svg))})
@@ -169,17 +182,38 @@ func overall(evals []evalView) (class, verdict string) {
 	return outcomeClass[first], string(first)
 }
 
-// partOf says what of its suites a folder holds, from the index.
+// partOf says which suites of which platform a folder holds, from the index.
 func partOf(f *folder) string {
 	var parts []string
 	for _, e := range f.Entries {
-		s := e.Suite
-		if e.Part != "" {
-			s += ": " + e.Part
-		}
-		parts = append(parts, s)
+		parts = append(parts, e.Suite+", "+e.Platform)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// partsText lists the runs a merged folder was made from (their folders
+// are in results/ARCHIVE.md), each with its provenance: source folder,
+// commit, compilers with versions, kernels, GPUs.
+func partsText(r results.Run) string {
+	var out []string
+	for _, b := range r.Batches {
+		var gpus []string
+		for _, g := range b.GPUs {
+			gpus = append(gpus, g[:min(len(g), 12)])
+		}
+		s := b.ID
+		if b.Folder != "" && b.Folder != b.ID {
+			s += " (of " + b.Folder + ")"
+		}
+		s += fmt.Sprintf(": commit %s, %d records of %s by %s on %s",
+			orNone(b.Commit[:min(len(b.Commit), 7)]), b.Records, orNone(strings.Join(b.Kernels, ", ")),
+			orNone(strings.Join(b.Toolchains, ", ")), orNone(strings.Join(gpus, ", ")))
+		if b.Interrupted {
+			s += ", interrupted"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }
 
 func newFolderView(f *folder) folderView {
@@ -214,6 +248,12 @@ func newFolderView(f *folder) folderView {
 	}
 	if len(r.Resumed) > 0 {
 		fv.Provenance = append(fv.Provenance, [2]string{"resumed", strings.Join(r.Resumed, ", ")})
+	}
+	if len(r.Batches) > 0 {
+		fv.Provenance = append(fv.Provenance, [2]string{"parts (results/ARCHIVE.md)", partsText(r)})
+	}
+	if len(r.MergeNotes) > 0 {
+		fv.Provenance = append(fv.Provenance, [2]string{"merge notes", strings.Join(r.MergeNotes, "; ")})
 	}
 	return fv
 }
@@ -306,6 +346,19 @@ func (v *view) figureCount() int {
 		n += len(p.Figures)
 		for _, c := range p.Claims {
 			n += len(c.Figures)
+		}
+	}
+	for _, t := range v.Tuning {
+		n += len(t.Curves)
+	}
+	if pv := v.Portability; pv != nil {
+		for _, k := range pv.Kernels {
+			if k.Cascade != nil {
+				n++
+			}
+		}
+		if pv.Nav != nil {
+			n++
 		}
 	}
 	return n
