@@ -119,3 +119,5 @@ void parallel_for(const char* name, const MDRangePolicy<N>& p, const F& f) {
 }
 
 }  // namespace pmkk
+
+#include "team_reduce.hpp"

@@ -135,3 +135,5 @@ void parallel_for(const char*, const MDRangePolicy<N>& p, const F& f) {
 }
 
 }  // namespace pmkk
+
+#include "team_reduce.hpp"

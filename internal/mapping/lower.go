@@ -52,15 +52,24 @@ func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 	r := depend.Analyze(k.Loops)
 	nests := Map(r)
 	p := k.Loops
+	if len(p.Body) == 1 && p.Body[0].Loop != nil && phased(r, p.Body[0].Loop) {
+		if !mapperTunablesFree(k, errs) {
+			return
+		}
+		text, err := lowerPhased(k, r, p.Body[0].Loop, m)
+		if err != nil {
+			errs.Add(p.Pos, "loops: kernel %s: %v", k.Name, err)
+			return
+		}
+		k.Mapping = text
+		return
+	}
 	if len(p.Body) != 1 || p.Body[0].Loop == nil || len(nests) != 1 {
 		errs.Add(p.Pos, "loops: kernel %s: one outermost loop whose band holds a parallel loop is lowered so far (one kernel launch); this has %d top-level items and %d nests", k.Name, len(p.Body), len(nests))
 		return
 	}
-	for _, t := range []string{TeamTunable, VectorTunable} {
-		if slices.ContainsFunc(k.Tunables, func(x spec.Tunable) bool { return x.Name == t }) {
-			errs.Add(p.Pos, "loops: tunable %s is the mapper's; choose another name", t)
-			return
-		}
+	if !mapperTunablesFree(k, errs) {
+		return
 	}
 	l := &lowering{r: r, nest: nests[0], model: m}
 	var notes []string
@@ -78,6 +87,17 @@ func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 		fmt.Fprintf(&b, "  %s\n", n)
 	}
 	k.Mapping = b.String()
+}
+
+// mapperTunablesFree refuses a kernel that declares the mapper's tunables.
+func mapperTunablesFree(k *spec.Kernel, errs *diag.List) bool {
+	for _, t := range []string{TeamTunable, VectorTunable} {
+		if slices.ContainsFunc(k.Tunables, func(x spec.Tunable) bool { return x.Name == t }) {
+			errs.Add(k.Loops.Pos, "loops: tunable %s is the mapper's; choose another name", t)
+			return false
+		}
+	}
+	return true
 }
 
 type lowering struct {
@@ -494,8 +514,18 @@ func PrintTree(w io.Writer, n *spec.Node, prefix string) {
 		fmt.Fprintf(w, "%steam: league %s, team_size %s, vector %s\n", prefix, n.League, n.TeamSize, n.Vector)
 	case "atomic_add":
 		fmt.Fprintf(w, "%satomic_add: %s += %s\n", prefix, n.Target, n.Value)
+	case "team_barrier":
+		fmt.Fprintf(w, "%steam_barrier\n", prefix)
 	default:
-		fmt.Fprintf(w, "%s%s: %s in [%s, %s)", prefix, n.Kind, n.Index, n.Begin, n.End)
+		if len(n.Indices) > 0 {
+			var ranges []string
+			for i := range n.Indices {
+				ranges = append(ranges, fmt.Sprintf("[%s, %s)", n.Begins[i], n.Ends[i]))
+			}
+			fmt.Fprintf(w, "%s%s: [%s] in %s", prefix, n.Kind, strings.Join(n.Indices, ", "), strings.Join(ranges, " x "))
+		} else {
+			fmt.Fprintf(w, "%s%s: %s in [%s, %s)", prefix, n.Kind, n.Index, n.Begin, n.End)
+		}
 		if n.Acc != "" {
 			fmt.Fprintf(w, ", acc %s", n.Acc)
 		}

@@ -29,7 +29,8 @@ import (
 // Hooks are the templates a backend defines, one per pattern, plus its
 // prologue and team_scratch (a team with scratch views; see spec.Node.Hook).
 var Hooks = []string{"prologue", "range_for", "range_reduce", "team", "team_thread_for", "thread_vector_reduce",
-	"mdrange_for", "team_scratch", "team_barrier", "thread_vector_for", "atomic_add", "sequence", "indexset_for"}
+	"mdrange_for", "team_scratch", "team_barrier", "thread_vector_for", "atomic_add", "sequence", "indexset_for",
+	"team_thread_reduce"}
 
 // Backend is a folder of partials under templates/backends.
 type Backend struct {

@@ -153,6 +153,9 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	}
 	f.Params = strings.Join(params, ", ")
 	f.Args = strings.Join(names, ", ")
+	if !ref && k.Pattern.LeagueReduces() {
+		ptrs = append(ptrs, leagueSum)
+	}
 	f.DevicePtrs = strings.Join(ptrs, ", ")
 	f.Prologue = strings.Join(pro, "\n")
 	switch {
@@ -257,7 +260,11 @@ func (f *Func) Lowered() (string, error) {
 	if f.Kernel.Pattern == nil {
 		return f.Body, nil
 	}
-	return f.node(f.Kernel.Pattern, 0, "").Render()
+	out, err := f.node(f.Kernel.Pattern, 0, "").Render()
+	if err == nil && f.Kernel.Pattern.LeagueReduces() {
+		out = leagueReduce(f.Kernel.Pattern.Acc, out)
+	}
+	return out, err
 }
 
 // Node is one pattern node as a hook sees it.
@@ -286,6 +293,9 @@ func (n *Node) Render() (string, error) {
 	}
 	if n.Sequential() {
 		return n.seqFor()
+	}
+	if n.Kind == "league_add" {
+		return n.leagueAdd()
 	}
 	p := n.f.p
 	tmpl, ok := p.e.hookName(p.Backend, n.Hook())

@@ -71,14 +71,14 @@ func evaluateAll(claims []ClaimSpec, ds *dataset) []ClaimResult {
 
 func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 	r := ClaimResult{Claim: c, Outcome: NotMeasurable}
-	num := ds.selectSeries(c.Kernels, c.Target, c.Numerator)
-	den := ds.selectSeries(c.Kernels, c.Target, c.Denominator)
+	num := ds.selectSeries(c.kernelsOf(c.Numerator), c.Target, c.Numerator)
+	den := ds.selectSeries(c.kernelsOf(c.Denominator), c.Target, c.Denominator)
 	switch {
 	case len(num) == 0:
-		r.Reason = ds.missing(c.Kernels, c.Target, c.Numerator)
+		r.Reason = ds.missing(c.kernelsOf(c.Numerator), c.Target, c.Numerator)
 		return r
 	case len(den) == 0:
-		r.Reason = ds.missing(c.Kernels, c.Target, c.Denominator)
+		r.Reason = ds.missing(c.kernelsOf(c.Denominator), c.Target, c.Denominator)
 		return r
 	}
 	r.Ratios, r.Identical = ds.ratios(c, num, den)
@@ -249,7 +249,7 @@ func (ds *dataset) ratios(c ClaimSpec, num, den []seriesKey) ([]Ratio, []string)
 	var same []string
 	for _, n := range num {
 		for _, d := range den {
-			if n == d || n.Kernel != d.Kernel || (c.SameToolchain && n.Toolchain != d.Toolchain) {
+			if n == d || (n.Kernel != d.Kernel && !c.acrossKernels()) || (c.SameToolchain && n.Toolchain != d.Toolchain) {
 				continue
 			}
 			if ds.identical(n, d) {
@@ -283,7 +283,7 @@ func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
 			hi = results.Rate(p.Bytes, p.M.Lo) / results.Rate(q.Bytes, q.M.Hi)
 		}
 		out = append(out, Ratio{
-			Kernel: n.Kernel, Size: p.Size, Value: p.rate() / q.rate(), Lo: lo, Hi: hi, boot: boot,
+			Kernel: kernelPair(n.Kernel, d.Kernel), Size: p.Size, Value: p.rate() / q.rate(), Lo: lo, Hi: hi, boot: boot,
 			Numerator:   n.Variant + "@" + n.Toolchain,
 			Denominator: d.Variant + "@" + d.Toolchain,
 		})
@@ -462,4 +462,12 @@ func sortedRatios(rs []Ratio) []Ratio {
 		return a.Size < b.Size
 	})
 	return out
+}
+
+// kernelPair names the kernel of a ratio: one, or numerator/denominator.
+func kernelPair(n, d string) string {
+	if n == d {
+		return n
+	}
+	return n + "/" + d
 }

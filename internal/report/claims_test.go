@@ -260,3 +260,50 @@ func TestClaimOfKernelWithoutBytes(t *testing.T) {
 	assert.InDelta(t, 2.0, got[0].Ratios[0].Value, 1e-12, "the rate ratio: the inverse ratio of times")
 	assert.Equal(t, Reproduced, got[0].Outcome)
 }
+
+// A claim may pair two kernels, one operator in two forms (004: the mapped
+// laplace_simple against the hand-written one): each side names its
+// kernels, and the ratios pair them at the same size and toolchain.
+func TestClaimAcrossKernels(t *testing.T) {
+	rec := func(kernel, variant string, size int64, gbps float64) Record {
+		s := 1 / gbps
+		return Record{Kind: "kernel", Cell: kernel + "." + variant + ".nvcc-sm90", Kernel: kernel, Variant: variant,
+			Toolchain: "nvcc-sm90", Size: size, GBps: gbps, MedianS: s, Bytes: 1e9, Verified: true,
+			TimesS: []float64{s * 0.99, s, s * 1.01, s * 0.995, s * 1.005}}
+	}
+	res := &Results{Run: Run{ID: "mem", Toolchains: []Toolchain{{ID: "nvcc-sm90", Family: "nvcc", Target: "sm_90"}}},
+		Kernel: []Record{
+			rec("hommexx_laplace_simple_mapped", "kk-cuda-3lvl", 1001, 1000), rec("hommexx_laplace_simple", "kk-cuda-3lvl", 1001, 100),
+			rec("hommexx_laplace_simple_mapped", "kk-cuda-3lvl", 101, 500), rec("hommexx_laplace_simple", "kk-cuda-3lvl", 101, 100),
+		}}
+	const src = `claims:
+  - id: mapped-10x
+    paper: 004 Fig. 2
+    quote: Q
+    statement: The mapped form is 10x faster than the hand-written one.
+    numerator: {kernels: [hommexx_laplace_simple_mapped], variants: [kk-cuda-3lvl]}
+    denominator: {kernels: [hommexx_laplace_simple], variants: [kk-cuda-3lvl]}
+    same_toolchain: true
+    range: [9, 11]
+`
+	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, res)
+	require.Len(t, got, 1)
+	require.Len(t, got[0].Ratios, 1, "the largest size only")
+	assert.Equal(t, "hommexx_laplace_simple_mapped/hommexx_laplace_simple", got[0].Ratios[0].Kernel)
+	assert.InDelta(t, 10.0, got[0].Ratios[0].Value, 1e-12)
+	assert.Equal(t, Reproduced, got[0].Outcome)
+
+	_, err = ParseClaims("mem.yaml", []byte(`claims:
+  - id: half
+    paper: p
+    quote: Q
+    statement: S
+    numerator: {kernels: [hommexx_laplace_simple_mapped], variants: [kk-cuda-3lvl]}
+    denominator: {variants: [kk-cuda-3lvl]}
+    range: [9, 11]
+`), testVocab(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `claim "half": kernels is empty`)
+}

@@ -37,6 +37,11 @@ type ClaimSpec struct {
 // Selector picks series: any of Variants, built by a toolchain of any of
 // Families or any of Toolchains (both empty: every toolchain).
 type Selector struct {
+	// Kernels, where given, replace the claim's on this side: the ratios
+	// then pair a numerator kernel with a denominator kernel (one operator
+	// in two forms, 004's mapped against hand-written code; each kernel's
+	// bytes must count the same traffic, so that GB/s ratios are time ratios).
+	Kernels    []string
 	Variants   []string
 	Families   []string
 	Toolchains []string
@@ -81,8 +86,8 @@ func decodeSelector(d diag.Decoder, n *yaml.Node) Selector {
 	if n == nil {
 		return Selector{}
 	}
-	f := fields(d, n, "selector", "variants", "families", "toolchains")
-	s := Selector{Variants: d.Strings(f["variants"], "variants"), Families: d.Strings(f["families"], "families"),
+	f := fields(d, n, "selector", "kernels", "variants", "families", "toolchains")
+	s := Selector{Kernels: d.Strings(f["kernels"], "kernels"), Variants: d.Strings(f["variants"], "variants"), Families: d.Strings(f["families"], "families"),
 		Toolchains: d.Strings(f["toolchains"], "toolchains")}
 	if n.Kind == yaml.MappingNode {
 		s.Node = n
@@ -170,7 +175,7 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 	checkEnum(file, n, name, "target", c.Target, targetValues, errs)
 	checkEnum(file, n, name, "sizes", c.Sizes, sizeChoices, errs)
 	checkEnum(file, n, name, "aggregate", c.Aggregate, aggregates, errs)
-	if len(c.Kernels) == 0 {
+	if len(c.Kernels) == 0 && (len(c.Numerator.Kernels) == 0 || len(c.Denominator.Kernels) == 0) {
 		errs.at(file, valueNode(n, "kernels"), "%s: kernels is empty", name)
 	}
 	for i, k := range c.Kernels {
@@ -213,4 +218,20 @@ func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorL
 	for i, f := range s.Families {
 		checkName(file, itemNode(n, "families", i), name, "family", f, voc.Families, errs)
 	}
+	for i, k := range s.Kernels {
+		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, voc.KernelNames(), errs)
+	}
+}
+
+// kernelsOf are the kernels a side selects: its own, or the claim's.
+func (c *ClaimSpec) kernelsOf(s Selector) []string {
+	if len(s.Kernels) > 0 {
+		return s.Kernels
+	}
+	return c.Kernels
+}
+
+// acrossKernels reports whether the claim pairs different kernels.
+func (c *ClaimSpec) acrossKernels() bool {
+	return len(c.Numerator.Kernels) > 0 || len(c.Denominator.Kernels) > 0
 }

@@ -42,6 +42,7 @@ type FigureSpec struct {
 // series (the native KK-CUDA) is drawn in every panel from whichever
 // toolchain built it.
 type SeriesSpec struct {
+	Kernel    string // this series' kernel, where not the figure's (004 Fig. 2: one operator in several forms)
 	Variant   string
 	Label     string
 	Reference bool
@@ -75,8 +76,8 @@ func decodeFigures(d diag.Decoder, root *yaml.Node) figuresDoc {
 			fs.Node = item
 		}
 		for _, s := range d.Seq(g["variants"], "variants") {
-			sf := fields(d, s, "variant entry", "variant", "label", "reference")
-			ss := SeriesSpec{Variant: d.String(sf["variant"], "variant"), Label: d.String(sf["label"], "label"),
+			sf := fields(d, s, "variant entry", "kernel", "variant", "label", "reference")
+			ss := SeriesSpec{Kernel: d.String(sf["kernel"], "kernel"), Variant: d.String(sf["variant"], "variant"), Label: d.String(sf["label"], "label"),
 				Reference: d.Bool(sf["reference"], "reference")}
 			if s.Kind == yaml.MappingNode {
 				ss.Node = s
@@ -224,10 +225,13 @@ func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList, v *resul
 		}
 		vn := valueNode(s.Node, "variant")
 		checkName(file, vn, name, "variant", s.Variant, v.VariantNames(), errs)
-		if seen[s.Variant] {
+		if s.Kernel != "" {
+			checkName(file, valueNode(s.Node, "kernel"), name, "kernel", s.Kernel, v.KernelNames(), errs)
+		}
+		if seen[s.Kernel+"."+s.Variant] {
 			errs.at(file, vn, "%s: variant %q listed twice", name, s.Variant)
 		}
-		seen[s.Variant] = true
+		seen[s.Kernel+"."+s.Variant] = true
 	}
 }
 

@@ -80,7 +80,11 @@ func figureKeys(spec FigureSpec, ds *dataset) [][]seriesKey {
 	out := make([][]seriesKey, len(spec.Series))
 	n := 0
 	for i, s := range spec.Series {
-		for _, k := range ds.keys(spec.Kernel, s.Variant) {
+		kernel := spec.Kernel
+		if s.Kernel != "" {
+			kernel = s.Kernel
+		}
+		for _, k := range ds.keys(kernel, s.Variant) {
 			if spec.admits(ds, k.Toolchain) && len(spec.points(ds.series[k], nil)) > 0 {
 				out[i] = append(out[i], k)
 				n++

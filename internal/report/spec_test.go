@@ -93,7 +93,7 @@ func TestParseClaimsMessages(t *testing.T) {
 		{"unknown family", head + "    numerator: {variants: [omp-raw], families: [icx]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
 			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: ` + strings.Join(testVocab(t).Families, ", ") + `)`},
 		{"unknown selector field", head + "    numerator: {variant: omp-raw}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
-			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, toolchains, variants)"},
+			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, kernels, toolchains, variants)"},
 		{"no quote", strings.Replace(head, "    quote: Q\n", "", 1) + sel + "    range: [0, 1]\n",
 			`c.yaml:2:5: claim "c": quote is missing (the paper's sentence the claim checks)`},
 		{"bad aggregate", head + sel + "    aggregate: mean\n    range: [0, 1]\n",

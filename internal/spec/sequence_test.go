@@ -41,7 +41,7 @@ func TestBadSequences(t *testing.T) {
 		{"team", `{sequence: {body: [{team: {league: 1, team_size: 1, vector: 1, body: ";"}}]}}`,
 			`team.yaml:8:30: team cannot appear in sequence (only in top)`},
 		{"reducefirst", `{sequence: {body: [{range_reduce: {index: i, end: n, acc: s, body: ";"}}, {range_for: {index: i, end: n, body: ";"}}]}}`,
-			`reducefirst.yaml:8:1: result needs a range_reduce pattern at the top` + "\n" +
+			`reducefirst.yaml:8:1: result needs a range_reduce (or a team with acc) at the top` + "\n" +
 				`reducefirst.yaml:9:29: a range_reduce can only end a sequence (the kernel returns its sum)`},
 		{"nowaitreduce", `{sequence: {nowait: true, body: [{range_reduce: {index: i, end: n, acc: s, body: ";"}}]}}`,
 			`nowaitreduce.yaml:9:43: a nowait sequence cannot end in a range_reduce`},

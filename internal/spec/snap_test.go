@@ -81,7 +81,7 @@ func TestSnapErrors(t *testing.T) {
 		"for at the top": {"  team:\n    league: S.natoms", "  for: {index: j, end: \"3\", body: \";\"}\n  team:\n    league: S.natoms", ""},
 		"for in a vector loop": {"                        - code: \"const bool live = e < s;\"",
 			"                        - for: {index: q, end: \"2\", body: \";\"}\n                        - code: \"const bool live = e < s;\"",
-			"k.yaml:30:27: for cannot appear in thread_vector_for (only in team, team_thread_for)"},
+			"k.yaml:30:27: for cannot appear in thread_vector_for (only in team, team_thread_for, team_thread_reduce)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			text := replaceOnce(t, snapKernel, c.from, c.to)

@@ -259,18 +259,19 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	if k.Pattern != nil {
 		checkResult(d, k, f)
 		checkScratchLevels(d, k)
+		checkLeagueAdds(d, k)
 	}
 	checkWork(d, k, f)
 	return k
 }
 
 func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
-	reduces := k.Pattern.Kind == "range_reduce" || EndsInReduce(k.Pattern)
+	reduces := k.Pattern.Kind == "range_reduce" || EndsInReduce(k.Pattern) || k.Pattern.LeagueReduces()
 	switch {
 	case reduces && k.Result == "":
-		d.Add(f["@pattern"], "range_reduce returns its sum: add result: double")
+		d.Add(f["@pattern"], "range_reduce (or a team with acc) returns its sum: add result: double")
 	case !reduces && k.Result != "":
-		d.Add(f["@result"], "result needs a range_reduce pattern at the top")
+		d.Add(f["@result"], "result needs a range_reduce (or a team with acc) at the top")
 	}
 }
 
@@ -474,6 +475,9 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 		parent = &Node{Kind: where}
 	}
 	node.Body = parseBody(d, f["body"], parent)
+	if node.Kind == "team" {
+		node.AddTeamSumView()
+	}
 	return node
 }
 

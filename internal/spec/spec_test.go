@@ -85,7 +85,7 @@ bytes: n
 flops: n
 tolerance: 1e-9
 `, strings.Join([]string{
-			`reduce.yaml:4:1: range_reduce returns its sum: add result: double`,
+			`reduce.yaml:4:1: range_reduce (or a team with acc) returns its sum: add result: double`,
 			`reduce.yaml:4:25: range_reduce needs field "acc": the accumulator its body adds to`,
 		}, "\n")},
 		{"wrongname", `kernel: other

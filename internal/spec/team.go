@@ -75,6 +75,10 @@ func (n *Node) Hook() string {
 	if n.Kind == "team" && len(n.Scratch) > 0 {
 		return "team_scratch"
 	}
+	if n.Kind == "league_add" { // an atomic add in a one-trip team-thread loop (render)
+		return "atomic_add"
+	}
+
 	return n.Kind
 }
 
@@ -229,6 +233,9 @@ func parseExtra(d diag.Decoder, val *yaml.Node, f map[string]*yaml.Node, node *N
 		node.Target = d.String(f["target"], "target")
 		node.Value = d.String(f["value"], "value")
 		node.Cond = d.String(f["if"], "if")
+		return true
+	case "league_add":
+		parseLeagueAdd(d, val, f, node)
 		return true
 	case "team":
 		node.Scratch = parseScratch(d, f["scratch"])

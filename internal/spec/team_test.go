@@ -73,7 +73,7 @@ func TestTeamExtensionsParse(t *testing.T) {
 func TestTeamExtensionErrors(t *testing.T) {
 	cases := []struct{ name, pattern, want string }{
 		{"unknown field in team", `  team: {league: n, team_size: 1, vector: 1, index: i, body: ";"}`,
-			`k.yaml:12:46: unknown field "index" in team (known: body, league, scratch, team_size, vector)`},
+			`k.yaml:12:46: unknown field "index" in team (known: acc, body, league, scratch, team_size, vector)`},
 		{"unknown field in a loop", `  range_for: {index: i, end: n, league: 2, body: ";"}`,
 			`k.yaml:12:33: unknown field "league" in range_for (known: begin, body, end, index)`},
 		{"barrier outside a team", `  range_for: {index: i, end: n, body: [team_barrier]}`,
@@ -81,7 +81,7 @@ func TestTeamExtensionErrors(t *testing.T) {
 		{"barrier in a team thread loop", `  team: {league: n, team_size: 1, vector: 1, body: [{team_thread_for: {index: i, end: n, body: [team_barrier]}}]}`,
 			`k.yaml:12:97: team_barrier cannot appear in team_thread_for (only in team)`},
 		{"atomic at team level", `  team: {league: n, team_size: 1, vector: 1, body: [{atomic_add: {target: "x[0]", value: "1"}}]}`,
-			`k.yaml:12:54: atomic_add cannot appear in team (only in range_for, range_reduce, mdrange_for, team_thread_for, thread_vector_for, thread_vector_reduce)`},
+			`k.yaml:12:54: atomic_add cannot appear in team (only in range_for, range_reduce, mdrange_for, team_thread_for, team_thread_reduce, thread_vector_for, thread_vector_reduce)`},
 		{"atomic without value", `  range_for: {index: i, end: n, body: [{atomic_add: {target: "x[i]"}}]}`,
 			`k.yaml:12:53: atomic_add needs field "value"`},
 		{"mdrange with one index", `  mdrange_for: {index: i, end: n, body: ";"}`,
