@@ -31,6 +31,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
+#include <complex>  // float64 references may use std::complex (LCALS COUPLE)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -453,6 +454,12 @@ class Array : public Buffer {
   }
   void fill_zero() {
     host_.fill(T(0));
+    upload();
+  }
+  // Element i is f(i): data a kernel's description computes (an index list).
+  template <class F>
+  void fill_with(F f) {
+    for (int64_t i = 0; i < n_; ++i) host_[i] = static_cast<T>(f(i));
     upload();
   }
   // Values computed on the host (a SNAP reference stage, snap/pm_snap.hpp).
