@@ -345,6 +345,9 @@ func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
 			if a.Init.Kind == "minife27" {
 				d.Add(f["init"], "minife27 initialises a csr argument, not an array")
 			}
+			if a.Type == "int64[]" && a.Intent != "in" {
+				d.Add(f["intent"], "int64[] array %q must be an input (the harness checks double outputs only)", a.Name)
+			}
 		default:
 			d.Require(item, f, fmt.Sprintf("scalar %q", a.Name), "value")
 			for _, field := range []string{"extent", "init", "intent"} {
