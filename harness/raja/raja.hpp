@@ -42,7 +42,9 @@ class IndexSet {
 // a declare target region so that an offloaded body can call it.
 #pragma omp declare target
 PRAJA_DEVICE inline void atomic_add(double* target, double value) {
-#if defined(__CUDA_ARCH__)
+// CUDA device code only: clang defines __CUDA_ARCH__ in OpenMP NVPTX device
+// code too, but __CUDA__ / __CUDACC__ only when compiling CUDA.
+#if (defined(__CUDACC__) || defined(__CUDA__)) && defined(__CUDA_ARCH__)
   atomicAdd(target, value);
 #else
 #pragma omp atomic update
