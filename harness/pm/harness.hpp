@@ -31,6 +31,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
+#include <complex>  // float64 references may use std::complex (LCALS COUPLE)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <sched.h>
@@ -455,6 +457,12 @@ class Array : public Buffer {
     host_.fill(T(0));
     upload();
   }
+  // Element i is f(i): data a kernel's description computes (an index list).
+  template <class F>
+  void fill_with(F f) {
+    for (int64_t i = 0; i < n_; ++i) host_[i] = static_cast<T>(f(i));
+    upload();
+  }
   // Values computed on the host (a SNAP reference stage, snap/pm_snap.hpp).
   void fill_values(const std::vector<double>& v) {
     if (static_cast<int64_t>(v.size()) != n_) die("fill_values: wrong number of values for ", name().c_str());
@@ -490,7 +498,27 @@ class Array : public Buffer {
     const std::string guard = mem_.damage();
     if (!guard.empty()) c.fail(name() + ": " + guard);
     const bool output = intent_ == kOut || intent_ == kInOut;
-    if (output) {
+    if (output) check_output(c);
+    else if (intent_ == kIn && c.inputs) {
+      // Where the data lives on the device, its initial copy there is the
+      // witness (no copy back); the host finds the index of a change.
+      if (!c.on_device || !device::same(dev(), pristine_, mem_.bytes())) {
+        const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
+        if (!same_bytes(got, host_.data(), mem_.bytes())) {
+          int64_t i = 0;
+          while (i < n_ && std::memcmp(&got[i], &host_[i], sizeof(T)) == 0) ++i;
+          c.fail(format("%s: input changed by the kernel (first at index %" PRId64 ")", name().c_str(), i));
+        }
+      }
+    }
+  }
+
+  // Outputs are double (compare and device::diff read doubles); an int64
+  // array is an input (an index list), so its instantiation has no output.
+  void check_output(Check& c) {
+    if constexpr (!std::is_same_v<T, double>) {
+      c.fail(name() + ": only double arrays are checked as outputs");
+    } else {
       Compare k;
       if (!c.on_device) {
         k = compare(static_cast<const T*>(view_.read(dev(), mem_.bytes())), ref_.data(), n_);
@@ -517,17 +545,6 @@ class Array : public Buffer {
       else if (!(k.err <= c.tolerance))
         c.fail(format("%s: error %.3g above tolerance %.3g (largest difference at index %" PRId64 ")",
                       name().c_str(), k.err, c.tolerance, k.worst));
-    } else if (intent_ == kIn && c.inputs) {
-      // Where the data lives on the device, its initial copy there is the
-      // witness (no copy back); the host finds the index of a change.
-      if (!c.on_device || !device::same(dev(), pristine_, mem_.bytes())) {
-        const T* got = static_cast<const T*>(view_.read(dev(), mem_.bytes()));
-        if (!same_bytes(got, host_.data(), mem_.bytes())) {
-          int64_t i = 0;
-          while (i < n_ && std::memcmp(&got[i], &host_[i], sizeof(T)) == 0) ++i;
-          c.fail(format("%s: input changed by the kernel (first at index %" PRId64 ")", name().c_str(), i));
-        }
-      }
     }
   }
 

@@ -37,6 +37,22 @@ class IndexSet {
   std::vector<RangeSegment> segments_;
 };
 
+// RAJA's atomicAdd<auto_atomic>: a scatter (LCALS PIC_2D's histogram) from
+// a forall body. CUDA's device atomic; OpenMP's atomic update elsewhere, in
+// a declare target region so that an offloaded body can call it.
+#pragma omp declare target
+PRAJA_DEVICE inline void atomic_add(double* target, double value) {
+// CUDA device code only: clang defines __CUDA_ARCH__ in OpenMP NVPTX device
+// code too, but __CUDA__ / __CUDACC__ only when compiling CUDA.
+#if (defined(__CUDACC__) || defined(__CUDA__)) && defined(__CUDA_ARCH__)
+  atomicAdd(target, value);
+#else
+#pragma omp atomic update
+  *target += value;
+#endif
+}
+#pragma omp end declare target
+
 template <class Policy, class Body>
 void forall(const RangeSegment& r, const Body& body) {
   forall_range(Policy(), r.begin, r.end, body);

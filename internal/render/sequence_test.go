@@ -51,6 +51,14 @@ func TestSequenceLowering(t *testing.T) {
 	// An index set (Fig. 5): RAJA builds one and traverses it; pure OpenMP loops over the segments.
 	assert.Contains(t, src("del_dot_vec_2d/raja-omp-async.cpp"), "praja::forall<exec_policy>(segments, ")
 	assert.Contains(t, src("del_dot_vec_2d/omp-region.cpp"), "for (int64_t s = 0; s < rows; ++s) {")
+	// Fig. 5's real_zones form: one loop over the list, which main fills by its formula.
+	p = src("del_dot_vec_2d_zones/raja-omp-teams.cpp")
+	assert.Equal(t, 1, count(p, "praja::forall<exec_policy>("), p)
+	assert.Contains(t, p, "real_zones_data.fill_with([&](int64_t k) { return 2 + k % rows + (2 + k / rows) * jp; });")
+	// PIC_2D's scatter: an atomic under every LCALS backend.
+	assert.Contains(t, src("pic_2d/raja-omp-teams.cpp"), "praja::atomic_add(&(h[j2 * 64 + i2]), 1.0);")
+	assert.Regexp(t, `#pragma omp atomic update\n\s*h\[j2 \* 64 \+ i2\] \+= 1\.0;`, src("pic_2d/omp-region.cpp"))
+	assert.Regexp(t, `#pragma omp atomic update\n\s*h\[j2 \* 64 \+ i2\] \+= 1\.0;`, src("pic_2d/raja-raw-teams.cpp"))
 	// A sequence that ends in a reduction returns it after the region.
 	p = src("trap_int/omp-region.cpp")
 	assert.Contains(t, p, "#pragma omp target map(tofrom : sumx)")

@@ -196,6 +196,8 @@ func newMain(k *spec.Kernel) Main {
 				m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_random(opt.seed, %s, %s);", a.Name, cFloat(a.Init.Lo), cFloat(a.Init.Hi)))
 			case "snap":
 				m.Decls = append(m.Decls, snapFill(k, a))
+			case "formula": // element k of the array, computed on the host (an index list)
+				m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_with([&](int64_t k) { return %s; });", a.Name, a.Init.Expr))
 			case "sphere":
 				m.Decls = append(m.Decls, fmt.Sprintf("%s_data.fill_values(pm::sphere::field(%q, %s_data.size()));", a.Name, a.Init.Field, a.Name))
 			case "zero", "":

@@ -307,3 +307,97 @@ func TestClaimAcrossKernels(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `claim "half": kernels is empty`)
 }
+
+// sizes: growth divides each pair's ratio at the largest common size by its
+// ratio at the smallest ("the difference increases with the data"), replicate
+// by replicate.
+func TestClaimGrowth(t *testing.T) {
+	const src = `claims:
+  - id: lead-grows
+    paper: 002 Fig. 3
+    quote: Q
+    statement: OMP's share of KK-CUDA grows with the size.
+    type: order
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    sizes: growth
+    aggregate: all
+  - id: lead-flat
+    paper: 002 Fig. 3
+    quote: Q
+    statement: KK-OMP-b's share of KK-CUDA grows with the size.
+    type: order
+    kernels: [spmv]
+    numerator: {variants: [kk-omp-b], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    sizes: growth
+    aggregate: all
+`
+	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, memResults())
+	require.Len(t, got[0].Ratios, 1)
+	g := got[0].Ratios[0]
+	assert.InDelta(t, (1400.0/2000)/(1200.0/1800), g.Value, 1e-12)
+	assert.Equal(t, "32→64", g.Sizes())
+	assert.Less(t, g.Lo, g.Value)
+	assert.Greater(t, g.Hi, g.Value)
+	assert.Equal(t, Reproduced, got[0].Outcome)
+	assert.NotEqual(t, Reproduced, got[1].Outcome, "900/1800 and 1000/2000: the share does not grow")
+	assert.Contains(t, got[0].Expected(), "of the ratio at the largest common size over that at the smallest")
+
+	one := &Results{Run: memResults().Run, Kernel: memResults().Kernel[:1]}
+	one.Kernel = append(one.Kernel, memResults().Kernel[2])
+	assert.Equal(t, "not measurable (numerator and denominator have fewer than two sizes in common)",
+		EvaluateClaims(claims[:1], one)[0].Verdict())
+}
+
+// except: N lets N ratios of each numerator toolchain lie outside the band
+// ("comparable in all but three cases"); one more fails the claim.
+func TestClaimAllButN(t *testing.T) {
+	const src = `claims:
+  - id: all-but-one
+    paper: 002 Fig. 3
+    quote: Q
+    statement: OMP reaches 68-75% of KK-CUDA at all sizes but one.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    sizes: all
+    aggregate: all
+    except: 1
+    range: [0.68, 0.75]
+  - id: all
+    paper: 002 Fig. 3
+    quote: Q
+    statement: OMP reaches 68-75% of KK-CUDA at all sizes.
+    kernels: [spmv]
+    numerator: {variants: [omp-raw], families: [llvm]}
+    denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    sizes: all
+    aggregate: all
+    range: [0.68, 0.75]
+`
+	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	require.NoError(t, err)
+	got := EvaluateClaims(claims, memResults())
+	assert.Equal(t, Reproduced, got[0].Outcome, got[0].Verdict())
+	assert.Equal(t, NotReproduced, got[1].Outcome, got[1].Verdict())
+	assert.Equal(t, "every ratio's 95% interval but at most 1 of each toolchain in [0.68, 0.75] over all sizes", got[0].Expected())
+
+	_, err = ParseClaims("bad.yaml", []byte(`claims:
+  - id: bad
+    paper: P
+    quote: Q
+    statement: S
+    kernels: [spmv]
+    numerator: {variants: [omp-raw]}
+    denominator: {variants: [kk-cuda-3lvl]}
+    aggregate: median
+    except: 2
+    range: [0, 1]
+`), testVocab(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.yaml:10:13: claim \"bad\": except is a count of ratios (>= 0) for aggregate all")
+}

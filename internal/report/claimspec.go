@@ -27,8 +27,9 @@ type ClaimSpec struct {
 	Denominator   Selector
 	Target        string    // device (default), host or any: which toolchains
 	SameToolchain bool      // pair only series of one toolchain
-	Sizes         string    // largest or smallest (common to a pair), or all
+	Sizes         string    // largest or smallest (common to a pair), all, or growth (largest over smallest)
 	Aggregate     string    // median, geomean, min, max or all
+	Except        int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
 	Range         []float64 // ratio: [lo, hi]; .inf for open
 	Margin        float64   // order: faster by at least this fraction
 	Node          *yaml.Node
@@ -64,13 +65,13 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 	}
 	for _, item := range d.Seq(f["claims"], "claims") {
 		g := fields(d, item, "claim", "id", "paper", "quote", "statement", "type", "kernels", "numerator", "denominator", "target",
-			"same_toolchain", "sizes", "aggregate", "range", "margin")
+			"same_toolchain", "sizes", "aggregate", "except", "range", "margin")
 		c := ClaimSpec{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
 			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
 			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
 			Target: d.String(g["target"], "target"), SameToolchain: d.Bool(g["same_toolchain"], "same_toolchain"),
 			Sizes: d.String(g["sizes"], "sizes"), Aggregate: d.String(g["aggregate"], "aggregate"),
-			Margin: number(d, g["margin"], "margin")}
+			Margin: number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except"))}
 		for _, r := range d.Seq(g["range"], "range") {
 			c.Range = append(c.Range, number(d, r, "range"))
 		}
@@ -109,7 +110,7 @@ func number(d diag.Decoder, n *yaml.Node, what string) float64 {
 
 var (
 	claimTypes  = []string{"ratio", "order"}
-	sizeChoices = []string{"largest", "smallest", "all"}
+	sizeChoices = []string{"largest", "smallest", "all", "growth"}
 	aggregates  = []string{"median", "geomean", "min", "max", "all"}
 )
 
@@ -184,6 +185,9 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs, v)
 	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
 	c.validateExpectation(file, name, errs)
+	if c.Except < 0 || (c.Except > 0 && c.Aggregate != "all") {
+		errs.at(file, valueNode(n, "except"), "%s: except is a count of ratios (>= 0) for aggregate all", name)
+	}
 }
 
 func (c *ClaimSpec) validateExpectation(file, name string, errs *ErrorList) {

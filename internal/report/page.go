@@ -136,7 +136,7 @@ func newClaimRow(c ClaimResult) claimRow {
 	for _, r := range sortedRatios(c.Ratios) {
 		row.Ratios = append(row.Ratios, ratioRow{
 			Kernel: r.Kernel, Numerator: r.Numerator, Denominator: r.Denominator,
-			Size: fmt.Sprint(r.Size), Value: fmt.Sprintf("%.3f", r.Value), Interval: r.Interval(),
+			Size: r.Sizes(), Value: fmt.Sprintf("%.3f", r.Value), Interval: r.Interval(),
 		})
 	}
 	return row

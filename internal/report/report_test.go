@@ -57,13 +57,13 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Contains(t, sum.Written, "claims.md")
 	assert.Contains(t, sum.Written, "report.html")
 	assert.Contains(t, sum.Written, "figures/fig18-spmv-ompx.png")
-	assert.Equal(t, map[Outcome]int{Reproduced: 17, NotReproduced: 1, NotMeasurable: 17}, ClaimCounts(sum.Claims))
+	assert.Equal(t, map[Outcome]int{Reproduced: 23, NotReproduced: 2, Inconclusive: 2, NotMeasurable: 20}, ClaimCounts(sum.Claims))
 
 	assert.Equal(t, `report: read DIR: 409 kernel records, 6 copy records, 146 build rows
-report: read ../../templates/report: 26 figures, 35 claims
+report: read ../../templates/report: 26 figures, 47 claims
 report: 2 kernel records unverified or failed: left out of figures and claims
 report: figures: 15 drawn, 11 skipped for lack of data
-report: claims: 17 of 35 claims reproduced, 1 not reproduced, 0 inconclusive, 17 not measurable
+report: claims: 23 of 47 claims reproduced, 2 not reproduced, 2 inconclusive, 20 not measurable
 report: cells: 146 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 135 verified
 report: wrote 33 files into DIR
 `, strings.ReplaceAll(progress.String(), dir, "DIR"))

@@ -77,11 +77,12 @@ type Arg struct {
 
 // Init says how an array is filled.
 type Init struct {
-	Kind   string // random, zero, minife27, bcc_w, snap, or "" (outputs)
+	Kind   string // random, zero, formula, minife27, bcc_w, snap, or "" (outputs)
 	Lo, Hi float64
 	Grid   string // minife27, bcc_w: the size expression
 	Stage  string // snap: the reference stage that fills the array (snap.go)
 	Field  string // sphere: the element-geometry field that fills the array (sphere.go)
+	Expr   string // formula: element k's value, a C++ expression over k and the scalars
 }
 
 // Tunable is a named integer constant of the kernel a strategy may override.
@@ -345,6 +346,9 @@ func parseArgs(d diag.Decoder, n *yaml.Node) []Arg {
 			if a.Init.Kind == "minife27" {
 				d.Add(f["init"], "minife27 initialises a csr argument, not an array")
 			}
+			if a.Type == "int64[]" && a.Intent != "in" {
+				d.Add(f["intent"], "int64[] array %q must be an input (the harness checks double outputs only)", a.Name)
+			}
 		default:
 			d.Require(item, f, fmt.Sprintf("scalar %q", a.Name), "value")
 			for _, field := range []string{"extent", "init", "intent"} {
@@ -368,12 +372,18 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 	if n == nil {
 		return Init{}
 	}
-	f := d.Fields(n, "init", "random", "zero", "minife27", "bcc_w", "snap", "sphere")
+	f := d.Fields(n, "init", "random", "zero", "formula", "minife27", "bcc_w", "snap", "sphere")
 	if len(f) != 2 {
-		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>, bcc_w: <cells>, snap: <stage>, sphere: <field>")
+		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, formula: <expr of k>, minife27: <grid>, bcc_w: <cells>, snap: <stage>, sphere: <field>")
 		return Init{}
 	}
 	switch {
+	case f["formula"] != nil:
+		e := d.String(f["formula"], "formula")
+		if e == "" {
+			d.Add(f["formula"], "formula needs a C++ expression of the element number k")
+		}
+		return Init{Kind: "formula", Expr: e}
 	case f["sphere"] != nil:
 		return Init{Kind: "sphere", Field: d.String(f["sphere"], "sphere")}
 	case f["bcc_w"] != nil:

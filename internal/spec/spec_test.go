@@ -141,6 +141,21 @@ tolerance: std::max(n, m) * eps
 			`unevaluable.yaml:7:12: bytes_min: unknown name "y" (known: eps, n, size)`,
 			`unevaluable.yaml:9:12: tolerance: cannot parse "std::max(n, m) * eps" as an arithmetic expression`,
 		}, "\n")},
+		{"indexlist", `kernel: indexlist
+size: {name: n, ci: [3], default: [3], gpu: [3]}
+args:
+  - {name: n, type: int64, value: size}
+  - {name: idx, type: "int64[]", extent: n, init: {formula: ""}, intent: in}
+  - {name: out, type: "int64[]", extent: n, intent: out}
+pattern: {range_for: {index: i, end: n, body: ";"}}
+reference: ";"
+bytes: n
+flops: n
+tolerance: eps
+`, strings.Join([]string{
+			`indexlist.yaml:5:61: formula needs a C++ expression of the element number k`,
+			`indexlist.yaml:6:53: int64[] array "out" must be an input (the harness checks double outputs only)`,
+		}, "\n")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -150,6 +165,22 @@ tolerance: std::max(n, m) * eps
 			assert.Equal(t, c.want, errs.Err().Error())
 		})
 	}
+}
+
+// formula fills an array from its element number k: the real_zones list.
+func TestFormulaInit(t *testing.T) {
+	var errs diag.List
+	src, err := os.ReadFile("../../templates/kernels/del_dot_vec_2d_zones.yaml")
+	require.NoError(t, err)
+	k := Parse("del_dot_vec_2d_zones.yaml", src, &errs)
+	require.NoError(t, errs.Err())
+	for _, a := range k.Args {
+		if a.Name == "real_zones" {
+			assert.Equal(t, Init{Kind: "formula", Expr: "2 + k % rows + (2 + k / rows) * jp"}, a.Init)
+			return
+		}
+	}
+	t.Fatal("no real_zones argument")
 }
 
 func TestUsesUnknownKernel(t *testing.T) {

@@ -40,7 +40,7 @@ func TestSphereErrors(t *testing.T) {
 		"not double": {`{name: dvv, type: "double[]"`, `{name: dvv, type: "int64[]"`,
 			`k.yaml:5:52: sphere: <field> fills a double[] array, not int64[] "dvv"`},
 		"two inits": {"{sphere: dvv}", "{sphere: dvv, zero: true}",
-			`k.yaml:5:53: init needs exactly one of random: [lo, hi], zero: true, minife27: <grid>, bcc_w: <cells>, snap: <stage>, sphere: <field>`},
+			`k.yaml:5:53: init needs exactly one of random: [lo, hi], zero: true, formula: <expr of k>, minife27: <grid>, bcc_w: <cells>, snap: <stage>, sphere: <field>`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := parseText(t, replaceOnce(t, sphereKernel, c.from, c.to))
