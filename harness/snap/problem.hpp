@@ -23,7 +23,8 @@ namespace snap {
 
 struct Problem {
   int natoms = 0, nnbor = 0;
-  double box[3] = {0, 0, 0};  // orthorhombic periodic box, origin 0
+  double box[3] = {0, 0, 0};   // periodic box edges lx ly lz, origin 0
+  double tilt[3] = {0, 0, 0};  // LAMMPS's xy xz yz: edges (lx,0,0), (xy,ly,0), (xz,yz,lz)
   std::vector<double> x;      // [3*natoms]
   std::vector<double> rij;    // [3*natoms*nnbor]
   std::vector<int> jatom;     // [natoms*nnbor]
@@ -69,18 +70,41 @@ inline Problem bcc_lattice(int cells, double a, double disp, uint64_t seed) {
 }
 
 // Fills rij/jatom with every periodic image within rcut (0 < r < rcut), so
-// boxes shorter than 2*rcut are right too. nnbor = the largest count.
+// boxes shorter than 2*rcut are right too. nnbor = the largest count. The
+// box may be triclinic (tilt); the search is over all pairs and images
+// (time ~ natoms^2, seconds at 10^4 atoms).
 inline void build_neighbours(Problem& pr, double rcut) {
-  // With positions wrapped into [0, box), |dx| < box: images up to
-  // ceil(rcut/box) boxes away can be within rcut.
+  const double* L = pr.box;
+  const double xy = pr.tilt[0], xz = pr.tilt[1], yz = pr.tilt[2];
+  const bool tilted = xy != 0 || xz != 0 || yz != 0;
+  // Edges a = (lx,0,0), b = (xy,ly,0), c = (xz,yz,lz). With positions
+  // wrapped into the cell, a fractional difference is below 1 in
+  // magnitude: images up to ceil(rcut/width) cells away (one more when
+  // tilted) can be within rcut, width the distance between opposite faces.
+  const double vol = L[0] * L[1] * L[2];
+  auto norm = [](double u, double v, double w) { return std::sqrt(u * u + v * v + w * w); };
+  const double bc = norm(L[1] * L[2], -xy * L[2], xy * yz - L[1] * xz);  // |b x c|
+  const double ac = norm(0, -L[0] * L[2], L[0] * yz);                    // |a x c|
+  const double width[3] = {tilted ? vol / bc : L[0], tilted ? vol / ac : L[1], L[2]};
   int img[3];
-  for (int k = 0; k < 3; ++k) img[k] = int(std::ceil(rcut / pr.box[k]));
+  for (int k = 0; k < 3; ++k) img[k] = int(std::ceil(rcut / width[k])) + (tilted ? 1 : 0);
   std::vector<double> xw(pr.x);
-  for (int i = 0; i < pr.natoms; ++i)
-    for (int k = 0; k < 3; ++k) {
-      double& v = xw[3 * i + k];
-      v -= std::floor(v / pr.box[k]) * pr.box[k];
+  for (int i = 0; i < pr.natoms; ++i) {
+    double* v = &xw[3 * i];
+    if (!tilted) {
+      for (int k = 0; k < 3; ++k) v[k] -= std::floor(v[k] / L[k]) * L[k];
+      continue;
     }
+    double s2 = v[2] / L[2];
+    double s1 = (v[1] - yz * s2) / L[1];
+    double s0 = (v[0] - xy * s1 - xz * s2) / L[0];
+    s0 -= std::floor(s0);
+    s1 -= std::floor(s1);
+    s2 -= std::floor(s2);
+    v[0] = s0 * L[0] + s1 * xy + s2 * xz;
+    v[1] = s1 * L[1] + s2 * yz;
+    v[2] = s2 * L[2];
+  }
   std::vector<std::vector<double>> d(pr.natoms);
   std::vector<std::vector<int>> o(pr.natoms);
   const double rc2 = rcut * rcut;
@@ -89,9 +113,9 @@ inline void build_neighbours(Problem& pr, double rcut) {
       for (int a = -img[0]; a <= img[0]; ++a)
         for (int b = -img[1]; b <= img[1]; ++b)
           for (int c = -img[2]; c <= img[2]; ++c) {
-            const double dx = xw[3 * j] + a * pr.box[0] - xw[3 * i];
-            const double dy = xw[3 * j + 1] + b * pr.box[1] - xw[3 * i + 1];
-            const double dz = xw[3 * j + 2] + c * pr.box[2] - xw[3 * i + 2];
+            const double dx = xw[3 * j] + a * L[0] + b * xy + c * xz - xw[3 * i];
+            const double dy = xw[3 * j + 1] + b * L[1] + c * yz - xw[3 * i + 1];
+            const double dz = xw[3 * j + 2] + c * L[2] - xw[3 * i + 2];
             const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2 && r2 > 1e-20) {
               d[i].insert(d[i].end(), {dx, dy, dz});
