@@ -10,7 +10,7 @@
 //                                    dump's path less its extension; PM_SNAP_TIMESTEP)
 //   snapcheck bench [cells] [steps] [twojmax]   per-kernel time and grind time
 //
-// Output: one line per check, "PASS|FAIL <check> key=value ...". Exit status 1
+// Output: one line per check, "PASS|FAIL <check> [label] key=value ... [# why]". Exit status 1
 // if any check failed, 3 for an input it cannot use (its positioned errors on
 // stderr), 2 for other errors.
 #include <chrono>
@@ -80,12 +80,13 @@ void check_dump(const std::string& label, const std::string& dump, const std::st
   std::string head = "lammps " + label + " atoms=" + std::to_string(n) + " nnbor=" + std::to_string(pr.nnbor) +
                      " twojmax=" + std::to_string(pot.p.twojmax) + " timestep=" + std::to_string(d.timestep);
   if (d.f.empty() && d.energy.empty() && d.nb == 0) {
-    report(false, head + " compared=none (the dump has no fx fy fz, no energy column and no bispectrum)");
+    report(false, head + " # nothing to compare: the dump has no fx fy fz, no energy column and no bispectrum");
     return;
   }
   if (d.nb != 0 && d.nb != ref.tables().idxb_max) {
-    report(false, head + " bispectrum_columns=" + std::to_string(d.nb) + " (" + d.bispectrum_column + "), twojmax " +
-                      std::to_string(pot.p.twojmax) + " has " + std::to_string(ref.tables().idxb_max));
+    report(false, head + " bispectrum_columns=" + std::to_string(d.nb) + " # " + d.bispectrum_column + " has " +
+                      std::to_string(d.nb) + " columns, twojmax " + std::to_string(pot.p.twojmax) + " has " +
+                      std::to_string(ref.tables().idxb_max) + " components");
     return;
   }
   Diff de, df, db, detot;
@@ -101,11 +102,10 @@ void check_dump(const std::string& label, const std::string& dump, const std::st
       for (int k = 0; k < 3; ++k) df.add(s.force[3 * i + k], d.f[3 * i + k], id);
     for (int q = 0; q < d.nb; ++q) db.add(s.blist[q * n + i], d.b[i * d.nb + q], id);
   }
-  std::string compared, values;
+  std::string values;
   bool ok = true;
   auto part = [&](bool have, const char* name, const Diff& x) {
     if (!have) return;
-    compared += (compared.empty() ? "" : ",") + std::string(name);
     values += " " + x.str(name);
     ok = ok && x.rel() < 1e-12;
   };
@@ -114,7 +114,7 @@ void check_dump(const std::string& label, const std::string& dump, const std::st
   part(!d.energy.empty(), "energy", de);
   part(!d.f.empty(), "force", df);
   part(d.nb > 0, "bispectrum", db);
-  report(ok, head + " compared=" + compared + values);
+  report(ok, head + values);
 }
 
 double total_energy(const snap::Potential& pot, snap::Problem pr) {
