@@ -152,6 +152,13 @@ inline CsrHost read_matrix_market(const std::string& path, MatrixInfo* info = nu
     errs.add(size_line, std::to_string(nnz) + " entries is beyond what this reader takes");
     errs.raise();
   }
+  // Row pointers cost 8 bytes a row: refuse a size line that asks for far
+  // more of them than the entries need (a typo, or a file cut short).
+  if (mi.nrows > nnz + (int64_t(1) << 24)) {
+    errs.add(size_line, std::to_string(mi.nrows) + " rows for " + std::to_string(nnz) +
+                            " entries: more than 2^24 empty rows is beyond what this reader takes");
+    errs.raise();
+  }
   std::vector<Entry> e;
   e.reserve(static_cast<size_t>(std::min<int64_t>(nnz, int64_t(1) << 24)) * (sym ? 2 : 1));
   int64_t read = 0;

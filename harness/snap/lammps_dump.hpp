@@ -378,9 +378,10 @@ inline DumpFrame read_lammps_dump(const std::string& path, long want = -1) {
       long rows = 0;
       std::map<long, long> seen;
       const bool counting = natoms > 0;
-      if (counting) {
-        d.x.reserve(3 * natoms);
-        if (force[0] >= 0) d.f.reserve(3 * natoms);
+      if (counting) {  // what the file can hold, not what its count says
+        const size_t n = std::min<size_t>(size_t(natoms), end - q);
+        d.x.reserve(3 * n);
+        if (force[0] >= 0) d.f.reserve(3 * n);
       }
       for (; r < end && lines[r].text.rfind("ITEM:", 0) != 0; ++r) {
         const Line& a = lines[r];
