@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "input_error.hpp"
 #include "snap.hpp"
 #include "tables.hpp"
 
@@ -189,47 +190,70 @@ inline Problem ci_problem(const Params& p, uint64_t seed = 2024) {
   return pr;
 }
 
-// Readers for LAMMPS's files ("key value" lines; "nelem ncoeff", "elem
-// radius weight", then the coefficients). One element only.
+// Readers for LAMMPS's potential files: .snapparam ("key value" lines) and
+// .snapcoeff ("nelem ncoeff", "elem radius weight", then one coefficient a
+// line). One element only. Problems are positioned (InputError).
 inline Potential read_lammps_potential(const std::string& param_file, const std::string& coeff_file) {
   Potential w = w2940_2j8();
   w.beta.clear();
   std::ifstream pf(param_file);
-  if (!pf) throw std::runtime_error("cannot read " + param_file);
+  if (!pf) throw InputError(param_file + ": cannot read");
+  InputErrors perr(param_file);
   std::string line;
+  long no = 0;
+  bool have_rcut = false, have_twojmax = false;
   while (std::getline(pf, line)) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream ss(line);
-    std::string key;
-    double v;
-    if (!(ss >> key >> v)) continue;
-    if (key == "rcutfac") w.p.rcutfac = v;
-    else if (key == "twojmax") w.p.twojmax = int(v);
+    ++no;
+    const std::vector<std::string> f = split_fields(line.substr(0, line.find('#')));
+    if (f.empty()) continue;
+    double v = 0;
+    if (f.size() != 2 || !parse_number(f[1], &v)) {
+      perr.add(no, "expected \"key value\", found \"" + line.substr(0, 40) + "\"");
+      continue;
+    }
+    const std::string& key = f[0];
+    if (key == "rcutfac") w.p.rcutfac = v, have_rcut = true;
+    else if (key == "twojmax") w.p.twojmax = int(v), have_twojmax = true;
     else if (key == "rfac0") w.p.rfac0 = v;
     else if (key == "rmin0") w.p.rmin0 = v;
     else if (key == "switchflag") w.p.switchflag = int(v);
     else if ((key == "bzeroflag" || key == "quadraticflag" || key == "chemflag" || key == "bnormflag") && v != 0)
-      throw std::runtime_error(param_file + ": " + key + " != 0 is not supported");
+      perr.add(no, key + " " + f[1] + ": only 0 is supported");
+    if (key == "twojmax" && (v < 0 || v > 16 || v != std::floor(v))) perr.add(no, "twojmax " + f[1] + ": 0..16");
   }
+  if (!have_rcut) perr.add(no ? no : 1, "no rcutfac");
+  if (!have_twojmax) perr.add(no ? no : 1, "no twojmax");
+  perr.raise();
   std::ifstream cf(coeff_file);
-  if (!cf) throw std::runtime_error("cannot read " + coeff_file);
-  std::vector<std::string> tok;
+  if (!cf) throw InputError(coeff_file + ": cannot read");
+  InputErrors cerr(coeff_file);
+  std::vector<std::pair<std::string, long>> tok;
+  no = 0;
   while (std::getline(cf, line)) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream ss(line);
-    std::string s;
-    while (ss >> s) tok.push_back(s);
+    ++no;
+    for (const std::string& s : split_fields(line.substr(0, line.find('#')))) tok.push_back({s, no});
   }
-  if (tok.size() < 5) throw std::runtime_error(coeff_file + ": too short");
-  const int nelem = std::stoi(tok[0]), ncoeff = std::stoi(tok[1]);
-  if (nelem != 1) throw std::runtime_error(coeff_file + ": one element only");
-  w.p.radelem = std::stod(tok[3]);
-  w.p.wj = std::stod(tok[4]);
-  if (int(tok.size()) != 5 + ncoeff) throw std::runtime_error(coeff_file + ": coefficient count");
-  for (int k = 0; k < ncoeff; ++k) w.beta.push_back(std::stod(tok[5 + k]));
+  long nelem = 0, ncoeff = 0;
+  if (tok.size() < 5 || !parse_integer(tok[0].first, &nelem) || !parse_integer(tok[1].first, &ncoeff)) {
+    cerr.add(tok.empty() ? 1 : tok[0].second, "expected \"nelem ncoeff\", then \"element radius weight\"");
+    cerr.raise();
+  }
+  if (nelem != 1) cerr.add(tok[0].second, "nelem " + tok[0].first + ": one element only");
+  if (!parse_number(tok[3].first, &w.p.radelem)) cerr.add(tok[3].second, "radius \"" + tok[3].first + "\" is not a number");
+  if (!parse_number(tok[4].first, &w.p.wj)) cerr.add(tok[4].second, "weight \"" + tok[4].first + "\" is not a number");
   if (ncoeff != bispectrum_count(w.p.twojmax) + 1)
-    throw std::runtime_error(coeff_file + ": " + std::to_string(ncoeff) + " coefficients for twojmax " +
-                             std::to_string(w.p.twojmax));
+    cerr.add(tok[1].second, std::to_string(ncoeff) + " coefficients, twojmax " + std::to_string(w.p.twojmax) + " (" +
+                                param_file + ") needs " + std::to_string(bispectrum_count(w.p.twojmax) + 1));
+  else if (long(tok.size()) != 5 + ncoeff)
+    cerr.add(tok.back().second, std::to_string(tok.size() - 5) + " coefficients, the header (line " +
+                                    std::to_string(tok[1].second) + ") says " + std::to_string(ncoeff));
+  cerr.raise();
+  for (long k = 0; k < ncoeff; ++k) {
+    double v = 0;
+    if (!parse_number(tok[5 + k].first, &v)) cerr.add(tok[5 + k].second, "\"" + tok[5 + k].first + "\" is not a number");
+    w.beta.push_back(v);
+  }
+  cerr.raise();
   return w;
 }
 
