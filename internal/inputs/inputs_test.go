@@ -2,6 +2,8 @@ package inputs
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -37,18 +39,56 @@ func inputcheck(t testing.TB) string {
 			buildErr = err
 			return
 		}
+		// The fuzzing engine's workers are processes of their own: they
+		// find the checker the first process built for these sources.
+		key, err := sourceKey(root)
+		if err != nil {
+			buildErr = err
+			return
+		}
+		checkBin = filepath.Join(os.TempDir(), "portmatrix-inputcheck-"+key, "inputcheck")
+		if _, err := os.Stat(checkBin); err == nil {
+			return
+		}
 		dir, err := os.MkdirTemp("", "inputcheck")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		checkBin, buildErr = Build("g++", root, dir, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
-		if buildErr != nil {
-			checkBin, buildErr = Build("g++", root, dir)
+		bin, err := Build("g++", root, dir, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
+		if err != nil {
+			bin, err = Build("g++", root, dir)
+		}
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if err := os.Rename(dir, filepath.Dir(checkBin)); err != nil { // another process won
+			checkBin = bin
 		}
 	})
 	require.NoError(t, buildErr)
 	return checkBin
+}
+
+// sourceKey hashes the harness sources inputcheck is built from.
+func sourceKey(root string) (string, error) {
+	h := sha256.New()
+	for _, sub := range []string{"snap", "pm"} {
+		files, err := filepath.Glob(filepath.Join(root, "harness", sub, "*pp"))
+		if err != nil {
+			return "", err
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // The hand-written matrices, each against its dense form written here:
