@@ -237,6 +237,10 @@ inline DumpFrame read_lammps_dump(const std::string& path, long want = -1) {
       }
       have_box = true;
     } else if (l.text.rfind("ITEM: ATOMS", 0) == 0) {
+      if (!d.x.empty() || !d.position_columns.empty()) {
+        errs.add(l.no, "ITEM: ATOMS again in timestep " + std::to_string(d.timestep));
+        break;
+      }
       const std::vector<std::string> cols = split_fields(l.text.substr(11));
       if (natoms < 0) errs.add(l.no, "no ITEM: NUMBER OF ATOMS before ITEM: ATOMS");
       if (!have_box && !box_line) errs.add(l.no, "no ITEM: BOX BOUNDS before ITEM: ATOMS");
@@ -433,6 +437,17 @@ inline UserConfig load_user_config(const std::string& dump, std::string prefix =
   u.pot = read_lammps_potential(prefix + ".snapparam", prefix + ".snapcoeff");
   u.frame = read_lammps_dump(dump, want);
   return u;
+}
+
+// The frame's problem with its neighbours for the potential's cutoff.
+inline Problem user_problem(const UserConfig& u) {
+  Problem pr = u.frame.problem();
+  try {
+    build_neighbours(pr, u.pot.p.rcut());
+  } catch (const InputError& e) {
+    throw InputError(u.frame.file + ": " + e.what());
+  }
+  return pr;
 }
 
 }  // namespace snap

@@ -208,8 +208,7 @@ inline std::pair<snap::Potential, snap::Problem> snap_input(int64_t cells) {
   try {
     snap::UserConfig u = snap::load_user_config(dump);
     if (!u.frame.note.empty()) std::fprintf(stderr, "portmatrix harness: %s\n", u.frame.note.c_str());
-    snap::Problem pr = u.frame.problem();
-    snap::build_neighbours(pr, u.pot.p.rcut());
+    snap::Problem pr = snap::user_problem(u);
     user_input() = std::string(dump) + "@" + std::to_string(u.frame.timestep) + " (" + u.potential_prefix + ")";
     return {std::move(u.pot), std::move(pr)};
   } catch (const std::exception& e) {

@@ -88,7 +88,13 @@ inline void build_neighbours(Problem& pr, double rcut) {
   const double ac = norm(0, -L[0] * L[2], L[0] * yz);                    // |a x c|
   const double width[3] = {tilted ? vol / bc : L[0], tilted ? vol / ac : L[1], L[2]};
   int img[3];
-  for (int k = 0; k < 3; ++k) img[k] = int(std::ceil(rcut / width[k])) + (tilted ? 1 : 0);
+  for (int k = 0; k < 3; ++k) {
+    const double n = std::ceil(rcut / width[k]) + (tilted ? 1 : 0);
+    if (!(n <= 64))  // a user's box (PM_SNAP_DUMP) a few atoms thin
+      throw InputError(std::string("the box is ") + std::to_string(width[k]) + " thick along " + "abc"[k] +
+                       ", below 1/64 of the cutoff " + std::to_string(rcut) + ": too many periodic images");
+    img[k] = int(n);
+  }
   std::vector<double> xw(pr.x);
   for (int i = 0; i < pr.natoms; ++i) {
     double* v = &xw[3 * i];

@@ -70,8 +70,7 @@ void check_dump(const std::string& label, const std::string& dump, const std::st
   const snap::DumpFrame& d = u.frame;
   if (!d.note.empty()) std::fprintf(stderr, "snapcheck: %s\n", d.note.c_str());
   const snap::Potential& pot = u.pot;
-  snap::Problem pr = d.problem();
-  snap::build_neighbours(pr, pot.p.rcut());
+  snap::Problem pr = snap::user_problem(u);
   snap::Reference ref(pot, pr);
   ref.step();
   ref.compute_bi_energy();

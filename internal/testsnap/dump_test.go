@@ -161,6 +161,19 @@ func TestDumpCheckIsNotVacuous(t *testing.T) {
 	assert.Greater(t, rs[0].Values["force_maxrel"], 1e-3, rs[0].Line)
 }
 
+// A box far thinner than the cutoff would need millions of periodic
+// images: refused, naming the dump.
+func TestDumpThinBox(t *testing.T) {
+	dir := t.TempDir()
+	path := copyConfig(t, dir, "w2j8_c2_d005", func(lines []string) []string {
+		lines[lineOf(t, lines, "ITEM: BOX BOUNDS")+2] = "0 0.001"
+		return lines
+	})
+	_, stderr, code := runDump(t, path)
+	assert.Equal(t, ExitUnusableInput, code)
+	assert.Contains(t, stderr, path+": the box is 0.001000 thick along b, below 1/64 of the cutoff")
+}
+
 var positioned = regexp.MustCompile(`^(.+\.dump):(\d+): \S`)
 
 // Dumps it cannot use: every problem is reported with its line, and the
@@ -202,6 +215,10 @@ func TestDumpErrors(t *testing.T) {
 			l[i] = "1" + l[i][strings.Index(l[i], " "):]
 			return l
 		}, "atom id 1 again (first on line 12)", "ITEM: ATOMS", 2},
+		{"atoms twice", func(t *testing.T, l []string) []string {
+			i := lineOf(t, l, "ITEM: ATOMS")
+			return append(l, l[i:i+3]...)
+		}, "ITEM: ATOMS again in timestep 0", "", 0},
 		{"not a dump", func(t *testing.T, l []string) []string { return append([]string{"1 2 3"}, l...) },
 			`expected ITEM: TIMESTEP, found "1 2 3"`, "1 2 3", 0},
 	}
