@@ -9,6 +9,7 @@ package inputs
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ExitUnusable is inputcheck's exit status for a file it cannot use.
@@ -58,7 +60,10 @@ type Outcome struct {
 // Check runs bin (inputcheck) on a file: mode "dump" or "mtx". An exit other
 // than 0 or ExitUnusable (a crash, a sanitizer's report) is an error.
 func Check(bin, mode, path string, args ...string) (Outcome, error) {
-	cmd := exec.Command(bin, append([]string{mode, path}, args...)...)
+	// A reader that loops on some input is a failure too, not a stall.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{mode, path}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -68,6 +73,9 @@ func Check(bin, mode, path string, args ...string) (Outcome, error) {
 		o.Code = exit.ExitCode()
 	} else if err != nil {
 		return o, err
+	}
+	if ctx.Err() != nil {
+		return o, fmt.Errorf("inputcheck %s %s: no answer in 20 s", mode, path)
 	}
 	if o.Code != 0 && o.Code != ExitUnusable {
 		return o, fmt.Errorf("inputcheck %s %s: exit %d\n%s", mode, path, o.Code, stderr.String())
