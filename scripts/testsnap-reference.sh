@@ -51,7 +51,9 @@ pot=$work/src/potentials
 # 2. Configurations: name cells displacement(A) seed twojmax shape
 #    shape: ortho (id type x y z fx fy fz c_pe c_sna[*]); tri (a triclinic
 #    box, scaled positions, columns out of order); steps (three timesteps
-#    of a short NVE run, unwrapped positions, no bispectrum).
+#    of a short NVE run, unwrapped positions, no bispectrum); md (the paper's
+#    2000 atoms after 100 NVE steps from 3000 K, a benchmark input for
+#    PM_SNAP_DUMP: positions, forces, energies).
 configs=(
   "w2j8_c1_d010 1 0.10 4711 8 ortho"
   "w2j8_c2_d005 2 0.05 1234 8 ortho"
@@ -59,6 +61,7 @@ configs=(
   "w2j6_c2_d015 2 0.15 2468 6 ortho"
   "w2j8_tri_c3_d010 3 0.10 1357 8 tri"
   "w2j8_steps_c2 2 0.05 8642 8 steps"
+  "w2j8_md_c10 10 0.05 2024 8 md"
 )
 for c in "${configs[@]}"; do
   read -r name cells disp seed twojmax shape <<<"$c"
@@ -89,6 +92,7 @@ for c in "${configs[@]}"; do
   region="region box block 0 $cells 0 $cells 0 $cells"
   columns="id type x y z fx fy fz c_pe c_sna[*]"
   steps="run 0"
+  before=""
   case $shape in
     tri) region="region box prism 0 $cells 0 $cells 0 $cells 1 1 1"
          columns="c_sna[*] fz fy fx c_pe zs type ys id xs" ;;
@@ -96,6 +100,10 @@ for c in "${configs[@]}"; do
            steps="velocity all create 3000 $seed loop geom
 fix nve all nve
 run 2" ;;
+    md) columns="id type x y z fx fy fz c_pe"
+        before="velocity all create 3000 $seed loop geom
+fix nve all nve
+run 100" ;;
   esac
   cat > "$run/in.lmp" <<IN
 units metal
@@ -113,6 +121,7 @@ compute pe all pe/atom
 compute sna all sna/atom $rcutfac $rfac0 $twojmax 0.5 1.0 rmin0 $rmin0 bzeroflag 0 quadraticflag 0 switchflag 1
 thermo_style custom step pe
 thermo_modify format float %.17g
+$before
 dump d all custom 1 dump.txt $columns
 dump_modify d format float %.17g sort id
 $steps

@@ -121,5 +121,5 @@ func TestReferenceNames(t *testing.T) {
 	assert.Equal(t, []string{"a"}, names)
 	names, err = ReferenceNames("testdata")
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, len(names), 6, "committed LAMMPS references")
+	assert.GreaterOrEqual(t, len(names), 7, "committed LAMMPS references")
 }
