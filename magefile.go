@@ -70,6 +70,9 @@ func Status(ctx context.Context) error { return stage(ctx, "status") }
 // Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.
 func Folder(ctx context.Context, parts string) error { return stage(ctx, "folder", parts) }
 
+// Snapcheck compares our SNAP with a LAMMPS dump's energies, forces and bispectra (potential PM_SNAP_POTENTIAL, timestep PM_SNAP_TIMESTEP; docs/inputs.md), printing the largest errors.
+func Snapcheck(ctx context.Context, dump string) error { return stage(ctx, "snapcheck", dump) }
+
 // Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).
 func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 

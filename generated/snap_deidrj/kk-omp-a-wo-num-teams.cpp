@@ -66,7 +66,7 @@ void snap_deidrj(const snap::System S, const double* dulist, const double* ylist
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "snap_deidrj", size);
-  pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));
+  pm::SnapSystem S_data("S", pm::snap_input(size));
   const snap::System S = S_data.dev();
   pm::Array<double> dulist_data(run, "dulist", 6 * S.t.idxuh_max * (int64_t)S.natoms * S.nnbor, pm::kIn);
   dulist_data.fill_values(S_data.stage("dulist"));
@@ -79,7 +79,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> force_data(run, "force", 3 * S.natoms, pm::kInOut);
   force_data.fill_zero();
   double* const force = force_data.dev();
-  run.reference("cbb851a4a9f4f525", [&] {
+  run.reference("696ed28dbf8dc5d4", [&] {
     ref::snap_deidrj(S_data.ref(), dulist_data.ref(), ylist_data.ref(), dedr_data.ref(), force_data.ref());
     return 0.0;
   });

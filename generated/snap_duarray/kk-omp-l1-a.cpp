@@ -78,11 +78,11 @@ void snap_duarray(const snap::System S, double* dulist) {
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "snap_duarray", size);
-  pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));
+  pm::SnapSystem S_data("S", pm::snap_input(size));
   const snap::System S = S_data.dev();
   pm::Array<double> dulist_data(run, "dulist", 6 * S.t.idxuh_max * (int64_t)S.natoms * S.nnbor, pm::kOut);
   double* const dulist = dulist_data.dev();
-  run.reference("a49d8a9639afbc72", [&] {
+  run.reference("d5bed8ce6a9c0cb0", [&] {
     ref::snap_duarray(S_data.ref(), dulist_data.ref());
     return 0.0;
   });

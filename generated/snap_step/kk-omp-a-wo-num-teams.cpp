@@ -235,7 +235,7 @@ void snap_step(const snap::System S, const double* utot0, const double* zero, do
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "snap_step", size);
-  pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));
+  pm::SnapSystem S_data("S", pm::snap_input(size));
   const snap::System S = S_data.dev();
   pm::Array<double> utot0_data(run, "utot0", 2 * S.t.idxu_max * S.natoms, pm::kIn);
   utot0_data.fill_values(S_data.stage("utot_init"));
@@ -255,7 +255,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> force_data(run, "force", 3 * S.natoms, pm::kOut);
   double* const force = force_data.dev();
   const int64_t steps = size >= 10 && pm::device::is_gpu() ? 100 : 4;
-  run.reference("a62210f4f68e220a", [&] {
+  run.reference("5a663a314d1869d8", [&] {
     ref::snap_step(S_data.ref(), utot0_data.ref(), zero_data.ref(), ulisttot_data.ref(), ylist_data.ref(), dulist_data.ref(), dedr_data.ref(), force_data.ref(), steps);
     return 0.0;
   });

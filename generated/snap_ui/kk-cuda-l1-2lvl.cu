@@ -88,12 +88,12 @@ void snap_ui(const snap::System S, double* ulisttot) {
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "snap_ui", size);
-  pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));
+  pm::SnapSystem S_data("S", pm::snap_input(size));
   const snap::System S = S_data.dev();
   pm::Array<double> ulisttot_data(run, "ulisttot", 2 * S.t.idxu_max * S.natoms, pm::kInOut);
   ulisttot_data.fill_values(S_data.stage("utot_init"));
   double* const ulisttot = ulisttot_data.dev();
-  run.reference("5dd9d93c90f37814", [&] {
+  run.reference("5adf062fe0fa3ea6", [&] {
     ref::snap_ui(S_data.ref(), ulisttot_data.ref());
     return 0.0;
   });

@@ -50,7 +50,7 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 
 static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Run run(opt, "snap_yi", size);
-  pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));
+  pm::SnapSystem S_data("S", pm::snap_input(size));
   const snap::System S = S_data.dev();
   pm::Array<double> ulisttot_data(run, "ulisttot", 2 * S.t.idxu_max * S.natoms, pm::kIn);
   ulisttot_data.fill_values(S_data.stage("ulisttot"));
@@ -58,7 +58,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   pm::Array<double> ylist_data(run, "ylist", 2 * S.t.idxuh_max * S.natoms, pm::kInOut);
   ylist_data.fill_zero();
   double* const ylist = ylist_data.dev();
-  run.reference("4bf4f51dcb005f57", [&] {
+  run.reference("cf5068d2d2dcefca", [&] {
     ref::snap_yi(S_data.ref(), ulisttot_data.ref(), ylist_data.ref());
     return 0.0;
   });

@@ -49,6 +49,7 @@
 #endif
 
 #include "csr.hpp"
+#include "matrix_market.hpp"
 #include "tune.hpp"
 #include "parallel.hpp"
 
@@ -86,6 +87,17 @@ struct Options {
 // The fewest timed reps a time bound leaves (a measurement's interval needs
 // several).
 constexpr int kMinReps = 3;
+
+// csr_input's argument for a kernel that needs a symmetric positive definite
+// matrix (CG-Solve).
+constexpr bool kNeedsSPD = true;
+
+// The user's file a program measured instead of its generated data
+// (PM_SNAP_DUMP, PM_MATRIX; docs/inputs.md): its records name it as "input".
+inline std::string& user_input() {
+  static std::string s;
+  return s;
+}
 
 [[noreturn]] inline void die(const char* msg, const char* arg) {
   std::fprintf(stderr, "portmatrix harness: %s%s\n", msg, arg ? arg : "");
@@ -870,13 +882,35 @@ class Run {
   // csr_input returns make(size), or the same matrix another program of the
   // run made (--ref-cache; a deterministic generator named generator): a
   // miniFE matrix of gigabytes is generated once per run, then mapped.
-  CsrHost csr_input(const char* generator, int64_t size, CsrHost (*make)(int64_t)) {
+  // PM_MATRIX (a Matrix Market file, docs/inputs.md) replaces the generated
+  // matrix at every size; needs_spd (kNeedsSPD: CG-Solve) refuses one that
+  // is not symmetric or has a diagonal entry <= 0.
+  CsrHost csr_input(const char* generator, int64_t size, CsrHost (*make)(int64_t), bool needs_spd = false) {
+    if (const char* mtx = std::getenv("PM_MATRIX"); mtx && *mtx) return user_matrix(mtx, needs_spd);
     if (opt_.ref_cache.empty()) return make(size);
     const std::string path = format("%s/%s-%" PRId64 ".csr", opt_.ref_cache.c_str(), generator, size);
     CsrHost m;
     if (csr_load(path, &m)) return m;
     m = make(size);
     csr_save(path, m);  // a cache that cannot be written only costs time
+    return m;
+  }
+
+  static CsrHost user_matrix(const char* path, bool needs_spd) {
+    MatrixInfo info;
+    CsrHost m;
+    try {
+      m = read_matrix_market(path, &info);
+    } catch (const MatrixError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      die("PM_MATRIX: cannot use ", path);
+    }
+    if (needs_spd && !info.symmetric)
+      die("PM_MATRIX: CG-Solve needs a symmetric positive definite matrix; not symmetric: ", path);
+    if (needs_spd && !info.positive_diagonal)
+      die("PM_MATRIX: CG-Solve needs a symmetric positive definite matrix; a diagonal entry is missing or <= 0: ", path);
+    user_input() = format("%s (%" PRId64 " rows, %" PRId64 " non-zeros, %s %s)", path, m.nrows, m.nnz(),
+                          info.field.c_str(), info.symmetry.c_str());
     return m;
   }
 
@@ -1059,6 +1093,10 @@ class Run {
     std::printf(",\"device\":");
     json_string(device::name());
     host_threads();
+    if (!user_input().empty()) {
+      std::printf(",\"input\":");
+      json_string(user_input());
+    }
     std::printf(",\"size\":%" PRId64 ",\"reps\":%d,\"warmup\":%d,\"seed\":%" PRIu64 ",\"times_s\":[", size_, reps_,
                 warmup_, opt_.seed);
     for (size_t i = 0; i < times_.size(); ++i) std::printf("%s%.9g", i ? "," : "", times_[i]);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "snap/lammps_dump.hpp"
 #include "snap/problem.hpp"
 #include "snap/reference.hpp"
 #include "snap/snap.hpp"
@@ -42,7 +43,17 @@ class SnapSystem : public Buffer {
   SnapSystem(const SnapSystem&) = delete;
   SnapSystem& operator=(const SnapSystem&) = delete;
 
+  // A user's configuration (snap_input): the potential and problem it gives.
+  SnapSystem(const char* name, std::pair<snap::Potential, snap::Problem> in)
+      : SnapSystem(name, std::move(in.first), std::move(in.second)) {}
+
   const snap::System& ref() const { return host_; }
+  // The reference cache keys on the configuration, not only on the size.
+  uint64_t digest_inputs(uint64_t h) const override {
+    h = digest(pr_.rij.data(), pr_.rij.size() * sizeof(double), h);
+    h = digest(pr_.jatom.data(), pr_.jatom.size() * sizeof(int), h);
+    return digest(pot_.beta.data(), pot_.beta.size() * sizeof(double), h);
+  }
   const snap::System& dev() const { return dev_; }
   const snap::Problem& problem() const { return pr_; }
   void restore() override {}  // read-only
@@ -182,6 +193,28 @@ inline snap::Problem snap_bcc_w(int64_t cells, const snap::Potential& pot) {
   snap::Problem pr = snap::bcc_lattice(static_cast<int>(cells), snap::kLatticeW, 0.05, 2024);
   snap::build_neighbours(pr, pot.p.rcut());
   return pr;
+}
+
+// The configuration a TestSNAP program measures: PM_SNAP_DUMP's (a LAMMPS
+// dump, with the potential PM_SNAP_POTENTIAL or beside it, docs/inputs.md),
+// whatever the size, else cells^3 bcc W cells with the 2J8 W potential. A
+// dump it cannot use ends the program with its positioned errors.
+inline std::pair<snap::Potential, snap::Problem> snap_input(int64_t cells) {
+  const char* dump = std::getenv("PM_SNAP_DUMP");
+  if (!dump || !*dump) {
+    const snap::Potential pot = snap::w2940_2j8();
+    return {pot, snap_bcc_w(cells, pot)};
+  }
+  try {
+    snap::UserConfig u = snap::load_user_config(dump);
+    if (!u.frame.note.empty()) std::fprintf(stderr, "portmatrix harness: %s\n", u.frame.note.c_str());
+    snap::Problem pr = snap::user_problem(u);
+    user_input() = std::string(dump) + "@" + std::to_string(u.frame.timestep) + " (" + u.potential_prefix + ")";
+    return {std::move(u.pot), std::move(pr)};
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    die("PM_SNAP_DUMP: cannot use ", dump);
+  }
 }
 
 }  // namespace pm

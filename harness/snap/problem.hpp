@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "input_error.hpp"
 #include "snap.hpp"
 #include "tables.hpp"
 
@@ -23,7 +24,8 @@ namespace snap {
 
 struct Problem {
   int natoms = 0, nnbor = 0;
-  double box[3] = {0, 0, 0};  // orthorhombic periodic box, origin 0
+  double box[3] = {0, 0, 0};   // periodic box edges lx ly lz, origin 0
+  double tilt[3] = {0, 0, 0};  // LAMMPS's xy xz yz: edges (lx,0,0), (xy,ly,0), (xz,yz,lz)
   std::vector<double> x;      // [3*natoms]
   std::vector<double> rij;    // [3*natoms*nnbor]
   std::vector<int> jatom;     // [natoms*nnbor]
@@ -69,18 +71,47 @@ inline Problem bcc_lattice(int cells, double a, double disp, uint64_t seed) {
 }
 
 // Fills rij/jatom with every periodic image within rcut (0 < r < rcut), so
-// boxes shorter than 2*rcut are right too. nnbor = the largest count.
+// boxes shorter than 2*rcut are right too. nnbor = the largest count. The
+// box may be triclinic (tilt); the search is over all pairs and images
+// (time ~ natoms^2, seconds at 10^4 atoms).
 inline void build_neighbours(Problem& pr, double rcut) {
-  // With positions wrapped into [0, box), |dx| < box: images up to
-  // ceil(rcut/box) boxes away can be within rcut.
+  const double* L = pr.box;
+  const double xy = pr.tilt[0], xz = pr.tilt[1], yz = pr.tilt[2];
+  const bool tilted = xy != 0 || xz != 0 || yz != 0;
+  // Edges a = (lx,0,0), b = (xy,ly,0), c = (xz,yz,lz). With positions
+  // wrapped into the cell, a fractional difference is below 1 in
+  // magnitude: images up to ceil(rcut/width) cells away (one more when
+  // tilted) can be within rcut, width the distance between opposite faces.
+  const double vol = L[0] * L[1] * L[2];
+  auto norm = [](double u, double v, double w) { return std::sqrt(u * u + v * v + w * w); };
+  const double bc = norm(L[1] * L[2], -xy * L[2], xy * yz - L[1] * xz);  // |b x c|
+  const double ac = norm(0, -L[0] * L[2], L[0] * yz);                    // |a x c|
+  const double width[3] = {tilted ? vol / bc : L[0], tilted ? vol / ac : L[1], L[2]};
   int img[3];
-  for (int k = 0; k < 3; ++k) img[k] = int(std::ceil(rcut / pr.box[k]));
+  for (int k = 0; k < 3; ++k) {
+    const double n = std::ceil(rcut / width[k]) + (tilted ? 1 : 0);
+    if (!(n <= 64))  // a user's box (PM_SNAP_DUMP) a few atoms thin
+      throw InputError(std::string("the box is ") + std::to_string(width[k]) + " thick along " + "abc"[k] +
+                       ", below 1/64 of the cutoff " + std::to_string(rcut) + ": too many periodic images");
+    img[k] = int(n);
+  }
   std::vector<double> xw(pr.x);
-  for (int i = 0; i < pr.natoms; ++i)
-    for (int k = 0; k < 3; ++k) {
-      double& v = xw[3 * i + k];
-      v -= std::floor(v / pr.box[k]) * pr.box[k];
+  for (int i = 0; i < pr.natoms; ++i) {
+    double* v = &xw[3 * i];
+    if (!tilted) {
+      for (int k = 0; k < 3; ++k) v[k] -= std::floor(v[k] / L[k]) * L[k];
+      continue;
     }
+    double s2 = v[2] / L[2];
+    double s1 = (v[1] - yz * s2) / L[1];
+    double s0 = (v[0] - xy * s1 - xz * s2) / L[0];
+    s0 -= std::floor(s0);
+    s1 -= std::floor(s1);
+    s2 -= std::floor(s2);
+    v[0] = s0 * L[0] + s1 * xy + s2 * xz;
+    v[1] = s1 * L[1] + s2 * yz;
+    v[2] = s2 * L[2];
+  }
   std::vector<std::vector<double>> d(pr.natoms);
   std::vector<std::vector<int>> o(pr.natoms);
   const double rc2 = rcut * rcut;
@@ -89,9 +120,9 @@ inline void build_neighbours(Problem& pr, double rcut) {
       for (int a = -img[0]; a <= img[0]; ++a)
         for (int b = -img[1]; b <= img[1]; ++b)
           for (int c = -img[2]; c <= img[2]; ++c) {
-            const double dx = xw[3 * j] + a * pr.box[0] - xw[3 * i];
-            const double dy = xw[3 * j + 1] + b * pr.box[1] - xw[3 * i + 1];
-            const double dz = xw[3 * j + 2] + c * pr.box[2] - xw[3 * i + 2];
+            const double dx = xw[3 * j] + a * L[0] + b * xy + c * xz - xw[3 * i];
+            const double dy = xw[3 * j + 1] + b * L[1] + c * yz - xw[3 * i + 1];
+            const double dz = xw[3 * j + 2] + c * L[2] - xw[3 * i + 2];
             const double r2 = dx * dx + dy * dy + dz * dz;
             if (r2 < rc2 && r2 > 1e-20) {
               d[i].insert(d[i].end(), {dx, dy, dz});
@@ -165,47 +196,70 @@ inline Problem ci_problem(const Params& p, uint64_t seed = 2024) {
   return pr;
 }
 
-// Readers for LAMMPS's files ("key value" lines; "nelem ncoeff", "elem
-// radius weight", then the coefficients). One element only.
+// Readers for LAMMPS's potential files: .snapparam ("key value" lines) and
+// .snapcoeff ("nelem ncoeff", "elem radius weight", then one coefficient a
+// line). One element only. Problems are positioned (InputError).
 inline Potential read_lammps_potential(const std::string& param_file, const std::string& coeff_file) {
   Potential w = w2940_2j8();
   w.beta.clear();
   std::ifstream pf(param_file);
-  if (!pf) throw std::runtime_error("cannot read " + param_file);
+  if (!pf) throw InputError(param_file + ": cannot read");
+  InputErrors perr(param_file);
   std::string line;
+  long no = 0;
+  bool have_rcut = false, have_twojmax = false;
   while (std::getline(pf, line)) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream ss(line);
-    std::string key;
-    double v;
-    if (!(ss >> key >> v)) continue;
-    if (key == "rcutfac") w.p.rcutfac = v;
-    else if (key == "twojmax") w.p.twojmax = int(v);
+    ++no;
+    const std::vector<std::string> f = split_fields(line.substr(0, line.find('#')));
+    if (f.empty()) continue;
+    double v = 0;
+    if (f.size() != 2 || !parse_number(f[1], &v)) {
+      perr.add(no, "expected \"key value\", found \"" + line.substr(0, 40) + "\"");
+      continue;
+    }
+    const std::string& key = f[0];
+    if (key == "rcutfac") w.p.rcutfac = v, have_rcut = true;
+    else if (key == "twojmax") w.p.twojmax = int(v), have_twojmax = true;
     else if (key == "rfac0") w.p.rfac0 = v;
     else if (key == "rmin0") w.p.rmin0 = v;
     else if (key == "switchflag") w.p.switchflag = int(v);
     else if ((key == "bzeroflag" || key == "quadraticflag" || key == "chemflag" || key == "bnormflag") && v != 0)
-      throw std::runtime_error(param_file + ": " + key + " != 0 is not supported");
+      perr.add(no, key + " " + f[1] + ": only 0 is supported");
+    if (key == "twojmax" && (v < 0 || v > 16 || v != std::floor(v))) perr.add(no, "twojmax " + f[1] + ": 0..16");
   }
+  if (!have_rcut) perr.add(no ? no : 1, "no rcutfac");
+  if (!have_twojmax) perr.add(no ? no : 1, "no twojmax");
+  perr.raise();
   std::ifstream cf(coeff_file);
-  if (!cf) throw std::runtime_error("cannot read " + coeff_file);
-  std::vector<std::string> tok;
+  if (!cf) throw InputError(coeff_file + ": cannot read");
+  InputErrors cerr(coeff_file);
+  std::vector<std::pair<std::string, long>> tok;
+  no = 0;
   while (std::getline(cf, line)) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream ss(line);
-    std::string s;
-    while (ss >> s) tok.push_back(s);
+    ++no;
+    for (const std::string& s : split_fields(line.substr(0, line.find('#')))) tok.push_back({s, no});
   }
-  if (tok.size() < 5) throw std::runtime_error(coeff_file + ": too short");
-  const int nelem = std::stoi(tok[0]), ncoeff = std::stoi(tok[1]);
-  if (nelem != 1) throw std::runtime_error(coeff_file + ": one element only");
-  w.p.radelem = std::stod(tok[3]);
-  w.p.wj = std::stod(tok[4]);
-  if (int(tok.size()) != 5 + ncoeff) throw std::runtime_error(coeff_file + ": coefficient count");
-  for (int k = 0; k < ncoeff; ++k) w.beta.push_back(std::stod(tok[5 + k]));
+  long nelem = 0, ncoeff = 0;
+  if (tok.size() < 5 || !parse_integer(tok[0].first, &nelem) || !parse_integer(tok[1].first, &ncoeff)) {
+    cerr.add(tok.empty() ? 1 : tok[0].second, "expected \"nelem ncoeff\", then \"element radius weight\"");
+    cerr.raise();
+  }
+  if (nelem != 1) cerr.add(tok[0].second, "nelem " + tok[0].first + ": one element only");
+  if (!parse_number(tok[3].first, &w.p.radelem)) cerr.add(tok[3].second, "radius \"" + tok[3].first + "\" is not a number");
+  if (!parse_number(tok[4].first, &w.p.wj)) cerr.add(tok[4].second, "weight \"" + tok[4].first + "\" is not a number");
   if (ncoeff != bispectrum_count(w.p.twojmax) + 1)
-    throw std::runtime_error(coeff_file + ": " + std::to_string(ncoeff) + " coefficients for twojmax " +
-                             std::to_string(w.p.twojmax));
+    cerr.add(tok[1].second, std::to_string(ncoeff) + " coefficients, twojmax " + std::to_string(w.p.twojmax) + " (" +
+                                param_file + ") needs " + std::to_string(bispectrum_count(w.p.twojmax) + 1));
+  else if (long(tok.size()) != 5 + ncoeff)
+    cerr.add(tok.back().second, std::to_string(tok.size() - 5) + " coefficients, the header (line " +
+                                    std::to_string(tok[1].second) + ") says " + std::to_string(ncoeff));
+  cerr.raise();
+  for (long k = 0; k < ncoeff; ++k) {
+    double v = 0;
+    if (!parse_number(tok[5 + k].first, &v)) cerr.add(tok[5 + k].second, "\"" + tok[5 + k].first + "\" is not a number");
+    w.beta.push_back(v);
+  }
+  cerr.raise();
   return w;
 }
 

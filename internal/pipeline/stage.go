@@ -22,6 +22,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testsnap"
 )
 
 // Needs is what a stage reads.
@@ -127,6 +128,14 @@ var Stages = []StageDef{
 				fmt.Fprintln(cfg.Log, dir)
 			}
 			return err
+		}},
+	{Name: "snapcheck", Needs: NeedsProject, Args: []string{"dump"}, Doc: "Snapcheck compares our SNAP with a LAMMPS dump's energies, forces and bispectra (potential PM_SNAP_POTENTIAL, timestep PM_SNAP_TIMESTEP; docs/inputs.md), printing the largest errors.",
+		run: func(ctx context.Context, cfg Config) error {
+			if len(cfg.Args) != 1 {
+				return fmt.Errorf("snapcheck needs a LAMMPS dump file")
+			}
+			cfg.Defaults()
+			return testsnap.CheckDump(ctx, cfg.Root, cfg.BuildDir, cfg.Args[0], cfg.Log)
 		}},
 	{Name: "verify", Needs: NeedsProject, Doc: "Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).",
 		run: withProject(Verify)},

@@ -22,7 +22,7 @@ func TestSnapLowering(t *testing.T) {
 		src := string(files[filepath.Join("generated", "snap_ui", variant)])
 		require.NotEmpty(t, src, variant)
 		assert.Contains(t, src, `#include "snap/pm_snap.hpp"`, variant)
-		assert.Contains(t, src, `pm::SnapSystem S_data("S", snap::w2940_2j8(), pm::snap_bcc_w(size, snap::w2940_2j8()));`, variant)
+		assert.Contains(t, src, `pm::SnapSystem S_data("S", pm::snap_input(size));`, variant)
 		assert.Contains(t, src, "void snap_ui_kernel(const snap::System S, double* ulisttot)", variant)
 		assert.Contains(t, src, `ulisttot_data.fill_values(S_data.stage("utot_init"));`, variant)
 		assert.Contains(t, src, "ref::snap_ui(S_data.ref(), ulisttot_data.ref())", variant)

@@ -184,8 +184,14 @@ func newMain(k *spec.Kernel) Main {
 			m.Decls = append(m.Decls, snapDecls(a)...)
 			refArgs = append(refArgs, a.Name+"_data.ref()")
 		case a.Type == "csr":
+			// A user's matrix (PM_MATRIX) replaces the generated one; a kernel
+			// that requires SPD has it checked (docs/inputs.md).
+			need := ""
+			if a.Init.Requires == "spd" {
+				need = ", pm::kNeedsSPD"
+			}
 			m.Decls = append(m.Decls,
-				fmt.Sprintf("pm::CsrArray %s_data(run, %q, run.csr_input(\"minife27\", %s, pm::minife27));", a.Name, a.Name, a.Init.Grid),
+				fmt.Sprintf("pm::CsrArray %s_data(run, %q, run.csr_input(\"minife27\", %s, pm::minife27%s));", a.Name, a.Name, a.Init.Grid, need),
 				fmt.Sprintf("const pm::Csr %s = %s_data.dev();", a.Name, a.Name))
 			refArgs = append(refArgs, a.Name+"_data.ref()")
 		case a.IsArray():

@@ -83,6 +83,9 @@ type Init struct {
 	Stage  string // snap: the reference stage that fills the array (snap.go)
 	Field  string // sphere: the element-geometry field that fills the array (sphere.go)
 	Expr   string // formula: element k's value, a C++ expression over k and the scalars
+	// Requires is "spd" where the kernel needs a symmetric positive definite
+	// matrix (CG-Solve): a user's matrix (PM_MATRIX) is checked for it.
+	Requires string
 }
 
 // Tunable is a named integer constant of the kernel a strategy may override.
@@ -372,7 +375,16 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 	if n == nil {
 		return Init{}
 	}
-	f := d.Fields(n, "init", "random", "zero", "formula", "minife27", "bcc_w", "snap", "sphere")
+	f := d.Fields(n, "init", "random", "zero", "formula", "minife27", "bcc_w", "snap", "sphere", "requires")
+	requires := ""
+	if f["requires"] != nil {
+		requires = d.String(f["requires"], "requires")
+		if f["minife27"] == nil || requires != "spd" {
+			d.Add(f["requires"], "requires: spd goes with minife27: <grid> (a csr matrix a user may replace), not %q", requires)
+		}
+		delete(f, "requires")
+		delete(f, "@requires")
+	}
 	if len(f) != 2 {
 		d.Add(n, "init needs exactly one of random: [lo, hi], zero: true, formula: <expr of k>, minife27: <grid>, bcc_w: <cells>, snap: <stage>, sphere: <field>")
 		return Init{}
@@ -408,7 +420,7 @@ func parseInit(d diag.Decoder, n *yaml.Node) Init {
 		}
 		return Init{Kind: "zero"}
 	}
-	return Init{Kind: "minife27", Grid: d.String(f["minife27"], "minife27")}
+	return Init{Kind: "minife27", Grid: d.String(f["minife27"], "minife27"), Requires: requires}
 }
 
 func parseTunables(d diag.Decoder, n *yaml.Node) []Tunable {

@@ -156,6 +156,20 @@ tolerance: eps
 			`indexlist.yaml:5:61: formula needs a C++ expression of the element number k`,
 			`indexlist.yaml:6:53: int64[] array "out" must be an input (the harness checks double outputs only)`,
 		}, "\n")},
+		{"requires", `kernel: requires
+size: {name: n, ci: [1], default: [1], gpu: [1]}
+args:
+  - {name: A, type: csr, init: {minife27: size, requires: symmetric}}
+  - {name: y, type: "double[]", extent: A.nrows, intent: in, init: {zero: true, requires: spd}}
+pattern: {range_for: {index: i, end: A.nrows, body: ";"}}
+reference: ";"
+bytes: n
+flops: n
+tolerance: eps
+`, strings.Join([]string{
+			`requires.yaml:4:59: requires: spd goes with minife27: <grid> (a csr matrix a user may replace), not "symmetric"`,
+			`requires.yaml:5:91: requires: spd goes with minife27: <grid> (a csr matrix a user may replace), not "spd"`,
+		}, "\n")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

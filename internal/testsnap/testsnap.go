@@ -17,7 +17,7 @@ import (
 )
 
 // Result is one line of the checker's report:
-// "PASS|FAIL <check> <label> key=value ...".
+// "PASS|FAIL <check> <label> key=value ... [# reason]".
 type Result struct {
 	Pass   bool
 	Check  string             // lammps, fd, rotation, paper_problem
@@ -37,7 +37,8 @@ func Parse(out string) ([]Result, error) {
 		if line == "" {
 			continue
 		}
-		f := strings.Fields(line)
+		fields, _, _ := strings.Cut(line, " # ") // a FAIL's reason in words
+		f := strings.Fields(fields)
 		if len(f) < 2 || (f[0] != "PASS" && f[0] != "FAIL") {
 			return nil, fmt.Errorf("report line %d: not PASS/FAIL: %q", n, line)
 		}
