@@ -16,6 +16,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // Output files of the book, in its folder (results/book by default).
@@ -43,7 +44,7 @@ type Options struct {
 type Book struct {
 	HTML, Markdown string
 	Folders        int
-	Figures        int // figure images in the page
+	Figures        int // figure images in the page: the papers', tuning curves, cascades and the navigation chart
 	Claims         map[report.Outcome]int
 }
 
@@ -99,6 +100,26 @@ func Render(opt Options) (*Book, error) {
 		return nil, err
 	}
 	v := newView(ix, folders, figSpecs, narrative)
+	claimSpecs, err := report.LoadClaims(filepath.Join(specDir, "claims.yaml"), voc)
+	if err != nil {
+		return nil, err
+	}
+	if v.Tuning, err = tuningViews(ix, Root(opt.Root), claimSpecs); err != nil {
+		return nil, err
+	}
+	v.addTunedIn()
+	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+		return nil, err
+	}
+	tcs, err := toolchain.Load(filepath.Join(opt.Root, layout.Toolchains), opt.Root)
+	if err != nil {
+		return nil, err
+	}
+	if v.Portability, err = newPPView(ix, Root(opt.Root), opt.Out,
+		portabilityOptions{Generated: filepath.Join(opt.Root, "generated"), Toolchains: tcs}); err != nil {
+		return nil, err
+	}
+	say("portability: %s; %d kernels", v.Portability.Set, len(v.Portability.Kernels))
 	page, err := renderHTML(filepath.Join(opt.Root, TemplateFile), v)
 	if err != nil {
 		return nil, err

@@ -144,11 +144,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// linkTree makes root a repository root: the source tree's templates,
+// linkTree makes root a repository root: the source tree's templates, toolchains, generated programs,
 // variants and docs linked, results/ copied (the report writes its derived
 // files into each folder).
 func linkTree(root string) error {
-	for _, name := range []string{"templates", "variants", "docs"} {
+	for _, name := range []string{"templates", "variants", "docs", "toolchains.yaml", "generated"} {
 		abs, err := filepath.Abs(filepath.Join("../..", name))
 		if err != nil {
 			return err

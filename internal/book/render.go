@@ -96,9 +96,46 @@ func renderMarkdown(v *view) []byte {
 			}
 			w("- expected: %s\n", c.Expected)
 			for _, e := range c.Evals {
-				w("- [%s](#folder-%s) (%s): **%s**%s; measured %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured)
+				w("- [%s](#folder-%s) (%s): as published **%s**%s; measured %s; tuned: %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured, e.Tuned)
+			}
+			for _, e := range c.TunedIn {
+				w("- tuned, best against best in [%s](../%s/): %s\n", e.Folder, e.Folder, e.Verdict)
 			}
 			w("\n")
+		}
+	}
+	if len(v.Tuning) > 0 {
+		w("\n## Tuned against as published\n\n")
+		w("Every claim above shows its verdict as published and tuned (best configuration against best); ")
+		w("\"not tuned\" where the folder holds no tuned measurement. The tunings of the index, with the gap ")
+		w("between the default launch and the tuned best per cell (tables and tuning curves in index.html):\n")
+		for _, t := range v.Tuning {
+			w("\n- [%s](../%s/) (%s): %s\n", t.Folder, t.Folder, t.Part, t.Summary)
+			for _, e := range t.Claims {
+				w("  - %s: %s\n", e.ID, e.Verdict)
+			}
+		}
+	}
+	if pv := v.Portability; pv != nil {
+		w("\n## Performance portability\n\n")
+		w("PP (Pennycook et al.) of each strategy at each kernel's largest size, each strategy at its best variant and toolchain on each platform; ")
+		w("code divergence beside it; cascade plots and a navigation chart in index.html. P3 layout: %s. ", strings.Join(pv.CSV, ", "))
+		w("%s.", pv.Set)
+		if pv.Excluded != "" {
+			w(" %s", pv.Excluded)
+		}
+		w("\n\n| platform | device | status | current folders |\n|---|---|---|---|\n")
+		for _, p := range pv.Platforms {
+			w("| %s | %s | %s | %s |\n", p.ID, mdCell(p.Title), mdCell(p.Status), p.Folders)
+		}
+		for _, k := range pv.Kernels {
+			w("\n### %s at size %d\n\n%s.\n\n| strategy | PP (app eff) | PP (arch eff) | code divergence | runs on | PP where it runs |\n|---|---|---|---|---|---|\n", k.Kernel, k.Size, pv.Set)
+			for _, r := range k.Rows {
+				w("| %s | %s | %s | %s | %s | %s |\n", r.Strategy, r.PP, r.Arch, r.Divergence, r.RunsOn, r.Supported)
+			}
+			if k.Absent != "" {
+				w("\n%s.\n", k.Absent)
+			}
 		}
 	}
 	w("\n## Folders\n")

@@ -17,8 +17,10 @@ type view struct {
 	Narrative []chapter
 	// Unreported are the entries kept for what is not a claim or a figure
 	// (profiles, a scheduler's timing).
-	Unreported []Entry
-	Summary    string // claim counts over every evaluation
+	Unreported  []Entry
+	Summary     string // claim counts over every evaluation
+	Tuning      []tuningView
+	Portability *ppView
 }
 
 type paperView struct {
@@ -36,6 +38,7 @@ type claimView struct {
 	Evals                                 []evalView
 	Unmeasured                            []string // why not measurable, where no folder measures it
 	Figures                               []figView
+	TunedIn                               []tunedEval // verdicts on tuning folders, best against best
 }
 
 type evalView struct {
@@ -43,6 +46,7 @@ type evalView struct {
 	Outcome                       report.Outcome
 	Why                           string // the verdict's reason: ratios in and out of the band
 	Ratios                        []report.Ratio
+	Tuned                         string // the verdict on the folder's tuned view, or "not tuned (why)"
 }
 
 type figView struct {
@@ -111,7 +115,7 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 			part := partOf(f)
 			why := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.Verdict(), string(r.Outcome)), " ("), ")")
 			cv.Evals = append(cv.Evals, evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
-				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios})
+				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict()})
 			for _, fs := range figSpecs {
 				if svg := f.SVG[fs.ID]; svg != nil && decides(fs, c) {
 					cv.Figures = append(cv.Figures, figView{ID: fs.ID, Title: fs.Title, Paper: fs.Paper, Folder: f.Name, Part: part, Src: template.URL(svgURI(svg))})
@@ -306,6 +310,19 @@ func (v *view) figureCount() int {
 		n += len(p.Figures)
 		for _, c := range p.Claims {
 			n += len(c.Figures)
+		}
+	}
+	for _, t := range v.Tuning {
+		n += len(t.Curves)
+	}
+	if pv := v.Portability; pv != nil {
+		for _, k := range pv.Kernels {
+			if k.Cascade != nil {
+				n++
+			}
+		}
+		if pv.Nav != nil {
+			n++
 		}
 	}
 	return n

@@ -95,8 +95,8 @@ func FromRecords(recs []results.Record, run results.Run, builds []results.BuildR
 	var order []cellDevice
 	seen := map[cellDevice]bool{}
 	for _, r := range recs {
-		if r.Kind != results.KindKernel && r.Kind != "" {
-			continue
+		if r.Kind != results.KindKernel && r.Kind != "" || r.Tuned() {
+			continue // tuning configurations: PP is of the launch as published
 		}
 		k := trialKey{cellDevice{r.Key(), deviceOf(r.Device, r.Target, run.Host.CPU)}, r.Unit().Trial}
 		last[k] = r

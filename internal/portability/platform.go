@@ -18,11 +18,20 @@ type Platform struct {
 	Toolchain string // toolchain id ("clang19-sm90")
 	Status    string // Measured or CompilesNotRun
 	Reason    string // why it did not run, for CompilesNotRun
+	// Label names a platform that groups (device, toolchain) pairs
+	// (Regroup): an index's platform, where each application takes its best
+	// toolchain.
+	Label string
 }
 
 // Name is the platform's name in every table, CSV and figure: the one place
-// a (device, toolchain) pair is named.
-func (p Platform) Name() string { return PlatformName(p.Device, p.Toolchain) }
+// a (device, toolchain) pair is named; a group's Label.
+func (p Platform) Name() string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return PlatformName(p.Device, p.Toolchain)
+}
 
 // PlatformName names the platform of device and toolchain.
 func PlatformName(device, toolchain string) string { return toolchain + " on " + device }

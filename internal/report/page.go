@@ -31,6 +31,7 @@ type keyValue struct{ Key, Value string }
 
 type claimRow struct {
 	ID, Paper, Quote, Statement, Expected, Measured, Verdict, Class string
+	TunedVerdict                                                    string // on the tuned view, or not tuned
 	RatioCount                                                      string // "1 ratio", "4 ratios"
 	Ratios                                                          []ratioRow
 }
@@ -70,7 +71,7 @@ func newPageView(res *Results, figs []renderedFigure, claims []ClaimResult, cell
 		RunID:        res.Run.ID,
 		Provenance:   provenance(res.Run),
 		Toolchains:   res.Run.Toolchains,
-		ClaimSummary: claimSummary(claims),
+		ClaimSummary: claimSummary(claims) + "; " + tunedSummary(claims),
 		CellSummary:  cellSummary(cells),
 		Cells:        problemsFirst(cells),
 	}
@@ -125,7 +126,7 @@ func provenance(r Run) []keyValue {
 func newClaimRow(c ClaimResult) claimRow {
 	row := claimRow{
 		ID: c.Claim.ID, Paper: c.Claim.Paper, Quote: c.Claim.Quote, Statement: c.Claim.Statement,
-		Expected: c.Expected(), Measured: c.Measured(), Verdict: c.Verdict(),
+		Expected: c.Expected(), Measured: c.Measured(), Verdict: c.Verdict(), TunedVerdict: c.TunedVerdict(),
 		Class: map[Outcome]string{Reproduced: "ok", NotReproduced: "fail", Inconclusive: "warn", NotMeasurable: "skip"}[c.Outcome],
 	}
 	row.RatioCount = fmt.Sprintf("%d ratios", len(c.Ratios))

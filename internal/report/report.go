@@ -74,7 +74,11 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	say("read %s: %d figures, %d claims", opt.SpecDir, len(sp.figures), len(sp.claims))
 
 	out := map[string][]byte{}
-	ds := newDataset(res)
+	published, tuned := splitViews(res.Kernel)
+	if len(tuned) > 0 {
+		say("%d kernel records of tuning configurations: claims judged as published and tuned", len(res.Kernel)-len(published))
+	}
+	ds := newDataset(viewOf(res, published))
 	if ds.unusable > 0 {
 		say("%d kernel records unverified or failed: left out of figures and claims", ds.unusable)
 	}
@@ -84,6 +88,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	}
 	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
 	claims := evaluateAll(sp.claims, ds)
+	evaluateTuned(sp.claims, claims, newDataset(viewOf(res, tuned)))
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
 	say("claims: %s", claimSummary(claims))
 	tables := append(tablesMarkdown(buildTables(sp.tables, ds)), stepTablesMarkdown(buildStepTables(sp.steps, ds))...)
@@ -91,7 +96,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		tables = append([]byte(t+"\n"), tables...)
 	}
 	out[tablesFile] = append([]byte(fmt.Sprintf("# Tables: %s\n\n", res.Run.ID)), tables...)
-	cells := CellStatuses(res)
+	cells := CellStatuses(viewOf(res, append(published, tuned...))) // a failed tuning configuration is no failed cell
 	page, err := renderPage(sp.page, newPageView(res, figs, claims, cells))
 	if err != nil {
 		return nil, err

@@ -178,6 +178,17 @@ func (r Record) Usable() bool {
 	return r.Verified && r.Error == "" && r.MedianS > 0 && r.GBps >= 0 && !math.IsInf(r.GBps, 0)
 }
 
+// Tuned reports whether a record measured a tuning configuration rather
+// than the launch as published (the generated values or the machine
+// model's defaults): a non-empty config, or "tuned": true.
+func (r Record) Tuned() bool {
+	if len(r.Config) > 0 {
+		return true
+	}
+	var on bool
+	return r.Extra["tuned"] != nil && json.Unmarshal(r.Extra["tuned"], &on) == nil && on
+}
+
 // RelErr is the verification error (0 when the record has none).
 func (r Record) RelErr() float64 {
 	if r.MaxRelErr == nil {

@@ -57,3 +57,21 @@ func TestBuildRowStatuses(t *testing.T) {
 		assert.Equal(t, want, [2]bool{r.Failed(), r.Skipped()}, status)
 	}
 }
+
+func TestRecordTuned(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"kind":"kernel","cell":"c"}`:                               false,
+		`{"kind":"kernel","cell":"c","defaults":{"max_teams":1584}}`: false,
+		`{"kind":"kernel","cell":"c","config":{"team_size":32}}`:     true,
+		`{"kind":"kernel","cell":"c","tuned":true}`:                  true,
+		`{"kind":"kernel","cell":"c","tuned":false}`:                 false,
+	} {
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Tuned() != want {
+			t.Errorf("%s: Tuned() = %v, want %v", line, r.Tuned(), want)
+		}
+	}
+}

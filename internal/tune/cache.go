@@ -41,6 +41,7 @@ type Measurement struct {
 	GBps     float64 // at the median, when the kernel counts bytes
 	Verified bool
 	Error    string // the evaluation failed (a launch the device refused): data, not a crash
+	Default  bool   // the configuration the program is generated with (tuning.jsonl "default")
 }
 
 // Entry is one line of tuning.jsonl.
@@ -52,6 +53,7 @@ type Entry struct {
 	GBps     float64 `json:"gbps,omitempty"`
 	Verified bool    `json:"verified"`
 	Error    string  `json:"error,omitempty"`
+	Default  bool    `json:"default,omitempty"`
 }
 
 // Cache is the tuning.jsonl of a results folder: every evaluation appended
@@ -61,6 +63,7 @@ type Cache struct {
 	mu   sync.Mutex
 	f    *os.File
 	got  map[Key]Measurement
+	seen []Key // in file order
 }
 
 // Warnings receives the torn last line a cut tuning left.
@@ -129,8 +132,11 @@ func (c *Cache) read(data []byte) (int, error) {
 			errs.Add(diag.Pos{File: c.File, Line: line}, "%v", err)
 			continue
 		}
+		if _, ok := c.got[e.Key]; !ok {
+			c.seen = append(c.seen, e.Key)
+		}
 		c.got[e.Key] = Measurement{Config: cfg, MedianS: e.MedianS, LoS: e.LoS, HiS: e.HiS, GBps: e.GBps,
-			Verified: e.Verified, Error: e.Error}
+			Verified: e.Verified, Error: e.Error, Default: e.Default}
 	}
 	if err := sc.Err(); err != nil {
 		errs.Add(diag.Pos{File: c.File}, "%v", err)
@@ -156,7 +162,7 @@ func (c *Cache) Len() int {
 // Put appends an evaluation and syncs it to disk before returning.
 func (c *Cache) Put(k Key, m Measurement) error {
 	b, err := json.Marshal(Entry{Key: k, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
-		Verified: m.Verified, Error: m.Error})
+		Verified: m.Verified, Error: m.Error, Default: m.Default})
 	if err != nil {
 		return err
 	}
@@ -175,7 +181,10 @@ func (c *Cache) Close() error { return c.f.Close() }
 // Tuned reads a folder's tuning.jsonl into one result per (cell, size,
 // build key, device), each with its best configuration and ties, sorted by
 // cell, size, device and build key: what `run` takes tuned configurations
-// from. Nothing there says which configuration was the default.
+// from. The default is the entry marked `default`; in a file older than
+// the mark, the first evaluation of the (cell, size, build key, device),
+// which the tuner measures first unless a constraint rules it out
+// (DefaultGuessed says so).
 func Tuned(dir string) ([]*CellResult, error) {
 	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}}
 	data, err := os.ReadFile(c.File)
@@ -197,11 +206,25 @@ func Tuned(dir string) ([]*CellResult, error) {
 		}
 		by[g].Measured = append(by[g].Measured, c.got[k])
 	}
+	first, marked := map[group]Config{}, map[group]Config{}
+	for _, k := range c.seen {
+		g := group{k.Cell, k.BuildKey, k.Device, k.Size}
+		if _, ok := first[g]; !ok {
+			first[g] = c.got[k].Config
+		}
+		if c.got[k].Default {
+			marked[g] = c.got[k].Config
+		}
+	}
 	var out []*CellResult
-	for _, r := range by {
+	for g, r := range by {
 		r.Planned = len(r.Measured)
 		r.Cached = r.Planned
-		r.pick(nil)
+		def, ok := marked[g]
+		if !ok {
+			def, r.DefaultGuessed = first[g], true
+		}
+		r.pick(def)
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b *CellResult) int {

@@ -117,6 +117,9 @@ type CellResult struct {
 	Unverified int            // measured, but failed verification or evaluation
 	Unchecked  []string       // constraints not checked on this machine
 	DefaultOut string         // why the default is not measured: the constraint it breaks, or the model's reason
+	// DefaultGuessed: read from a tuning.jsonl without the default's mark,
+	// the default is taken to be the first evaluation (Tuned).
+	DefaultGuessed bool
 }
 
 // Missing is the number of planned configurations not measured (a cut tuning).
@@ -205,6 +208,7 @@ func (o *Options) measure(ctx context.Context, cache *Cache, t Target, res *Resu
 				return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
 			}
 			delete(asked, s)
+			m.Default = s == t.Space.Default.String()
 			if err := cache.Put(t.key(o.Device, m.Config), m); err != nil {
 				return err
 			}

@@ -287,9 +287,26 @@ func TestCacheKeys(t *testing.T) {
 		groups = append(groups, fmt.Sprintf("%s %d %s %s", r.Cell, r.Size, r.Device, r.BuildKey))
 		assert.Equal(t, "a=8,b=4", r.Best.Config.String())
 		assert.Equal(t, feasible, len(r.Measured))
-		assert.Nil(t, r.Default)
+		require.NotNil(t, r.Default, "the default is marked in tuning.jsonl")
+		assert.Equal(t, "a=16,b=8", r.Default.Config.String())
+		assert.False(t, r.DefaultGuessed)
 	}
 	assert.Equal(t, []string{"k.s.tc 100 GPU-a build-1", "k.s.tc 100 GPU-a build-2", "k.s.tc 100 GPU-b build-1", "k.s.tc 200 GPU-a build-1"}, groups)
+
+	// A file older than the mark: the first evaluation of each group, which
+	// the tuner measures first, is taken as the default, and said to be.
+	file := filepath.Join(dir, results.TuningFile)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, 4, strings.Count(string(data), `"default":true`))
+	require.NoError(t, os.WriteFile(file, []byte(strings.ReplaceAll(string(data), `,"default":true`, "")), 0o644))
+	tuned, err = Tuned(dir)
+	require.NoError(t, err)
+	for _, r := range tuned {
+		require.NotNil(t, r.Default)
+		assert.Equal(t, "a=16,b=8", r.Default.Config.String())
+		assert.True(t, r.DefaultGuessed)
+	}
 }
 
 func TestTornLastLine(t *testing.T) {

@@ -1,0 +1,99 @@
+package book
+
+import (
+	"errors"
+	"html/template"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// tuningView is one indexed folder that holds a tuning (tuning.jsonl): the
+// gap between the default launch and the tuned best, and the curves.
+type tuningView struct {
+	Folder, Part, Note string
+	Summary            string // the gap table's first paragraph, for the Markdown summary
+	Table              template.HTML
+	Curves             []figView
+	Claims             []tunedEval // claims this tuning decides alone, best against best
+}
+
+// tunedEval is a claim's verdict on a tuning folder.
+type tunedEval struct {
+	ID, Folder, Verdict, Class string
+}
+
+// tuningViews reads the tuning of every indexed folder that has one, in
+// index order (a folder once).
+func tuningViews(ix *Index, root string, claims []report.ClaimSpec) ([]tuningView, error) {
+	var out []tuningView
+	seen := map[string]bool{}
+	for _, e := range ix.Current {
+		if seen[e.Folder] {
+			continue
+		}
+		seen[e.Folder] = true
+		dir := filepath.Join(root, e.Folder)
+		if _, err := os.Stat(filepath.Join(dir, results.TuningFile)); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		v, err := report.LoadTuning(dir)
+		if err != nil {
+			return nil, err
+		}
+		md := v.Markdown()
+		tv := tuningView{Folder: e.Folder, Part: e.Part, Note: e.Note, Table: markdownHTML(md)}
+		if i := firstParagraphEnd(md); i > 0 {
+			tv.Summary = string(md[:i])
+		}
+		for _, c := range v.Curves {
+			tv.Curves = append(tv.Curves, figView{ID: "tuning-" + c.Kernel, Title: "Tuning curves: " + c.Kernel,
+				Paper: "issue 22", Folder: e.Folder, Part: e.Part, Src: template.URL(svgURI(c.SVG))})
+		}
+		judged, err := report.TuningClaims(dir, claims)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range judged {
+			if r.Outcome == report.NotMeasurable {
+				continue
+			}
+			verdict := r.Verdict()
+			if r.Outcome == report.Reproduced {
+				verdict += " (measured " + r.Measured() + ")"
+			}
+			tv.Claims = append(tv.Claims, tunedEval{ID: r.Claim.ID, Folder: e.Folder, Verdict: verdict, Class: outcomeClass[r.Outcome]})
+		}
+		out = append(out, tv)
+	}
+	return out, nil
+}
+
+// firstParagraphEnd is where the first paragraph of md ends.
+func firstParagraphEnd(md []byte) int {
+	for i := 0; i+1 < len(md); i++ {
+		if md[i] == '\n' && md[i+1] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// addTunedIn puts each tuning's verdicts on the claims' cards.
+func (v *view) addTunedIn() {
+	for i := range v.Papers {
+		for j := range v.Papers[i].Claims {
+			c := &v.Papers[i].Claims[j]
+			for _, t := range v.Tuning {
+				for _, e := range t.Claims {
+					if e.ID == c.ID {
+						c.TunedIn = append(c.TunedIn, e)
+					}
+				}
+			}
+		}
+	}
+}
