@@ -146,7 +146,7 @@ run_prog() { # id expect(pass|fail) libs seconds cmd...
 run() {
 	mkdir -p $out/logs
 	# Without a GPU every offload program fails, which would read as REPRODUCED.
-	if ! nvidia-smi -L >/dev/null 2>&1 && [ -z "${PM_REPRO_ANY_DEVICE:-}" ]; then
+	if ! nvidia-smi -L >/dev/null 2>&1 && [ -z "${REPRO_ANY_DEVICE:-}" ]; then
 		say run "SKIP: no NVIDIA GPU (nvidia-smi -L failed)"
 		return 1
 	fi
