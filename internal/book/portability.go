@@ -138,6 +138,9 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 	}
 	for _, p := range ix.Platforms {
 		st := "no current folder"
+		if p.Note != "" {
+			st += "; " + p.Note
+		}
 		if q, ok := status[p.ID]; ok {
 			st = q.Status
 		}

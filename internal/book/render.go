@@ -139,8 +139,11 @@ func renderMarkdown(v *view) []byte {
 		}
 	}
 	w("\n## Folders\n")
+	for _, p := range v.Unmeasured {
+		w("\n- platform %s (%s): no current folder; %s\n", p.ID, p.Title, p.Note)
+	}
 	for _, e := range v.Unreported {
-		w("\n- results/%s (%s, %s%s): %s\n", e.Folder, e.Suite, e.Platform, partSuffix(e.Part), e.Note)
+		w("\n- results/%s (%s, %s): %s\n", e.Folder, e.Suite, e.Platform, e.Note)
 	}
 	for _, f := range v.Folders {
 		w("\n### <a id=\"folder-%s\"></a>[%s](../%s/)\n\n", f.Name, f.Name, f.Name)
@@ -157,13 +160,6 @@ func renderMarkdown(v *view) []byte {
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-
-func partSuffix(part string) string {
-	if part == "" {
-		return ""
-	}
-	return ", " + part
-}
 
 func parens(s string) string {
 	if s == "" {

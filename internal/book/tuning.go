@@ -45,13 +45,13 @@ func tuningViews(ix *Index, root string, claims []report.ClaimSpec) ([]tuningVie
 			return nil, err
 		}
 		md := v.Markdown()
-		tv := tuningView{Folder: e.Folder, Part: e.Part, Note: e.Note, Table: markdownHTML(md)}
+		tv := tuningView{Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Note: e.Note, Table: markdownHTML(md)}
 		if i := firstParagraphEnd(md); i > 0 {
 			tv.Summary = string(md[:i])
 		}
 		for _, c := range v.Curves {
 			tv.Curves = append(tv.Curves, figView{ID: "tuning-" + c.Kernel, Title: "Tuning curves: " + c.Kernel,
-				Paper: "issue 22", Folder: e.Folder, Part: e.Part, Src: template.URL(svgURI(c.SVG))})
+				Paper: "issue 22", Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Src: template.URL(svgURI(c.SVG))})
 		}
 		judged, err := report.TuningClaims(dir, claims)
 		if err != nil {

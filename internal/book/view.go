@@ -3,6 +3,7 @@ package book
 import (
 	"fmt"
 	"html/template"
+	"slices"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/report"
@@ -17,7 +18,10 @@ type view struct {
 	Narrative []chapter
 	// Unreported are the entries kept for what is not a claim or a figure
 	// (profiles, a scheduler's timing).
-	Unreported  []Entry
+	Unreported []Entry
+	// Unmeasured are the platforms no current folder measured on (amd:
+	// compiles, not run), with their notes.
+	Unmeasured  []Platform
 	Summary     string // claim counts over every evaluation
 	Tuning      []tuningView
 	Portability *ppView
@@ -73,6 +77,11 @@ func newView(ix *Index, folders []*folder, figSpecs []report.FigureSpec, narrati
 	for _, e := range ix.Current {
 		if !e.Report {
 			v.Unreported = append(v.Unreported, e)
+		}
+	}
+	for _, p := range ix.Platforms {
+		if !slices.ContainsFunc(ix.Current, func(e Entry) bool { return e.Platform == p.ID }) {
+			v.Unmeasured = append(v.Unmeasured, p)
 		}
 	}
 	for _, f := range folders {
@@ -173,17 +182,38 @@ func overall(evals []evalView) (class, verdict string) {
 	return outcomeClass[first], string(first)
 }
 
-// partOf says what of its suites a folder holds, from the index.
+// partOf says which suites of which platform a folder holds, from the index.
 func partOf(f *folder) string {
 	var parts []string
 	for _, e := range f.Entries {
-		s := e.Suite
-		if e.Part != "" {
-			s += ": " + e.Part
-		}
-		parts = append(parts, s)
+		parts = append(parts, e.Suite+", "+e.Platform)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// partsText lists the runs a merged folder was made from (their folders
+// are in results/ARCHIVE.md), each with its provenance: source folder,
+// commit, compilers with versions, kernels, GPUs.
+func partsText(r results.Run) string {
+	var out []string
+	for _, b := range r.Batches {
+		var gpus []string
+		for _, g := range b.GPUs {
+			gpus = append(gpus, g[:min(len(g), 12)])
+		}
+		s := b.ID
+		if b.Folder != "" && b.Folder != b.ID {
+			s += " (of " + b.Folder + ")"
+		}
+		s += fmt.Sprintf(": commit %s, %d records of %s by %s on %s",
+			orNone(b.Commit[:min(len(b.Commit), 7)]), b.Records, orNone(strings.Join(b.Kernels, ", ")),
+			orNone(strings.Join(b.Toolchains, ", ")), orNone(strings.Join(gpus, ", ")))
+		if b.Interrupted {
+			s += ", interrupted"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }
 
 func newFolderView(f *folder) folderView {
@@ -218,6 +248,12 @@ func newFolderView(f *folder) folderView {
 	}
 	if len(r.Resumed) > 0 {
 		fv.Provenance = append(fv.Provenance, [2]string{"resumed", strings.Join(r.Resumed, ", ")})
+	}
+	if len(r.Batches) > 0 {
+		fv.Provenance = append(fv.Provenance, [2]string{"parts (results/ARCHIVE.md)", partsText(r)})
+	}
+	if len(r.MergeNotes) > 0 {
+		fv.Provenance = append(fv.Provenance, [2]string{"merge notes", strings.Join(r.MergeNotes, "; ")})
 	}
 	return fv
 }

@@ -11,7 +11,7 @@ import (
 // problem gets a PP, every PP and efficiency lies in [0, 1] with its
 // interval around it, and the export reads back.
 func TestCommittedFolder(t *testing.T) {
-	in, err := Load("../../results/20261125-094050-nvidia-h200-bundle-p")
+	in, err := Load("../../results/nvidia-h200-matrix")
 	require.NoError(t, err)
 	h := DefaultSet(in)
 	require.NotEmpty(t, h.Platforms)

@@ -1,31 +1,67 @@
 package results
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 )
 
+// MergeOptions say what a merge takes from its folders: the kernel records
+// (and the build rows and logs) of these kernels and toolchains only, so that
+// one suite can be taken out of a folder that ran several. Empty: all.
+type MergeOptions struct {
+	Kernels    []string
+	Toolchains []string
+}
+
+// takes reports whether the options select a kernel measured by a toolchain.
+func (o MergeOptions) takes(kernel, toolchain string) bool {
+	return (len(o.Kernels) == 0 || slices.Contains(o.Kernels, kernel)) &&
+		(len(o.Toolchains) == 0 || slices.Contains(o.Toolchains, toolchain))
+}
+
 // Merge joins results folders of one machine (a GPU host runs the matrix in
 // several batches) into out: every record, every build row (later folders win
 // for a cell), every log, and one run.json naming its sources.
-func Merge(out string, dirs []string) error {
-	if len(dirs) < 2 {
-		return fmt.Errorf("merge needs at least two results folders")
+func Merge(out string, dirs []string) error { return MergeWith(out, dirs, MergeOptions{}) }
+
+// MergeWith is Merge of what opt selects (from one folder too: a suite
+// taken out of a run of several). out may be one of dirs: a later
+// partial run merged into the current folder. Each part (a folder, or each
+// part of a merged folder) keeps its provenance in run.json's batches: its
+// folder, commits, size set and trials, the kernels, compilers with versions
+// and GPUs of its records, and the templates in which it differs from the
+// folder. It refuses parts measured on different GPU models, or on the host
+// of different CPU models: a folder is one platform's.
+func MergeWith(out string, dirs []string, opt MergeOptions) error {
+	var uniq []string // a folder named twice is one part
+	for _, d := range dirs {
+		uniq = AppendNew(uniq, filepath.Clean(d))
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+	dirs = uniq
+	filtered := len(opt.Kernels) > 0 || len(opt.Toolchains) > 0
+	if len(dirs) < 2 && !(filtered && len(dirs) == 1) {
+		return fmt.Errorf("merge needs at least two results folders, or one and the kernels or toolchains to take from it")
 	}
 	var merged Run
 	var recs []Record
 	anyDirty, anyBuildDirty := false, false
 	rows := map[string]BuildRow{}
 	tcs := map[string]Toolchain{}
+	runs := map[string]Run{} // batch id -> the run.json of its folder
+	type source struct {
+		dir  string
+		logs []string // files under logs/ the options select
+	}
+	var sources []source
 	for i, dir := range dirs {
 		pr, err := ReadRun(dir)
 		switch {
@@ -36,18 +72,17 @@ func Merge(out string, dirs []string) error {
 		case err != nil:
 			return err
 		}
-		batch := Batch{ID: pr.ID, Commit: pr.Commit, Dirty: pr.Dirty, BuildCommit: pr.BuildCommit, BuildDirty: pr.BuildDirty,
-			Interrupted: os.IsNotExist(err) || pr.Finished == ""}
+		noRun := os.IsNotExist(err)
+		batch := Batch{ID: pr.ID, Folder: filepath.Base(dir), Commit: pr.Commit, Dirty: pr.Dirty, BuildCommit: pr.BuildCommit, BuildDirty: pr.BuildDirty,
+			Interrupted: noRun || pr.Finished == "" || pr.State == StateInterrupted, Sizes: pr.Sizes, Trials: pr.Trials, Resumed: pr.Resumed}
 		if batch.ID == "" {
 			batch.ID = filepath.Base(dir)
 		}
 		if i == 0 {
 			merged = pr
-			merged.Cells = Cells{}
+			merged.Cells, merged.Batches, merged.MergedFrom, merged.MergeNotes = Cells{}, nil, nil, nil
 		}
-		if pr.Vocabulary != nil {
-			merged.Vocabulary = pr.Vocabulary
-		}
+		merged.Vocabulary = Union(merged.Vocabulary, pr.Vocabulary)
 		if pr.Started != "" && (merged.Started == "" || pr.Started < merged.Started) {
 			merged.Started = pr.Started
 		}
@@ -60,43 +95,105 @@ func Merge(out string, dirs []string) error {
 			}
 			tcs[t.ID] = t
 		}
-		// The newest batch's commit stands for the folder; batches name each
-		// one's, and the folder is dirty when any batch was.
+		// The newest batch's commit and templates stand for the folder;
+		// batches name each one's, and the folder is dirty when any batch was.
 		if pr.Commit != "" {
-			merged.Commit, merged.BuildCommit = pr.Commit, pr.BuildCommit
+			merged.Commit, merged.BuildCommit, merged.Templates = pr.Commit, pr.BuildCommit, pr.Templates
 		}
 		anyDirty = anyDirty || pr.Dirty
 		anyBuildDirty = anyBuildDirty || pr.BuildDirty
-		merged.Batches = append(merged.Batches, batch)
+		// A merged folder's parts stay parts: its batches are taken over
+		// (their records name them), each with the folder they now come from.
+		parts := []Batch{batch}
+		if len(pr.Batches) > 0 {
+			parts = nil
+			for _, b := range pr.Batches {
+				if b.Folder == "" {
+					b.Folder = filepath.Base(dir)
+				}
+				if b.Sizes == "" && b.Trials == 0 {
+					b.Sizes, b.Trials = pr.Sizes, pr.Trials
+				}
+				parts = append(parts, b)
+			}
+		}
+		for _, b := range parts {
+			b.Templates = overlay(pr.Templates, b.Templates) // made a difference from the folder's below
+			// A run merged again (into the folder that holds it) is one part.
+			merged.Batches = slices.DeleteFunc(merged.Batches, func(o Batch) bool { return o.ID == b.ID })
+			merged.Batches = append(merged.Batches, b)
+			runs[b.ID] = pr
+		}
 		merged.GPUs = AppendNew(merged.GPUs, pr.GPUs...)
-		if os.IsNotExist(err) {
-			merged.MergedFrom = append(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
-		} else {
-			merged.MergedFrom = append(merged.MergedFrom, batch.ID)
+		switch {
+		case noRun:
+			merged.MergedFrom = AppendNew(merged.MergedFrom, batch.ID+" (interrupted: no run.json)")
+		case len(pr.Batches) > 0:
+			merged.MergedFrom = AppendNew(merged.MergedFrom, pr.MergedFrom...)
+		default:
+			merged.MergedFrom = AppendNew(merged.MergedFrom, batch.ID)
 		}
 		batchRecs, err := ReadJSONL(dir)
 		if err != nil {
 			return err
 		}
-		recs = append(recs, stampBatch(batchRecs, batch, pr)...)
+		recs = append(recs, stampBatch(selectRecords(batchRecs, opt), batch, pr)...)
 		builds, err := ReadBuildCSV(dir)
 		if err != nil {
 			return err
 		}
 		for _, r := range builds {
-			rows[r.Cell] = r
+			if opt.takes(r.Kernel, r.Toolchain) {
+				rows[r.Cell] = r
+			}
 		}
-		if err := CopyTree(filepath.Join(dir, LogsDir), filepath.Join(out, LogsDir)); err != nil {
+		logs, err := selectLogs(dir, opt)
+		if err != nil {
+			return err
+		}
+		sources = append(sources, source{dir, logs})
+	}
+	recs, merged.MergeNotes = latestOnly(recs)
+	if err := onePlatform(recs, runs); err != nil {
+		return err
+	}
+	// A cell's log of several parts is theirs in order, as a resumed run
+	// appends to it; read all before writing, as out may be a source.
+	logs := map[string][]byte{}
+	for _, s := range sources {
+		for _, rel := range s.logs {
+			b, err := os.ReadFile(filepath.Join(s.dir, rel))
+			if err != nil {
+				return err
+			}
+			if !bytes.Contains(logs[rel], b) {
+				logs[rel] = append(logs[rel], b...)
+			}
+		}
+	}
+	for _, rel := range sortedKeys(logs) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, rel)), 0o755); err != nil {
+			return err
+		}
+		if err := fsutil.WriteFile(filepath.Join(out, rel), logs[rel], 0o644); err != nil {
 			return err
 		}
 	}
 	merged.ID = filepath.Base(out)
 	merged.Dirty, merged.BuildDirty = anyDirty, anyBuildDirty
+	merged.State, merged.PID, merged.Resumed = StateFinished, 0, nil
 	merged.Toolchains = nil
 	for _, id := range sortedKeys(tcs) {
 		merged.Toolchains = append(merged.Toolchains, tcs[id])
 	}
-	recs = latestOnly(recs)
+	describeBatches(merged.Batches, recs, merged.Templates)
+	merged.Sizes, merged.Trials = "", 0
+	for _, b := range merged.Batches {
+		if b.Sizes != "" && !slices.Contains(strings.Split(merged.Sizes, ", "), b.Sizes) {
+			merged.Sizes = strings.TrimPrefix(merged.Sizes+", "+b.Sizes, ", ")
+		}
+		merged.Trials = max(merged.Trials, b.Trials)
+	}
 	if err := WriteRecords(out, recs); err != nil {
 		return err
 	}
@@ -113,6 +210,156 @@ func Merge(out string, dirs []string) error {
 	}
 	merged.Cells.CountRuns(recs)
 	return WriteRun(out, merged)
+}
+
+// overlay is a batch's templates: its folder's, with the batch's differences
+// from them ("" where it had none).
+func overlay(folder, diff map[string]string) map[string]string {
+	out := maps.Clone(folder)
+	for k, v := range diff {
+		if out == nil {
+			out = map[string]string{}
+		}
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// selectRecords keeps the kernel records opt selects and the bandwidth
+// records (stream, copy) of the toolchains those were measured with.
+func selectRecords(recs []Record, opt MergeOptions) []Record {
+	if len(opt.Kernels) == 0 && len(opt.Toolchains) == 0 {
+		return recs
+	}
+	measured := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == KindKernel && opt.takes(r.Kernel, r.Toolchain) {
+			measured[r.Toolchain] = true
+		}
+	}
+	var out []Record
+	for _, r := range recs {
+		if r.Kind == KindKernel && opt.takes(r.Kernel, r.Toolchain) || r.Kind != KindKernel && measured[r.Toolchain] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// selectLogs lists the files under dir's logs/ (relative to dir) of the cells
+// opt selects; a log not named by a cell (kernel.variant.toolchain) is kept.
+func selectLogs(dir string, opt MergeOptions) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(filepath.Join(dir, LogsDir), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		parts := strings.Split(strings.TrimSuffix(d.Name(), ".log"), ".")
+		if len(parts) == 3 && !opt.takes(parts[0], parts[2]) {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		out = append(out, rel)
+		return err
+	})
+	return out, err
+}
+
+// onePlatform refuses records of different GPU models, and host records of
+// parts whose hosts had different CPU models: pooled trials or figures of
+// two platforms would mean neither.
+func onePlatform(recs []Record, runs map[string]Run) error {
+	gpus, cpus := map[string][]string{}, map[string][]string{}
+	for _, r := range recs {
+		switch {
+		case r.Device == "" || r.Kind != KindKernel:
+		case r.Device == "host":
+			if cpu := runs[r.BatchID].Host.CPU; cpu != "" {
+				cpus[cpu] = AppendNew(cpus[cpu], r.BatchID)
+			}
+		default:
+			gpus[r.Device] = AppendNew(gpus[r.Device], r.BatchID)
+		}
+	}
+	for what, m := range map[string]map[string][]string{"GPU models": gpus, "host CPU models": cpus} {
+		if len(m) > 1 {
+			var say []string
+			for _, k := range sortedKeys(m) {
+				say = append(say, fmt.Sprintf("%s (%s)", k, strings.Join(m[k], ", ")))
+			}
+			return fmt.Errorf("merge: the parts measured on different %s: %s; a results folder holds one platform's (index each platform's folder of its own)", what, strings.Join(say, "; "))
+		}
+	}
+	return nil
+}
+
+// describeBatches fills in what each batch contributed to the merged records:
+// kernels, compilers with versions and GPUs of its records, how many kernel
+// records, and its templates where they differ from the folder's (of the
+// kernel descriptions, those of its kernels).
+func describeBatches(batches []Batch, recs []Record, folder map[string]string) {
+	type seen struct {
+		kernels, tcs, gpus map[string]bool
+		n                  int
+	}
+	by := map[string]*seen{}
+	for _, r := range recs {
+		s := by[r.BatchID]
+		if s == nil {
+			s = &seen{map[string]bool{}, map[string]bool{}, map[string]bool{}, 0}
+			by[r.BatchID] = s
+		}
+		if r.GPUUUID != "" {
+			s.gpus[r.GPUUUID] = true
+		}
+		if r.Kind != KindKernel {
+			continue
+		}
+		s.n++
+		if r.Kernel != "" {
+			s.kernels[r.Kernel] = true
+		}
+		if r.Toolchain != "" {
+			s.tcs[strings.TrimSpace(r.Toolchain+" "+r.ToolchainVersion)] = true
+		}
+	}
+	for i := range batches {
+		b := &batches[i]
+		b.Kernels, b.Toolchains, b.GPUs, b.Records = nil, nil, nil, 0
+		if s := by[b.ID]; s != nil {
+			b.Kernels, b.Toolchains, b.GPUs, b.Records = sortedKeys(s.kernels), sortedKeys(s.tcs), sortedKeys(s.gpus), s.n
+		}
+		// Of kernel descriptions, only those of the kernels it contributed.
+		other := func(path string) bool {
+			k, ok := strings.CutPrefix(path, "templates/kernels/")
+			return ok && !slices.Contains(b.Kernels, strings.TrimSuffix(k, ".yaml"))
+		}
+		diff := map[string]string{}
+		for k, v := range b.Templates {
+			if folder[k] != v && !other(k) {
+				diff[k] = v
+			}
+		}
+		for k := range folder {
+			if _, ok := b.Templates[k]; !ok && len(b.Templates) > 0 && !other(k) {
+				diff[k] = ""
+			}
+		}
+		b.Templates = nil
+		if len(diff) > 0 {
+			b.Templates = diff
+		}
+	}
 }
 
 // CopyTree copies the folder src into dst; a missing src copies nothing.
@@ -166,14 +413,18 @@ func stampBatch(recs []Record, b Batch, pr Run) []Record {
 
 // latestOnly keeps, for each (cell, size, trial), the kernel record of the
 // last folder that measured it, and for each toolchain its last record of
-// each stream op: a later batch re-measures after a fix.
-func latestOnly(recs []Record) []Record {
+// each stream op: a later batch re-measures after a fix. The trials of one
+// (cell, size) are pooled, so they must come from one binary: trials of
+// another build than the last record's are dropped, each drop said in notes.
+func latestOnly(recs []Record) (kept []Record, notes []string) {
 	keys := make([]string, len(recs))
 	last := map[string]int{}
+	build := map[string]Record{} // (cell, size) -> its last record
 	for i, r := range recs {
 		switch r.Kind {
 		case KindKernel:
 			keys[i] = r.Unit().String() // each trial is kept
+			build[measurement(r)] = r
 		case KindCopy:
 			keys[i] = "copy@" + r.Toolchain
 		case KindStream:
@@ -183,15 +434,23 @@ func latestOnly(recs []Record) []Record {
 		}
 		last[keys[i]] = i
 	}
-	var out []Record
 	for i, r := range recs {
 		if keys[i] != "" && last[keys[i]] != i {
 			continue
 		}
-		out = append(out, r)
+		if r.Kind == KindKernel {
+			if b := build[measurement(r)]; r.BuildKey != "" && b.BuildKey != "" && r.BuildKey != b.BuildKey {
+				notes = append(notes, fmt.Sprintf("%s size %d: trial %d of batch %s dropped: another build than trial %d of batch %s",
+					r.Cell, r.Size, r.Unit().Trial, r.BatchID, b.Unit().Trial, b.BatchID))
+				continue
+			}
+		}
+		kept = append(kept, r)
 	}
-	return out
+	return kept, notes
 }
+
+func measurement(r Record) string { return fmt.Sprintf("%s@%d", r.Cell, r.Size) }
 
 // CopyFile copies src to dst, making dst's folder.
 func CopyFile(src, dst string) error {

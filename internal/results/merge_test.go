@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,10 +68,161 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 	run, err := ReadRun(out)
 	require.NoError(t, err)
 	assert.True(t, run.Dirty, "batch c ran from a dirty tree")
-	assert.Equal(t, []Batch{{ID: "a", Commit: "aaa"}, {ID: "b", Interrupted: true}, {ID: "c", Commit: "ccc", Dirty: true, BuildDirty: true}}, run.Batches)
+	assert.Equal(t, []Batch{
+		{ID: "a", Folder: "a", Commit: "aaa", Toolchains: []string{"tc 19"}, Records: 1},
+		{ID: "b", Folder: "b", Interrupted: true, Records: 1},
+		{ID: "c", Folder: "c", Commit: "ccc", Dirty: true, BuildDirty: true, GPUs: []string{"GPU-1"}, Records: 1}}, run.Batches)
 	assert.True(t, run.BuildDirty, "batch c's binaries came from a dirty tree")
 	for _, f := range []string{"results.csv", "build.csv", "logs/run/a.log", "logs/run/c.log"} {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 	assert.Error(t, Merge(out, []string{a}))
+}
+
+// writeRun writes a folder of records under dir with its build rows and logs,
+// one per cell the records name.
+func writeRun(t *testing.T, dir, runJSON string, lines ...string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, RunFile), []byte(runJSON), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, JSONLFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	recs, err := ReadJSONL(dir)
+	require.NoError(t, err)
+	var rows []BuildRow
+	for _, r := range recs {
+		if r.Kind == KindKernel && (len(rows) == 0 || rows[len(rows)-1].Cell != r.Cell) {
+			rows = append(rows, BuildRow{Cell: r.Cell, Kernel: r.Kernel, Variant: r.Variant, Toolchain: r.Toolchain, Status: StatusBuilt})
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, LogsDir, "run"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, RunLog(r.Cell)), []byte(dir), 0o644))
+		}
+	}
+	require.NoError(t, WriteBuildCSV(dir, rows))
+}
+
+func kernelRec(cell, commit, build string, size, trial int, tc string) string {
+	parts := strings.Split(cell, ".")
+	return fmt.Sprintf(`{"kind":"kernel","cell":%q,"kernel":%q,"variant":%q,"toolchain":%q,"size":%d,"trial":%d,"verified":true,"gbps":1,"device":"NVIDIA H200","target":"sm_90","commit":%q,"build_key":%q,"toolchain_version":%q}`,
+		cell, parts[0], parts[1], parts[2], size, trial, commit, build, tc)
+}
+
+const h200 = `"gpus":[{"name":"NVIDIA H200","uuid":"GPU-%s"}],"toolchains":[{"id":"clang19-sm90","family":"llvm","version":"19.1.7"},{"id":"clang16-sm90","family":"llvm","version":"16.0.6"}]`
+
+// One suite is taken out of a folder that ran two (kernels and toolchains
+// filtered, bandwidth records of the toolchains taken), each part keeps its
+// provenance, and a later partial run merges into the merged folder itself,
+// whose parts stay parts.
+func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
+	root := t.TempDir()
+	mixed, other, later := filepath.Join(root, "mixed"), filepath.Join(root, "other"), filepath.Join(root, "later")
+	writeRun(t, mixed, `{"id":"mixed","commit":"c1","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"old","templates/kernels/lcals_a.yaml":"l0"},`+fmt.Sprintf(h200, "A")+`}`,
+		kernelRec("snap_ui.omp-raw.clang16-sm90", "c1", "b1", 8, 1, "16.0.6"),
+		kernelRec("lcals_a.raja-omp.clang16-sm90", "c1", "b2", 8, 1, "16.0.6"),
+		kernelRec("lcals_a.raja-omp.clang19-sm90", "c1", "b3", 8, 1, "19.1.7"),
+		`{"kind":"stream","op":"triad","toolchain":"clang16-sm90","gbps":4000,"device":"NVIDIA H200"}`,
+		`{"kind":"stream","op":"triad","toolchain":"clang19-sm90","gbps":4100,"device":"NVIDIA H200"}`)
+	writeRun(t, other, `{"id":"other","commit":"c2","finished":"x","sizes":"gpu","trials":1,"templates":{"templates/kernels/snap_ui.yaml":"new","templates/kernels/lcals_a.yaml":"l"},`+fmt.Sprintf(h200, "B")+`}`,
+		kernelRec("snap_ui.omp-raw.clang19-sm90", "c2", "b4", 8, 1, "19.1.7"))
+	suite := filepath.Join(root, "nvidia-h200-testsnap")
+	require.NoError(t, MergeWith(suite, []string{mixed, other}, MergeOptions{Kernels: []string{"snap_ui"}}))
+
+	recs, err := ReadJSONL(suite)
+	require.NoError(t, err)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Kind+" "+r.Cell+r.Op+" "+r.Toolchain)
+	}
+	assert.Equal(t, []string{"kernel snap_ui.omp-raw.clang16-sm90 clang16-sm90", "stream triad clang16-sm90",
+		"kernel snap_ui.omp-raw.clang19-sm90 clang19-sm90"}, got, "the other suite's records and the stream of a toolchain not taken from that folder stay behind")
+	rows, err := ReadBuildCSV(suite)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.FileExists(t, filepath.Join(suite, RunLog("snap_ui.omp-raw.clang16-sm90")))
+	assert.NoFileExists(t, filepath.Join(suite, RunLog("lcals_a.raja-omp.clang16-sm90")))
+	run, err := ReadRun(suite)
+	require.NoError(t, err)
+	require.Len(t, run.Batches, 2)
+	assert.Equal(t, Batch{ID: "mixed", Folder: "mixed", Commit: "c1", Sizes: "ci", Trials: 3, Kernels: []string{"snap_ui"},
+		Toolchains: []string{"clang16-sm90 16.0.6"}, GPUs: []string{"GPU-A"}, Records: 1, Templates: map[string]string{"templates/kernels/snap_ui.yaml": "old"}}, run.Batches[0],
+		"the templates in which the part differs from the folder (the newest part's), of kernel descriptions only those of its kernels")
+	assert.Equal(t, []string{"clang19-sm90 19.1.7"}, run.Batches[1].Toolchains)
+	assert.Equal(t, "c2", run.Commit)
+	assert.Equal(t, "new", run.Templates["templates/kernels/snap_ui.yaml"])
+	assert.Equal(t, "ci, gpu", run.Sizes)
+	assert.Equal(t, 3, run.Trials)
+	assert.Equal(t, StateFinished, run.State)
+
+	// A later partial run, into the current folder: its parts stay parts,
+	// and the later measurement of a (cell, size, trial) wins.
+	writeRun(t, later, `{"id":"later","commit":"c3","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"new","templates/kernels/lcals_a.yaml":"l"},`+fmt.Sprintf(h200, "C")+`}`,
+		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b4", 8, 1, "19.1.7"),
+		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b4", 8, 2, "19.1.7"))
+	require.NoError(t, MergeWith(suite, []string{suite, later}, MergeOptions{Kernels: []string{"snap_ui"}}))
+	run, err = ReadRun(suite)
+	require.NoError(t, err)
+	var parts []string
+	for _, b := range run.Batches {
+		parts = append(parts, fmt.Sprintf("%s from %s: %d", b.ID, b.Folder, b.Records))
+	}
+	assert.Equal(t, []string{"mixed from mixed: 1", "other from other: 0", "later from later: 2"}, parts)
+	require.NoError(t, MergeWith(suite, []string{suite, later}, MergeOptions{Kernels: []string{"snap_ui"}}))
+	again, err := ReadRun(suite)
+	require.NoError(t, err)
+	assert.Equal(t, run.Batches, again.Batches, "a run merged again into the folder that holds it stays one part")
+	assert.Equal(t, "nvidia-h200-testsnap", run.ID)
+	assert.Equal(t, []string{"mixed", "other", "later"}, run.MergedFrom)
+	assert.Equal(t, map[string]string{"templates/kernels/snap_ui.yaml": "old"}, run.Batches[0].Templates, "a part's templates survive a second merge")
+	log, err := os.ReadFile(filepath.Join(suite, RunLog("snap_ui.omp-raw.clang19-sm90")))
+	require.NoError(t, err)
+	assert.Equal(t, other+later, string(log), "a cell's log of two parts is both, in order, once")
+}
+
+// The trials of one (cell, size) are pooled, so they come from one build: a
+// later part's build replaces the earlier's trials, and run.json says so.
+func TestMergeKeepsOneBuildPerMeasurement(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	writeRun(t, a, `{"id":"a","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		kernelRec("spmv.kk.clang19-sm90", "c1", "old", 8, 1, "19.1.7"),
+		kernelRec("spmv.kk.clang19-sm90", "c1", "old", 8, 2, "19.1.7"),
+		kernelRec("spmv.kk.clang19-sm90", "c1", "old", 16, 2, "19.1.7"))
+	writeRun(t, b, `{"id":"b","finished":"x",`+fmt.Sprintf(h200, "B")+`}`,
+		kernelRec("spmv.kk.clang19-sm90", "c2", "new", 8, 1, "19.1.7"),
+		kernelRec("spmv.kk.clang19-sm90", "c2", "old", 16, 1, "19.1.7"))
+	out := filepath.Join(root, "out")
+	require.NoError(t, Merge(out, []string{a, b}))
+	recs, err := ReadJSONL(out)
+	require.NoError(t, err)
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%d#%d %s", r.Size, r.Unit().Trial, r.BatchID))
+	}
+	assert.Equal(t, []string{"16#2 a", "8#1 b", "16#1 b"}, got, "trial 2 of size 8 was another build; size 16's trials share one")
+	run, err := ReadRun(out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"spmv.kk.clang19-sm90 size 8: trial 2 of batch a dropped: another build than trial 1 of batch b"}, run.MergeNotes)
+}
+
+// A folder holds one platform's measurements: parts of two GPU models are
+// refused, and nothing is written.
+func TestMergeRefusesTwoPlatforms(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	writeRun(t, a, `{"id":"a","finished":"x",`+fmt.Sprintf(h200, "A")+`}`, kernelRec("dot.kk.clang19-sm90", "c1", "k", 8, 1, "19.1.7"))
+	writeRun(t, b, `{"id":"b","finished":"x"}`,
+		strings.Replace(kernelRec("dot.kk.clang19-sm90", "c1", "k", 16, 1, "19.1.7"), "NVIDIA H200", "NVIDIA H100 80GB HBM3", 1))
+	out := filepath.Join(root, "out")
+	err := Merge(out, []string{a, b})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "different GPU models: NVIDIA H100 80GB HBM3 (b); NVIDIA H200 (a)")
+	assert.NoDirExists(t, out)
+	require.NoError(t, MergeWith(out, []string{a, b}, MergeOptions{Kernels: []string{"axpby"}}), "nothing of b is taken")
+
+	// One suite out of one run: a folder named twice is one part.
+	one := filepath.Join(root, "one")
+	require.NoError(t, MergeWith(one, []string{a, a + "/"}, MergeOptions{Kernels: []string{"dot"}}))
+	run, err := ReadRun(one)
+	require.NoError(t, err)
+	require.Len(t, run.Batches, 1)
+	assert.Equal(t, 1, run.Batches[0].Records)
+	assert.Error(t, Merge(one, []string{a, a}), "an unfiltered merge of one folder is a copy")
 }

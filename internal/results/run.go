@@ -30,6 +30,7 @@ type Run struct {
 	Vocabulary  *Vocabulary       `json:"vocabulary,omitempty"`
 	MergedFrom  []string          `json:"merged_from,omitempty"`
 	Batches     []Batch           `json:"batches,omitempty"`
+	MergeNotes  []string          `json:"merge_notes,omitempty"` // what a merge dropped, and why
 	// State is "running" from the run's start, then "finished" or
 	// "interrupted"; a "running" folder whose process is gone was killed
 	// (Status says so). Older folders have none: finished.
@@ -56,15 +57,30 @@ type HostThreads struct {
 	From    string `json:"from"`
 }
 
-// Batch is one folder a merged folder was made from: its own provenance.
-// Dirty on any batch makes the merged folder dirty.
+// Batch is one part a merged folder was made from (a run, or a part of a
+// merged folder): its own provenance and what it contributed. Dirty on any
+// batch makes the merged folder dirty.
 type Batch struct {
-	ID          string `json:"id"`
-	Commit      string `json:"commit"`
-	Dirty       bool   `json:"dirty"`
-	BuildCommit string `json:"build_commit,omitempty"`
-	BuildDirty  bool   `json:"build_dirty,omitempty"`
-	Interrupted bool   `json:"interrupted,omitempty"` // no run.json, or no finish time
+	ID          string   `json:"id"`
+	Folder      string   `json:"folder,omitempty"` // the results folder its records were taken from
+	Commit      string   `json:"commit"`
+	Dirty       bool     `json:"dirty"`
+	BuildCommit string   `json:"build_commit,omitempty"`
+	BuildDirty  bool     `json:"build_dirty,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"` // no run.json, no finish time, or stopped
+	Sizes       string   `json:"sizes,omitempty"`       // its size set
+	Trials      int      `json:"trials,omitempty"`
+	Resumed     []string `json:"resumed,omitempty"`
+	// What the merged folder holds of it: the kernels, the compilers with
+	// their versions ("clang19-sm90 19.1.7") and the GPUs of its records,
+	// and how many kernel records.
+	Kernels    []string `json:"kernels,omitempty"`
+	Toolchains []string `json:"toolchains,omitempty"`
+	GPUs       []string `json:"gpus,omitempty"`
+	Records    int      `json:"records"`
+	// Its run's template hashes where they differ from the folder's
+	// (run.json templates, the newest part's); "" where it had none.
+	Templates map[string]string `json:"templates,omitempty"`
 }
 
 // AppendNew appends to have each of more that it lacks, in order: the GPUs

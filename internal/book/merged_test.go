@@ -1,0 +1,118 @@
+package book
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
+
+// A merged current folder loses no evaluation of the runs it was merged
+// from: every claim a source folder measured alone is measured in the merged
+// folder, with each of that folder's ratios, same value. What the merged
+// folder adds (pairs across parts: clang 16's runs against the matrix run's
+// nvcc baseline) and how the verdicts compare, docs/book.md records.
+func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
+	ix, err := LoadIndex("../../results")
+	require.NoError(t, err)
+	voc, err := layout.LoadVocabulary("../..")
+	require.NoError(t, err)
+	claims, err := report.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
+	require.NoError(t, err)
+	merged, compared := 0, 0
+	for _, name := range ix.Folders() {
+		f, err := results.Load(filepath.Join("../../results", name))
+		require.NoError(t, err)
+		if len(f.Run.Batches) == 0 || f.Run.Batches[0].Folder == "" {
+			continue
+		}
+		merged++
+		all := byClaim(report.EvaluateClaims(claims, f))
+		for source, part := range sourceFolders(f) {
+			for id, r := range byClaim(report.EvaluateClaims(claims, part)) {
+				if r.Outcome == report.NotMeasurable {
+					continue
+				}
+				m := all[id]
+				if !assert.NotEqual(t, report.NotMeasurable, m.Outcome, "%s: claim %s, measured in %s alone, is not in the merged folder", name, id, source) {
+					continue
+				}
+				// A claim at the largest (smallest) size of a pair takes, for a
+				// pair measured at a second size set in another part, the larger
+				// (smaller) size: the same pair then, another size.
+				have := map[string]report.Ratio{}
+				for _, x := range m.Ratios {
+					have[pairKey(x, r.Claim.Sizes)] = x
+				}
+				for _, x := range r.Ratios {
+					compared++
+					y, ok := have[pairKey(x, r.Claim.Sizes)]
+					switch {
+					case !ok:
+						assert.Fail(t, "ratio lost", "%s: claim %s: ratio %s of %s is not in the merged folder", name, id, pairKey(x, "all"), source)
+					case y.Size == x.Size:
+						assert.Equal(t, x.Value, y.Value, "%s: claim %s: ratio %s of %s", name, id, pairKey(x, "all"), source)
+					case r.Claim.Sizes == "largest":
+						assert.Greater(t, y.Size, x.Size, "%s: claim %s: %s", name, id, pairKey(x, "all"))
+					default:
+						assert.Less(t, y.Size, x.Size, "%s: claim %s: %s", name, id, pairKey(x, "all"))
+					}
+				}
+			}
+		}
+	}
+	assert.Equal(t, 3, merged, "the matrix, TestSNAP and LCALS folders of the H200")
+	assert.Greater(t, compared, 100, "ratios of the source folders compared")
+}
+
+func byClaim(rs []report.ClaimResult) map[string]report.ClaimResult {
+	out := map[string]report.ClaimResult{}
+	for _, r := range rs {
+		out[r.Claim.ID] = r
+	}
+	return out
+}
+
+// pairKey names a ratio's pair, and its size when the claim takes all sizes.
+func pairKey(r report.Ratio, sizes string) string {
+	if sizes != "all" {
+		return fmt.Sprintf("%s %s/%s", r.Kernel, r.Numerator, r.Denominator)
+	}
+	return fmt.Sprintf("%s@%d %s/%s", r.Kernel, r.Size, r.Numerator, r.Denominator)
+}
+
+// sourceFolders splits a merged folder's records back into the folders they
+// came from (run.json's batches name each part's folder).
+func sourceFolders(f *results.Folder) map[string]*results.Folder {
+	folderOf := map[string]string{}
+	for _, b := range f.Run.Batches {
+		folderOf[b.ID] = b.Folder
+	}
+	out := map[string]*results.Folder{}
+	part := func(r results.Record) *results.Folder {
+		name := folderOf[r.BatchID]
+		if out[name] == nil {
+			out[name] = &results.Folder{Dir: f.Dir, Run: f.Run, Builds: f.Builds}
+		}
+		return out[name]
+	}
+	for _, r := range f.Kernel {
+		p := part(r)
+		p.Kernel = append(p.Kernel, r)
+	}
+	for _, r := range f.Stream {
+		p := part(r)
+		p.Stream = append(p.Stream, r)
+	}
+	for _, r := range f.Copy {
+		p := part(r)
+		p.Copy = append(p.Copy, r)
+	}
+	return out
+}
