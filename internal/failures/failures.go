@@ -45,24 +45,24 @@ const (
 
 // Explanation is one entry of results/failures.yaml.
 type Explanation struct {
-	ID                        string
-	Stage                     string
+	ID                         string
+	Stage                      string
 	Kernel, Variant, Toolchain string         // path.Match globs
-	Error                     *regexp.Regexp // on the record's error or the build's reason
-	Cause                     string
-	Resolution                string
-	Fix, Gate, Upstream       string // the one Resolution needs
-	Repro                     string // a folder under docs/repro/, relative to the repository root
-	Pos                       diag.Pos
+	Error                      *regexp.Regexp // on the record's error or the build's reason
+	Cause                      string
+	Resolution                 string
+	Fix, Gate, Upstream        string // the one Resolution needs
+	Repro                      string // a folder under docs/repro/, relative to the repository root
+	Pos                        diag.Pos
 }
 
 // Failure is one failed build row or measurement of a results folder.
 type Failure struct {
-	Folder                    string // the folder's base name, for messages only
-	Stage                     string
+	Folder                     string // the folder's base name, for messages only
+	Stage                      string
 	Kernel, Variant, Toolchain string
-	Error                     string
-	Tool                      results.Toolchain // the toolchain as the folder's run.json records it
+	Error                      string
+	Tool                       results.Toolchain // the toolchain as the folder's run.json records it
 }
 
 // Load reads the explanations and reports every problem with its position:
