@@ -134,7 +134,7 @@ run_prog() { # id expect(pass|fail) libs seconds cmd...
 	local got=pass
 	if [ $rc -ne 0 ] || grep -q '"verified":false\|^wrong' "$log" || ! grep -q '"verified":true\|^verified' "$log"; then got=fail; fi
 	local seen
-	seen="exit $rc$([ $rc -eq 124 ] && echo ' (timed out)'): $(grep -m1 -oE '(wrong|libgomp|omptarget|Libomptarget|"error":"[^"]+|verified)[^"]{0,80}' "$log" | head -1)"
+	seen="exit $rc$([ $rc -eq 124 ] && echo ' (timed out)'): $(grep -m1 -oE '(wrong|libgomp|omptarget|Libomptarget|"verified":(true|false)|"error":"[^"]+|^verified)[^"]{0,80}' "$log" | head -1)"
 	case $expect/$got in
 	fail/fail) say "$id" "REPRODUCED ($seen)" ;;
 	pass/pass) say "$id" "CONTROL OK ($seen)" ;;

@@ -67,7 +67,7 @@ func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 3, merged, "the matrix, TestSNAP and LCALS folders of the H200")
+	assert.GreaterOrEqual(t, merged, 3, "at least the matrix, TestSNAP and LCALS folders of the H200")
 	assert.Greater(t, compared, 100, "ratios of the source folders compared")
 }
 
