@@ -168,9 +168,9 @@ func SubmitTune(ctx context.Context, cfg config.Config, cc *Config, self string)
 
 // TuneSummary is what collect says of a tuning campaign.
 type TuneSummary struct {
-	Shards      int   `json:"shards"`
-	Missing     []int `json:"missing_shards"` // not finished: submit again
-	Evaluations int   `json:"evaluations"`    // in the joined tuning.jsonl
+	Shards      int     `json:"shards"`
+	Missing     []int   `json:"missing_shards"` // not finished: submit again
+	Evaluations int     `json:"evaluations"`    // in the joined tuning.jsonl
 	Slurm       *Status `json:"slurm,omitempty"`
 }
 

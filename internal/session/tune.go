@@ -94,6 +94,11 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	if model != nil && model.Kind != machine.KindGPU {
 		model = nil
 	}
+	if slices.ContainsFunc(targets, func(t tune.Target) bool { return entries[t.Cell].Target != "host" }) {
+		if err := checkDevice(ctx, cfg, model); err != nil { // before anything is measured
+			return dir, err
+		}
+	}
 	modelDefaults(model, targets, entries)
 	// Host and GPU cells are measured on different devices: a tuning each,
 	// keyed by the device that measured it.
