@@ -33,22 +33,35 @@ func QueryDevice(buildDir string) DeviceQuery {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		prog := filepath.Join(buildDir, DeviceQueryProgram)
-		if _, err := os.Stat(prog); err == nil {
-			out, err := exec.CommandContext(ctx, prog).Output()
-			if err != nil {
-				return machine.Observed{}, prog, fmt.Errorf("%s: %v", prog, err)
-			}
-			list, err := machine.ParseDeviceJSON(out)
-			if err != nil {
-				return machine.Observed{}, prog, fmt.Errorf("%s: %v", prog, err)
-			}
-			if len(list) == 0 {
-				return machine.Observed{}, prog, fmt.Errorf("%s: no device", prog)
-			}
-			return list[0], DeviceQueryProgram, nil // it sees the visible devices only: the first is the harness's
+		if _, err := os.Stat(prog); err != nil {
+			return nvidiaSMI(ctx)
 		}
-		return nvidiaSMI(ctx)
+		o, err := deviceProps(ctx, prog)
+		if err == nil {
+			return o, DeviceQueryProgram, nil
+		}
+		// A query that does not run here (a runtime too new for the driver):
+		// nvidia-smi's fields, and the reason beside them.
+		o, how, serr := nvidiaSMI(ctx)
+		return o, how + " (" + err.Error() + ")", serr
 	}
+}
+
+// deviceProps runs the device query; it sees the visible devices only, so
+// the first is the harness's.
+func deviceProps(ctx context.Context, prog string) (machine.Observed, error) {
+	out, err := exec.CommandContext(ctx, prog).Output()
+	if err != nil {
+		return machine.Observed{}, fmt.Errorf("%s: %v", prog, err)
+	}
+	list, err := machine.ParseDeviceJSON(out)
+	if err != nil {
+		return machine.Observed{}, fmt.Errorf("%s: %v", prog, err)
+	}
+	if len(list) == 0 {
+		return machine.Observed{}, fmt.Errorf("%s: no device", prog)
+	}
+	return list[0], nil
 }
 
 // nvidiaSMI reads the visible GPU's name, memory and compute capability

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +43,40 @@ func TestNvidiaSMIFieldsCheckTheModel(t *testing.T) {
 	}
 	if _, err := parseSMI("\n"); err == nil {
 		t.Error("an empty answer parsed")
+	}
+}
+
+// QueryDevice runs build/deviceprops when it is there, and nvidia-smi
+// (the first device CUDA_VISIBLE_DEVICES names) when it is not or fails.
+func TestQueryDevice(t *testing.T) {
+	bd, shims := t.TempDir(), t.TempDir()
+	h200, err := filepath.Abs(filepath.Join("..", "machine", "testdata", "device-h200.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(file, text string) {
+		if err := os.WriteFile(file, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(shims, "nvidia-smi"), "#!/bin/sh\necho \"$*\" >"+filepath.Join(shims, "args")+"\necho 'NVIDIA H200, 143771, 9.0'\n")
+	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("CUDA_VISIBLE_DEVICES", "3,1")
+	ctx := context.Background()
+
+	o, how, err := QueryDevice(bd)(ctx)
+	if err != nil || how != "nvidia-smi" || o.Arch != "sm_90" || o.SMCount != 0 {
+		t.Errorf("no deviceprops: %+v by %s, %v", o, how, err)
+	}
+	if args, _ := os.ReadFile(filepath.Join(shims, "args")); !strings.HasSuffix(strings.TrimSpace(string(args)), "-i 3") {
+		t.Errorf("nvidia-smi %s: not the visible device", args)
+	}
+	write(filepath.Join(bd, DeviceQueryProgram), "#!/bin/sh\ncat "+h200+"\n")
+	if o, how, err = QueryDevice(bd)(ctx); err != nil || how != DeviceQueryProgram || o.SMCount != 132 {
+		t.Errorf("deviceprops: %+v by %s, %v", o, how, err)
+	}
+	write(filepath.Join(bd, DeviceQueryProgram), "#!/bin/sh\necho 'no CUDA-capable device' >&2; exit 1\n")
+	if o, how, err = QueryDevice(bd)(ctx); err != nil || !strings.HasPrefix(how, "nvidia-smi (") || o.Name != "NVIDIA H200" {
+		t.Errorf("deviceprops failing: %+v by %s, %v", o, how, err)
 	}
 }
