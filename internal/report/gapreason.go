@@ -92,7 +92,15 @@ func (r TuningRow) Reason(in GapInputs) string {
 	if !recorded {
 		// Not the registers of the measured binary: say for which counts
 		// the model separates the two launches at all.
-		return strings.Join(append(parts, registerScan(m, threads(def), threads(best))), "; ")
+		parts = append(parts, registerScan(m, threads(def), threads(best)))
+		if in.League != nil {
+			ld, okd := in.League(r.Cell, r.Size, def)
+			lb, okb := in.League(r.Cell, r.Size, best)
+			if okd && okb {
+				parts = append(parts, fmt.Sprintf("league %d vs %d teams (its waves need the registers)", ld, lb))
+			}
+		}
+		return strings.Join(parts, "; ")
 	}
 	d := r.launch(m, in, def, regs)
 	b := r.launch(m, in, best, regs)

@@ -1,0 +1,126 @@
+package book
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/tune"
+)
+
+// gapInputs is what the gap table's reasons of the tuning in dir are
+// computed from, read from the source tree at root: the machine models
+// (the device by its name, else the folder's GPUs when they are one
+// model), the leagues of the kernel descriptions and tuning spaces, and
+// the kernels' registers from root's build folder only where a binary's
+// build key is the one tuned. What cannot be read is left out: the reasons
+// say so.
+func gapInputs(root, dir string) report.GapInputs {
+	var in report.GapInputs
+	if set, err := machine.Load(filepath.Join(root, machine.Dir)); err == nil {
+		fallback := ""
+		if run, err := results.ReadRun(dir); err == nil && len(run.GPUs) > 0 {
+			fallback = run.GPUs[0].Name
+			for _, g := range run.GPUs {
+				if g.Name != fallback {
+					fallback = ""
+				}
+			}
+		}
+		in.Model = func(device string) *machine.Model {
+			if device == "" {
+				device = fallback
+			}
+			m, _ := set.ByReported(device)
+			return m
+		}
+	}
+	in.League = leagues(root)
+	in.Resources = builtResources(filepath.Join(root, "build"))
+	return in
+}
+
+// leagues evaluates a cell's team launches' leagues at a configuration
+// through its tuning space (tune.CellSpace.Leagues).
+func leagues(root string) func(cell string, size int64, cfg tune.Config) (int64, bool) {
+	kernels, kerr := spec.LoadDir(layout.Path(root, layout.Kernels))
+	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
+	spaces, serr := tune.Load(layout.Path(root, tune.File))
+	if errors.Join(kerr, cerr, serr) != nil {
+		return nil
+	}
+	strategies, err := matrix.Load(layout.Path(root, layout.Strategies), caps)
+	if err != nil {
+		return nil
+	}
+	byName := spec.ByName(kernels)
+	variants := map[string]*matrix.Variant{}
+	for _, v := range matrix.Variants(strategies) {
+		variants[v.ID] = v
+	}
+	return func(cell string, size int64, cfg tune.Config) (int64, bool) {
+		parts := strings.SplitN(cell, ".", 3)
+		if len(parts) < 3 || byName[parts[0]] == nil || variants[parts[1]] == nil {
+			return 0, false
+		}
+		k := byName[parts[0]]
+		var uses []*spec.Kernel
+		for _, u := range k.Uses {
+			if uk, ok := byName[u]; ok {
+				uses = append(uses, uk)
+			}
+		}
+		space, err := spaces.Cell(k, uses, variants[parts[1]], size)
+		if err != nil {
+			return 0, false
+		}
+		full := tune.Config{}
+		for name, v := range space.Default {
+			full[name] = v
+		}
+		for name, v := range cfg {
+			full[name] = v
+		}
+		ls, ok := space.Leagues(full)
+		if !ok || len(ls) == 0 {
+			return 0, false
+		}
+		n := ls[0]
+		for _, l := range ls {
+			n = max(n, l)
+		}
+		return n, true
+	}
+}
+
+// builtResources are the kernels of every binary of the build folder, by
+// the binary's build key (its .key file).
+func builtResources(dir string) map[string][]machine.Resources {
+	m, err := build.ReadManifest(dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string][]machine.Resources{}
+	for _, e := range m.Cells {
+		if e.Binary == "" || len(e.Kernels) == 0 {
+			continue
+		}
+		key, err := os.ReadFile(filepath.Join(dir, e.Binary+".key"))
+		if err != nil {
+			continue
+		}
+		for _, k := range e.Kernels {
+			out[strings.TrimSpace(string(key))] = append(out[strings.TrimSpace(string(key))], k.Resources())
+		}
+	}
+	return out
+}
