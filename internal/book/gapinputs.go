@@ -44,30 +44,46 @@ func gapInputs(root, dir string) report.GapInputs {
 			return m
 		}
 	}
-	in.League = leagues(root)
+	in.League, in.RowLength = leagues(root)
 	in.Resources = builtResources(filepath.Join(root, "build"))
 	return in
 }
 
 // leagues evaluates a cell's team launches' leagues at a configuration
-// through its tuning space (tune.CellSpace.Leagues).
-func leagues(root string) func(cell string, size int64, cfg tune.Config) (int64, bool) {
+// through its tuning space (tune.CellSpace.Leagues), and the mean row
+// length of its CSR argument (spec.Kernel.Env: nnz / nrows).
+func leagues(root string) (func(cell string, size int64, cfg tune.Config) (int64, bool), func(cell string, size int64) (float64, bool)) {
 	kernels, kerr := spec.LoadDir(layout.Path(root, layout.Kernels))
 	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
 	spaces, serr := tune.Load(layout.Path(root, tune.File))
 	if errors.Join(kerr, cerr, serr) != nil {
-		return nil
+		return nil, nil
 	}
 	strategies, err := matrix.Load(layout.Path(root, layout.Strategies), caps)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	byName := spec.ByName(kernels)
 	variants := map[string]*matrix.Variant{}
 	for _, v := range matrix.Variants(strategies) {
 		variants[v.ID] = v
 	}
-	return func(cell string, size int64, cfg tune.Config) (int64, bool) {
+	rowLength := func(cell string, size int64) (float64, bool) {
+		k := byName[strings.SplitN(cell, ".", 2)[0]]
+		if k == nil {
+			return 0, false
+		}
+		env := k.Env(size)
+		for _, a := range k.Args {
+			nnz, ok1 := env[a.Name+".nnz"]
+			rows, ok2 := env[a.Name+".nrows"]
+			if a.Type == "csr" && ok1 && ok2 && nnz.Int && rows.Int && rows.I > 0 {
+				return float64(nnz.I) / float64(rows.I), true
+			}
+		}
+		return 0, false
+	}
+	league := func(cell string, size int64, cfg tune.Config) (int64, bool) {
 		parts := strings.SplitN(cell, ".", 3)
 		if len(parts) < 3 || byName[parts[0]] == nil || variants[parts[1]] == nil {
 			return 0, false
@@ -100,6 +116,7 @@ func leagues(root string) func(cell string, size int64, cfg tune.Config) (int64,
 		}
 		return n, true
 	}
+	return league, rowLength
 }
 
 // builtResources are the kernels of every binary of the build folder, by

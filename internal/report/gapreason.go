@@ -23,6 +23,9 @@ type GapInputs struct {
 	Resources map[string][]machine.Resources
 	// League is the largest league of the cell's team launches at cfg.
 	League func(cell string, size int64, cfg tune.Config) (int64, bool)
+	// RowLength is the mean non-zeros per row of the cell's sparse matrix
+	// at size: the vector lanes of a row's reduction.
+	RowLength func(cell string, size int64) (float64, bool)
 }
 
 // TailBar is the difference in a launch's idle last wave (the share of a
@@ -89,10 +92,31 @@ func (r TuningRow) Reason(in GapInputs) string {
 		return strings.Join(append(parts, "no GPU machine model for the device: no occupancy"), "; ")
 	}
 	regs, recorded := registers(in.Resources[r.BuildKey])
-	if !recorded {
+	separated, undecided := false, false // undecided: the occupancy depends on registers not recorded
+	if recorded {
+		d := r.launch(m, in, def, regs)
+		b := r.launch(m, in, best, regs)
+		occ := occupancyText(d, b)
+		if separated = d.occ.Fraction != b.occ.Fraction; separated {
+			occ += favours(d.occ.Fraction < b.occ.Fraction)
+		}
+		parts = append(parts, fmt.Sprintf("registers %d", regs), occ)
+		if d.league > 0 && b.league > 0 {
+			dw, di := d.waves()
+			bw, bi := b.waves()
+			waves := fmt.Sprintf("league %d vs %d teams, %s vs %s waves of %d vs %d resident (last wave %.0f%% vs %.0f%% idle)",
+				d.league, b.league, waveText(dw), waveText(bw), d.resident, b.resident, 100*di, 100*bi)
+			if math.Abs(di-bi) >= TailBar {
+				separated, waves = true, waves+favours(bi < di)
+			}
+			parts = append(parts, waves)
+		}
+	} else {
 		// Not the registers of the measured binary: say for which counts
-		// the model separates the two launches at all.
-		parts = append(parts, registerScan(m, threads(def), threads(best)))
+		// the model separates the two blocks at all.
+		scan, someRegisters := registerScan(m, threads(def), threads(best))
+		parts = append(parts, scan)
+		undecided = someRegisters
 		if in.League != nil {
 			ld, okd := in.League(r.Cell, r.Size, def)
 			lb, okb := in.League(r.Cell, r.Size, best)
@@ -100,23 +124,45 @@ func (r TuningRow) Reason(in GapInputs) string {
 				parts = append(parts, fmt.Sprintf("league %d vs %d teams (its waves need the registers)", ld, lb))
 			}
 		}
-		return strings.Join(parts, "; ")
 	}
-	d := r.launch(m, in, def, regs)
-	b := r.launch(m, in, best, regs)
-	parts = append(parts, fmt.Sprintf("registers %d", regs), occupancyText(d, b))
-	separated := d.occ.Fraction != b.occ.Fraction
-	if d.league > 0 && b.league > 0 {
-		dw, di := d.waves()
-		bw, bi := b.waves()
-		parts = append(parts, fmt.Sprintf("league %d vs %d teams, %s vs %s waves of %d vs %d resident (last wave %.0f%% vs %.0f%% idle)",
-			d.league, b.league, waveText(dw), waveText(bw), d.resident, b.resident, 100*di, 100*bi))
-		separated = separated || math.Abs(di-bi) >= TailBar
+	if lanes, differ := r.laneText(in); lanes != "" {
+		parts = append(parts, lanes)
+		separated = separated || differ
 	}
-	if !separated {
+	if !separated && !undecided {
 		parts = append(parts, "the occupancy model does not separate them")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// laneText is the share of vector lanes a row's reduction keeps busy at
+// the default's and the best's vector_size: a row of L non-zeros takes
+// ceil(L / v) passes of v lanes. differ: by TailBar or more.
+func (r TuningRow) laneText(in GapInputs) (string, bool) {
+	vd, okd := r.Default.Config["vector_size"]
+	vb, okb := r.Best.Config["vector_size"]
+	if !okd || !okb || vd == vb || in.RowLength == nil {
+		return "", false
+	}
+	l, ok := in.RowLength(r.Cell, r.Size)
+	if !ok || l <= 0 {
+		return "", false
+	}
+	busy := func(v int64) float64 { return l / (math.Ceil(l/float64(v)) * float64(v)) }
+	bd, bb := busy(vd), busy(vb)
+	text := fmt.Sprintf("rows of %.1f non-zeros keep %.0f%% vs %.0f%% of the vector lanes busy", l, 100*bd, 100*bb)
+	if math.Abs(bd-bb) < TailBar {
+		return text, false
+	}
+	return text + favours(bb > bd), true
+}
+
+// favours says which side a difference the model sees is on.
+func favours(best bool) string {
+	if best {
+		return " (the model favours the best)"
+	}
+	return " (the model favours the default)"
 }
 
 func (r TuningRow) launch(m *machine.Model, in GapInputs, c tune.Config, regs int) launchModel {
@@ -179,10 +225,10 @@ func waveText(w float64) string {
 
 // registerScan says, when the tuned binary's registers are not recorded,
 // at which register counts the model gives blocks of a and b threads a
-// different occupancy.
-func registerScan(m *machine.Model, a, b int) string {
+// different occupancy (some: at some count they differ).
+func registerScan(m *machine.Model, a, b int) (string, bool) {
 	if a == b {
-		return fmt.Sprintf("the same %d-thread block: the occupancy model does not separate them (registers not recorded for the tuned binary)", a)
+		return fmt.Sprintf("the same %d-thread block (registers not recorded for the tuned binary)", a), false
 	}
 	var differ [][2]int // ranges of register counts
 	for regs := 0; regs <= int(m.GPU.MaxRegistersPerThread); regs++ {
@@ -198,7 +244,7 @@ func registerScan(m *machine.Model, a, b int) string {
 		}
 	}
 	if len(differ) == 0 {
-		return fmt.Sprintf("blocks of %d vs %d threads: the occupancy model does not separate them at any register count (registers not recorded for the tuned binary)", a, b)
+		return fmt.Sprintf("blocks of %d vs %d threads have the same occupancy at any register count (registers not recorded for the tuned binary)", a, b), false
 	}
 	var rs []string
 	for _, d := range differ {
@@ -208,5 +254,5 @@ func registerScan(m *machine.Model, a, b int) string {
 			rs = append(rs, fmt.Sprintf("%d-%d", d[0], d[1]))
 		}
 	}
-	return fmt.Sprintf("blocks of %d vs %d threads differ in occupancy only at %s registers per thread (registers not recorded for the tuned binary)", a, b, strings.Join(rs, ", "))
+	return fmt.Sprintf("blocks of %d vs %d threads differ in occupancy only at %s registers per thread (registers not recorded for the tuned binary)", a, b, strings.Join(rs, ", ")), true
 }

@@ -34,6 +34,8 @@ func gapGPU() *machine.Model {
 //     both 75%; 1584 and 792 teams resident, leagues 101376 / 16 = 6336 and
 //     101376 / 32 = 3168: four full waves each. Nothing separates them.
 //   - c: no registers recorded for its binary.
+//
+// Rows have 27 non-zeros.
 const gapFixture = `{"cell":"spmv.a.tc","size":1,"config":"rows_per_team=8,team_size=8,vector_size=1","build_key":"ka","device":"GPU-0","median_s":0.00125,"lo_s":0.00124,"hi_s":0.00126,"gbps":1,"verified":true,"default":true}
 {"cell":"spmv.a.tc","size":1,"config":"rows_per_team=16,team_size=16,vector_size=8","build_key":"ka","device":"GPU-0","median_s":0.001,"lo_s":0.00099,"hi_s":0.00101,"gbps":1,"verified":true}
 {"cell":"spmv.b.tc","size":1,"config":"rows_per_team=16,team_size=16,vector_size=8","build_key":"kb","device":"GPU-0","median_s":0.00125,"lo_s":0.00124,"hi_s":0.00126,"gbps":1,"verified":true,"default":true}
@@ -48,6 +50,7 @@ func gapInputs() GapInputs {
 	return GapInputs{
 		Model:     func(string) *machine.Model { return gpu },
 		Resources: map[string][]machine.Resources{"ka": regs40, "kb": regs40},
+		RowLength: func(string, int64) (float64, bool) { return 27, true },
 		League: func(cell string, size int64, c tune.Config) (int64, bool) {
 			const rows = 101376
 			return (rows + c["rows_per_team"] - 1) / c["rows_per_team"], true
@@ -67,7 +70,10 @@ func TestGapReasonsFromTheOccupancyModel(t *testing.T) {
 	assert.Contains(t, a, "default vs best: rows_per_team 8 vs 16, team_size 8 vs 16, vector_size 1 vs 8")
 	assert.Contains(t, a, "registers 40")
 	assert.Contains(t, a, "occupancy 50% (32 blocks of 8 threads per SM, blocks per SM-bound) vs 75% (12 blocks of 128 threads per SM, registers-bound)")
-	assert.Contains(t, a, "league 12672 vs 6336 teams")
+	assert.Contains(t, a, "registers-bound) (the model favours the best)")
+	assert.Contains(t, a, "league 12672 vs 6336 teams, 3.00 vs 4.00 waves of 4224 vs 1584 resident")
+	// 27 non-zeros: 27 passes of 1 lane against 4 passes of 8 (27 of 32).
+	assert.Contains(t, a, "rows of 27.0 non-zeros keep 100% vs 84% of the vector lanes busy (the model favours the default)")
 	assert.NotContains(t, a, "does not separate")
 
 	b := v.Rows[1].Reason(in)
@@ -82,6 +88,7 @@ func TestGapReasonsFromTheOccupancyModel(t *testing.T) {
 	// blocks of 4 warps against 4 of 8) they do not.
 	c := v.Rows[2].Reason(in)
 	assert.Contains(t, c, "registers not recorded for the tuned binary")
+	assert.NotContains(t, c, "does not separate", "the occupancy depends on registers nobody recorded")
 	ranges := regexp.MustCompile(`only at (.*) registers per thread`).FindStringSubmatch(c)
 	require.NotNil(t, ranges, c)
 	in56, in40 := false, false
