@@ -2,11 +2,9 @@ package book
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/matrix"
@@ -18,12 +16,12 @@ import (
 )
 
 // gapInputs is what the gap table's reasons of the tuning in dir are
-// computed from, read from the source tree at root: the machine models
-// (the device by its name, else the folder's GPUs when they are one
-// model), the leagues of the kernel descriptions and tuning spaces, and
-// the kernels' registers from root's build folder only where a binary's
-// build key is the one tuned. What cannot be read is left out: the reasons
-// say so.
+// computed from, read from the committed source tree at root: the machine
+// models (the device by its name, else the folder's GPUs when they are one
+// model) and the leagues and row lengths of the kernel descriptions and
+// tuning spaces. Registers are not among them: a tuning folder does not
+// record its binaries' kernels, and a local build folder would make the
+// committed book depend on what was built here; the reasons say so.
 func gapInputs(root, dir string) report.GapInputs {
 	var in report.GapInputs
 	if set, err := machine.Load(filepath.Join(root, machine.Dir)); err == nil {
@@ -45,7 +43,6 @@ func gapInputs(root, dir string) report.GapInputs {
 		}
 	}
 	in.League, in.RowLength = leagues(root)
-	in.Resources = builtResources(filepath.Join(root, "build"))
 	return in
 }
 
@@ -117,27 +114,4 @@ func leagues(root string) (func(cell string, size int64, cfg tune.Config) (int64
 		return n, true
 	}
 	return league, rowLength
-}
-
-// builtResources are the kernels of every binary of the build folder, by
-// the binary's build key (its .key file).
-func builtResources(dir string) map[string][]machine.Resources {
-	m, err := build.ReadManifest(dir)
-	if err != nil {
-		return nil
-	}
-	out := map[string][]machine.Resources{}
-	for _, e := range m.Cells {
-		if e.Binary == "" || len(e.Kernels) == 0 {
-			continue
-		}
-		key, err := os.ReadFile(filepath.Join(dir, e.Binary+".key"))
-		if err != nil {
-			continue
-		}
-		for _, k := range e.Kernels {
-			out[strings.TrimSpace(string(key))] = append(out[strings.TrimSpace(string(key))], k.Resources())
-		}
-	}
-	return out
 }
