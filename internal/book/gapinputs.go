@@ -19,9 +19,9 @@ import (
 // computed from, read from the committed source tree at root: the machine
 // models (the device by its name, else the folder's GPUs when they are one
 // model) and the leagues and row lengths of the kernel descriptions and
-// tuning spaces. Registers are not among them: a tuning folder does not
-// record its binaries' kernels, and a local build folder would make the
-// committed book depend on what was built here; the reasons say so.
+// tuning spaces; the registers only from the folder's tuning-kernels.json
+// (a local build folder would make the committed book depend on what was
+// built here). Where a tuning did not record them, the reasons say so.
 func gapInputs(root, dir string) report.GapInputs {
 	var in report.GapInputs
 	if set, err := machine.Load(filepath.Join(root, machine.Dir)); err == nil {
@@ -43,6 +43,9 @@ func gapInputs(root, dir string) report.GapInputs {
 		}
 	}
 	in.League, in.RowLength = leagues(root)
+	if k, err := tune.ReadKernels(dir); err == nil {
+		in.Resources = k
+	}
 	return in
 }
 

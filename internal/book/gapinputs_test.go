@@ -12,9 +12,12 @@ import (
 // The gap reasons' inputs from the source tree: SPMV at N = 150 has
 // (N+1)^3 = 3442951 rows and (3N+1)^3 = 91733851 non-zeros, so 16 rows per
 // team launch ceil(3442951 / 16) = 215185 teams and a row has 26.64
-// non-zeros; the H200 is modelled.
+// non-zeros; the H200 is modelled; registers come from the folder.
 func TestGapInputsFromTheSourceTree(t *testing.T) {
-	in := gapInputs("../..", t.TempDir())
+	dir := t.TempDir()
+	require.NoError(t, tune.WriteKernels(dir, tune.Kernels{"key": {{Kernel: "spmv", Registers: 38}}}))
+	in := gapInputs("../..", dir)
+	assert.Equal(t, 38, in.Resources["key"][0].Registers, "the tuned binaries' registers from the folder")
 	require.NotNil(t, in.League)
 	n, ok := in.League("spmv.kk-ompx-warp.clang19-sm90", 150, tune.Config{"rows_per_team": 16, "team_size": 16, "vector_size": 8})
 	require.True(t, ok)
