@@ -102,13 +102,6 @@ func keepGlobal(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, a *loopn
 	if a.Rank() == 0 {
 		return "escapes the league iteration: a scalar is shared by every team"
 	}
-	for _, e := range a.Extent[1:] {
-		for name := range e.Terms {
-			if _, ok := consts[name]; !ok {
-				return fmt.Sprintf("its part per iteration of %s has no constant size: extent %s uses %s, not a constant argument of the kernel", outer.Index, e, name)
-			}
-		}
-	}
 	for _, s := range r.Program.Stmts {
 		for _, acc := range s.Accesses {
 			if acc.Array != a {
@@ -125,6 +118,13 @@ func keepGlobal(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, a *loopn
 				if sub.Uses(outer.Index) {
 					return fmt.Sprintf("read by another team: %s (%s) uses %s after the first subscript", acc.Text, acc.Pos, outer.Index)
 				}
+			}
+		}
+	}
+	for _, e := range a.Extent[1:] {
+		for name := range e.Terms {
+			if _, ok := consts[name]; !ok {
+				return fmt.Sprintf("its part per iteration of %s has no constant size: extent %s uses %s, not a constant argument of the kernel", outer.Index, e, name)
 			}
 		}
 	}
