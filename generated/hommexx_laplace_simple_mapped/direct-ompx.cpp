@@ -94,13 +94,6 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
             work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
             work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
           }
-        }
-      }
-      ompx::sync_block_divergent();
-      for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
-        const int64_t i = pm_flat1 / np;
-        const int64_t j = pm_flat1 % np;
-        for (int64_t k = pm_lane; k < nlev; k += pm_lanes) {
           const int64_t p = i * np + j;
           const double* const di = dinv + ie * 4 * np * np;
           double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;
@@ -160,13 +153,6 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
               work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
               work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
             }
-          }
-        }
-        ompx::sync_block_divergent();
-        for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
-          const int64_t i = pm_flat1 / np;
-          const int64_t j = pm_flat1 % np;
-          for (int64_t k = pm_lane; k < nlev; k += pm_lanes) {
             const int64_t p = i * np + j;
             const double* const di = dinv + ie * 4 * np * np;
             double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;

@@ -46,13 +46,6 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
           work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
           work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
         }
-      });
-    });
-    pmkk::team_barrier(team);
-    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
-      const int64_t i = pm_flat1 / np;
-      const int64_t j = pm_flat1 % np;
-      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, nlev), [&](const int64_t k) {
         const int64_t p = i * np + j;
         const double* const di = dinv + ie * 4 * np * np;
         double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;

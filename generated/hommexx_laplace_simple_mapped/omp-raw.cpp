@@ -66,15 +66,6 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
             work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
             work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
           }
-        }
-      }
-      #pragma omp barrier
-      #pragma omp for
-      for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
-        const int64_t i = pm_flat1 / np;
-        const int64_t j = pm_flat1 % np;
-        #pragma omp simd
-        for (int64_t k = 0; k < nlev; ++k) {
           const int64_t p = i * np + j;
           const double* const di = dinv + ie * 4 * np * np;
           double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;

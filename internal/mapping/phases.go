@@ -198,10 +198,16 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			consts[a.Name] = v
 		}
 	}
-	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
 	var b bytes.Buffer
 	r.Explain(&b)
-	fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests)\n", outer.ID, outer.Pos, len(phases))
+	nests := len(outer.Body)
+	r, outer, fusions := fusePhases(r, outer, m.GPU.WarpSize, consts)
+	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
+	fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests", outer.ID, outer.Pos, nests)
+	if len(phases) < nests {
+		fmt.Fprintf(&b, ", %d after fusion", len(phases))
+	}
+	fmt.Fprintln(&b, ")")
 	if len(consts) > 0 {
 		var cs []string
 		for _, name := range r.Program.Params {
@@ -211,6 +217,7 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		}
 		fmt.Fprintf(&b, "  trip counts with the kernel's constant parameters: %s\n", strings.Join(cs, ", "))
 	}
+	explainFusions(&b, fusions)
 	fmt.Fprintf(&b, "  loop %s -> league: parallel; the outer loop, a team per iteration\n", outer.ID)
 	for i, p := range phases {
 		fmt.Fprintf(&b, "  phase %d, nest %s (%s):\n", i+1, p.outer.ID, p.outer.Pos)

@@ -12,7 +12,8 @@ import (
 )
 
 // twoPhases is a per-element temporary T: phase 1 writes it (the whole
-// slice, or the part given by write), phase 2 reads it back into the output.
+// slice, or the part given by write), phase 2 reads it back into the output
+// (another thread's point, so that the phases do not fuse).
 func twoPhases(dims, write, read string) string {
 	return `loops:
   params: [ne, n, m]
@@ -68,17 +69,17 @@ func TestPromoteToTeamScratch(t *testing.T) {
 		name, dims, write, read, m, intent string
 		want                               string
 	}{
-		{"fits", "[ne, n, m]", "T[e][i][j]", "T[e][i][j]", "8", "scratch",
+		{"fits", "[ne, n, m]", "T[e][i][j]", "T[e][n-1-i][j]", "8", "scratch",
 			"promote T to level-0 team scratch pm_team_T: written in phase 1, read in phase 2 of the same iteration of e; its part per iteration, T[e][0:n][0:m], is 32 doubles = 256 bytes per team; the team's scratch 256 bytes <= h100-sxm5-80gb's 49152 bytes"},
-		{"too big", "[ne, n, m]", "T[e][i][j]", "T[e][i][j]", "2000", "scratch",
+		{"too big", "[ne, n, m]", "T[e][i][j]", "T[e][n-1-i][j]", "2000", "scratch",
 			"keep T global: written in phase 1, read in phase 2 of the same iteration of e; too big: 64000 bytes per team, with the 0 bytes promoted before it, over h100-sxm5-80gb's 49152 bytes"},
-		{"an output", "[ne, n, m]", "T[e][i][j]", "T[e][i][j]", "8", "inout",
+		{"an output", "[ne, n, m]", "T[e][i][j]", "T[e][n-1-i][j]", "8", "inout",
 			"keep T global: written in phase 1, read in phase 2 of the same iteration of e; escapes the league iteration: argument T is intent inout"},
-		{"another team's", "[n, ne, m]", "T[i][e][j]", "T[i][e][j]", "8", "scratch",
+		{"another team's", "[n, ne, m]", "T[i][e][j]", "T[n-1-i][e][j]", "8", "scratch",
 			"keep T global: written in phase 1, read in phase 2 of the same iteration of e; read by another team: the first subscript of T[i][e][j] (k.yaml:"},
-		{"read before written", "[ne, n, m]", "T[e][i][0]", "T[e][i][j]", "8", "scratch",
-			"keep T global: written in phase 1, read in phase 2 of the same iteration of e; escapes the league iteration: T[e][i][j] (k.yaml:"},
-		{"run-time size", "[ne, n, m]", "T[e][i][j]", "T[e][i][j]", "", "scratch",
+		{"read before written", "[ne, n, m]", "T[e][i][0]", "T[e][n-1-i][j]", "8", "scratch",
+			"keep T global: written in phase 1, read in phase 2 of the same iteration of e; escapes the league iteration: T[e][n-1-i][j] (k.yaml:"},
+		{"run-time size", "[ne, n, m]", "T[e][i][j]", "T[e][n-1-i][j]", "", "scratch",
 			"keep T global: written in phase 1, read in phase 2 of the same iteration of e; its part per iteration of e has no constant size: extent m uses m"},
 	}
 	for _, c := range cases {
