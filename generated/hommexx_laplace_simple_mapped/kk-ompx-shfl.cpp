@@ -10,6 +10,7 @@
 
 #include "pm/device_omptarget.hpp"
 #include "pm/harness.hpp"
+#include "pm/scratch.hpp"
 #include "pm/sphere.hpp"
 
 #include "kk/ompx.hpp"
@@ -28,9 +29,12 @@ namespace dev {
 void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* spheremp, const double* field, double* laplace, double* work) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
-  pmkk::parallel_for("hommexx_laplace_simple_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size), PMKK_LAMBDA(const pmkk::Member& team) {
+  pmkk::parallel_for("hommexx_laplace_simple_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam(8 * ((2) * (np) * (np) * (nlev)))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
+    char* const pm_scratch0 = pmkk::team_scratch(team, 0);
+    double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
     const int64_t ie = league_rank;
+    double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;
@@ -41,13 +45,6 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
           work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
           work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
         }
-      });
-    });
-    pmkk::team_barrier(team);
-    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
-      const int64_t i = pm_flat1 / np;
-      const int64_t j = pm_flat1 % np;
-      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, nlev), [&](const int64_t k) {
         const int64_t p = i * np + j;
         const double* const di = dinv + ie * 4 * np * np;
         double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;

@@ -7,6 +7,7 @@
 
 #include "pm/device_host.hpp"
 #include "pm/harness.hpp"
+#include "pm/scratch.hpp"
 #include "pm/sphere.hpp"
 
 #include <omp.h>
@@ -25,51 +26,52 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
   const int64_t league_size = num_elem;
-  #pragma omp parallel for schedule(static)
-  for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
-    const int64_t ie = league_rank;
-    for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
-      const int64_t i = pm_flat1 / np;
-      const int64_t j = pm_flat1 % np;
-      #pragma omp simd
-      for (int64_t k = 0; k < nlev; ++k) {
-        work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] = 0;
-        work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] = 0;
-        for (int64_t l = 0; l < np; ++l) {
-          work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
-          work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
+  const int64_t pm_scratch0_bytes = 8 * ((2) * (np) * (np) * (nlev)), pm_scratch1_bytes = 0;
+  #pragma omp parallel
+  {
+    std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // this thread's team scratch
+    [[maybe_unused]] char* const pm_scratch0 = reinterpret_cast<char*>(pm_scratch.data());
+    [[maybe_unused]] char* const pm_scratch1 = pm_scratch0 + pm_scratch0_bytes;
+    double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
+  #pragma omp for schedule(static)
+    for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
+      const int64_t ie = league_rank;
+      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
+        const int64_t i = pm_flat1 / np;
+        const int64_t j = pm_flat1 % np;
+        #pragma omp simd
+        for (int64_t k = 0; k < nlev; ++k) {
+          work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] = 0;
+          work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] = 0;
+          for (int64_t l = 0; l < np; ++l) {
+            work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
+            work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
+          }
+          const int64_t p = i * np + j;
+          const double* const di = dinv + ie * 4 * np * np;
+          double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;
+          double* const w1 = work + ((ie * 2 + 1) * np * np + p) * nlev + k;
+          const double v0 = *w0 * rrearth, v1 = *w1 * rrearth;
+          const double g0 = di[0 * np * np + p] * v0 + di[1 * np * np + p] * v1;
+          const double g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
+          *w0 = di[0 * np * np + p] * g0 + di[2 * np * np + p] * g1;
+          *w1 = di[1 * np * np + p] * g0 + di[3 * np * np + p] * g1;
         }
       }
-    }
-    // team barrier: the team's threads ran one after the other
-    for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
-      const int64_t i = pm_flat1 / np;
-      const int64_t j = pm_flat1 % np;
-      #pragma omp simd
-      for (int64_t k = 0; k < nlev; ++k) {
-        const int64_t p = i * np + j;
-        const double* const di = dinv + ie * 4 * np * np;
-        double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;
-        double* const w1 = work + ((ie * 2 + 1) * np * np + p) * nlev + k;
-        const double v0 = *w0 * rrearth, v1 = *w1 * rrearth;
-        const double g0 = di[0 * np * np + p] * v0 + di[1 * np * np + p] * v1;
-        const double g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
-        *w0 = di[0 * np * np + p] * g0 + di[2 * np * np + p] * g1;
-        *w1 = di[1 * np * np + p] * g0 + di[3 * np * np + p] * g1;
-      }
-    }
-    // team barrier: the team's threads ran one after the other
-    for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
-      const int64_t n = pm_flat1 / np;
-      const int64_t m = pm_flat1 % np;
-      #pragma omp simd
-      for (int64_t k = 0; k < nlev; ++k) {
-        laplace[((ie * np + n) * np + m) * nlev + k] = 0;
-        for (int64_t l = 0; l < np; ++l) {
-          laplace[((ie * np + n) * np + m) * nlev + k] -=
-              (spheremp[(ie * np + n) * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] * dvv[l * np + m] +
-               spheremp[(ie * np + l) * np + m] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k] * dvv[l * np + n]) *
-              rrearth;
+      // team barrier: the team's threads ran one after the other
+      for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
+        const int64_t n = pm_flat1 / np;
+        const int64_t m = pm_flat1 % np;
+        #pragma omp simd
+        for (int64_t k = 0; k < nlev; ++k) {
+          laplace[((ie * np + n) * np + m) * nlev + k] = 0;
+          for (int64_t l = 0; l < np; ++l) {
+            laplace[((ie * np + n) * np + m) * nlev + k] -=
+                (spheremp[(ie * np + n) * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] * dvv[l * np + m] +
+                 spheremp[(ie * np + l) * np + m] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k] * dvv[l * np + n]) *
+                rrearth;
+          }
         }
       }
     }

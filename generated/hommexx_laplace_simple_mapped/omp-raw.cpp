@@ -7,6 +7,7 @@
 
 #include "pm/device_omptarget.hpp"
 #include "pm/harness.hpp"
+#include "pm/scratch.hpp"
 #include "pm/sphere.hpp"
 
 #include <omp.h>
@@ -25,12 +26,34 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
   const int64_t league_size = num_elem;
+  const int64_t pm_scratch0_bytes = 8 * ((2) * (np) * (np) * (nlev)), pm_scratch1_bytes = 0;
+  const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
+  #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
+  #else
+  const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;
+  #endif
+  char* const pm_global = pm::scratch_pool(pm_teams * pm_global_per_team);
   const int pm_team_threads = pm::device::team_threads(map_team_size);
-  #pragma omp target teams distribute thread_limit(pm_team_threads) is_device_ptr(dvv, dinv, spheremp, field, laplace, work)
+  #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  #pragma omp target teams distribute num_teams(pm_teams) thread_limit(pm_team_threads) is_device_ptr(dvv, dinv, spheremp, field, laplace, work, pm_global) ompx_dyn_cgroup_mem(pm_scratch0_bytes)
+  #else
+  #pragma omp target teams distribute num_teams(pm_teams) thread_limit(pm_team_threads) is_device_ptr(dvv, dinv, spheremp, field, laplace, work, pm_global)
+  #endif
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
   #pragma omp parallel num_threads(pm_team_threads)
     {
+      char* const pm_team_global = pm_global + omp_get_team_num() * pm_global_per_team;
+  #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+      [[maybe_unused]] char* const pm_scratch0 = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
+      [[maybe_unused]] char* const pm_scratch1 = pm_team_global;
+  #else
+      [[maybe_unused]] char* const pm_scratch0 = pm_team_global;
+      [[maybe_unused]] char* const pm_scratch1 = pm_team_global + pm_scratch0_bytes;
+  #endif
+      double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
       const int64_t ie = league_rank;
+      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
       #pragma omp for
       for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
         const int64_t i = pm_flat1 / np;
@@ -43,15 +66,6 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
             work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
             work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
           }
-        }
-      }
-      #pragma omp barrier
-      #pragma omp for
-      for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
-        const int64_t i = pm_flat1 / np;
-        const int64_t j = pm_flat1 % np;
-        #pragma omp simd
-        for (int64_t k = 0; k < nlev; ++k) {
           const int64_t p = i * np + j;
           const double* const di = dinv + ie * 4 * np * np;
           double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;

@@ -104,7 +104,7 @@ func Render(opt Options) (*Book, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.Tuning, err = tuningViews(ix, Root(opt.Root), claimSpecs); err != nil {
+	if v.Tuning, err = tuningViews(ix, opt.Root, Root(opt.Root), claimSpecs); err != nil {
 		return nil, err
 	}
 	v.addTunedIn()

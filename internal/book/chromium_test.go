@@ -148,7 +148,7 @@ func TestMain(m *testing.M) {
 // variants and docs linked, results/ copied (the report writes its derived
 // files into each folder).
 func linkTree(root string) error {
-	for _, name := range []string{"templates", "variants", "docs", "toolchains.yaml", "generated"} {
+	for _, name := range []string{"templates", "variants", "docs", "toolchains.yaml", "generated", "machines"} {
 		abs, err := filepath.Abs(filepath.Join("../..", name))
 		if err != nil {
 			return err

@@ -27,8 +27,9 @@ type tunedEval struct {
 }
 
 // tuningViews reads the tuning of every indexed folder that has one, in
-// index order (a folder once).
-func tuningViews(ix *Index, root string, claims []report.ClaimSpec) ([]tuningView, error) {
+// index order (a folder once); the gap table's reasons come from the source
+// tree at project (gapInputs).
+func tuningViews(ix *Index, project, root string, claims []report.ClaimSpec) ([]tuningView, error) {
 	var out []tuningView
 	seen := map[string]bool{}
 	for _, e := range ix.Current {
@@ -44,6 +45,7 @@ func tuningViews(ix *Index, root string, claims []report.ClaimSpec) ([]tuningVie
 		if err != nil {
 			return nil, err
 		}
+		v.Explain = gapInputs(project, dir)
 		md := v.Markdown()
 		tv := tuningView{Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Note: e.Note, Table: markdownHTML(md)}
 		if i := firstParagraphEnd(md); i > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/tune"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
 
@@ -107,7 +108,8 @@ func selectedGPUs() []work.GPU {
 // JoinTuning writes dir/tuning.jsonl from the evaluations of its shards
 // (dir/shards/*/tuning.jsonl, in name order; an evaluation in two shards
 // once, the later shard's), dir/tuning.md from their reports and
-// dir/run.json from the first shard's, and returns
+// dir/run.json from the first shard's, dir/tuning-kernels.json from all
+// of theirs, and returns
 // the number of evaluations. Torn last lines (a worker killed while writing)
 // are left out; the worker's next call measures them again.
 func JoinTuning(dir string) (int, error) {
@@ -152,6 +154,14 @@ func JoinTuning(dir string) (int, error) {
 		}
 		if len(report) > 0 {
 			fmt.Fprintf(&md, "# %s\n\n%s", filepath.Base(filepath.Dir(file)), report)
+		}
+		// The shard's tuned binaries' kernels join the folder's.
+		kernels, err := tune.ReadKernels(filepath.Dir(file))
+		if err == nil {
+			err = tune.WriteKernels(dir, kernels)
+		}
+		if err != nil {
+			return 0, err
 		}
 	}
 	// The folder's provenance is the first shard's (its run.json names the

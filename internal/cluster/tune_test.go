@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // TestJoinTuning: the shards' evaluations join into one cache, each key
@@ -28,6 +30,7 @@ func TestJoinTuning(t *testing.T) {
 	write("gpu0", "run.json", "{}\n")
 	write("gpu1", "tuning.jsonl", row("b", "x=1", "3")+row("a", "x=2", "4"))
 	write("gpu1", "tuning.md", "table 1\n")
+	write("gpu1", "tuning-kernels.json", `{"b": [{"Kernel": "spmv", "Registers": 40}]}`)
 	n, err := JoinTuning(dir)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
@@ -38,4 +41,7 @@ func TestJoinTuning(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.Index(string(md), "# gpu0") < strings.Index(string(md), "# gpu1"))
 	assert.FileExists(t, filepath.Join(dir, "run.json"))
+	kernels, err := tune.ReadKernels(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 40, kernels["b"][0].Registers, "the shards' kernels join the folder's")
 }

@@ -198,10 +198,16 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			consts[a.Name] = v
 		}
 	}
-	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
 	var b bytes.Buffer
 	r.Explain(&b)
-	fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests)\n", outer.ID, outer.Pos, len(phases))
+	nests := len(outer.Body)
+	r, outer, fusions := fusePhases(r, outer, m.GPU.WarpSize, consts)
+	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
+	fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests", outer.ID, outer.Pos, nests)
+	if len(phases) < nests {
+		fmt.Fprintf(&b, ", %d after fusion", len(phases))
+	}
+	fmt.Fprintln(&b, ")")
 	if len(consts) > 0 {
 		var cs []string
 		for _, name := range r.Program.Params {
@@ -211,6 +217,7 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		}
 		fmt.Fprintf(&b, "  trip counts with the kernel's constant parameters: %s\n", strings.Join(cs, ", "))
 	}
+	explainFusions(&b, fusions)
 	fmt.Fprintf(&b, "  loop %s -> league: parallel; the outer loop, a team per iteration\n", outer.ID)
 	for i, p := range phases {
 		fmt.Fprintf(&b, "  phase %d, nest %s (%s):\n", i+1, p.outer.ID, p.outer.Pos)
@@ -270,12 +277,24 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		fmt.Fprintf(&b, "  team size %d: %s\n", team, why)
 	}
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
+	prs := promotions(k, r, outer, phases, consts, m)
+	explainPromotions(&b, outer, prs)
 
 	league := tripOf(outer)
 	if lo := lowerOf(outer); lo != "0" {
 		league = fmt.Sprintf("%s > 0 ? %s : 0", league, league)
 	}
 	body := []*spec.Node{{Kind: "code", Code: fmt.Sprintf("const int64_t %s = %s;", outer.Index, plus(lowerOf(outer), "league_rank"))}}
+	var scratch []spec.Scratch
+	for _, pr := range prs {
+		if !pr.ok {
+			continue
+		}
+		// The code keeps indexing the array's flat global layout: its name
+		// becomes the scratch view shifted back by the team's slice offset.
+		scratch = append(scratch, spec.Scratch{Name: scratchName(pr.array), Type: "double", Size: sliceExpr(pr.array), Level: "0", Pos: pr.array.Pos})
+		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("double* const %s = %s - %s * (%s);", pr.array.Name, scratchName(pr.array), outer.Index, sliceExpr(pr.array))})
+	}
 	for _, p := range phases {
 		if p.barrier != nil {
 			body = append(body, &spec.Node{Kind: "team_barrier"})
@@ -304,7 +323,7 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		}
 		body = append(body, tf)
 	}
-	k.Pattern = &spec.Node{Kind: "team", League: league, TeamSize: TeamTunable, Vector: VectorTunable, Body: body}
+	k.Pattern = &spec.Node{Kind: "team", League: league, TeamSize: TeamTunable, Vector: VectorTunable, Scratch: scratch, Body: body}
 	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: team}, spec.Tunable{Name: VectorTunable, Value: vector})
 	return strings.TrimRight(b.String(), "\n") + "\n", nil
 }

@@ -141,7 +141,9 @@ func TestKilledRunResumes(t *testing.T) {
 	at, err := time.Parse(time.RFC3339, run.Resumed[0])
 	require.NoError(t, err)
 	assert.False(t, at.Before(resumedAt), "resumed at %s, started %s", at, resumedAt)
-	assert.True(t, at.Before(resumedAt.Add(2*time.Second)) || ended.Sub(resumedAt) < 2*time.Second,
+	// In the first half of the resumed run (a loaded machine can take seconds
+	// to start the process), not at its end.
+	assert.True(t, at.Before(resumedAt.Add(2*time.Second)) || at.Sub(resumedAt) < ended.Sub(resumedAt)/2,
 		"stamped when the resumption began, not when it ended (%s)", ended)
 	assert.Contains(t, run.GPUs, elsewhere)
 	assert.Equal(t, 12, run.Cells.VerifiedMeasurements)

@@ -29,6 +29,7 @@ const GapBar = 0.10
 // launch) against the best configuration measured.
 type TuningRow struct {
 	Cell, Kernel, Variant, Toolchain, Device string
+	DeviceName, BuildKey                     string
 	Size                                     int64
 	Measured, Unverified, Ties               int
 	Default, Best                            *tune.Measurement
@@ -55,6 +56,9 @@ func (r TuningRow) Close() bool {
 type TuningView struct {
 	Rows   []TuningRow
 	Curves []TuningCurve
+	// Explain is what the reasons of the cells not within GapBar are
+	// computed from (Reason); its zero value says only which tunables differ.
+	Explain GapInputs
 }
 
 // TuningCurve is one figure: GB/s against team size, a line per vector
@@ -80,7 +84,7 @@ func LoadTuning(dir string) (*TuningView, error) {
 			parts = append(parts, "")
 		}
 		v.Rows = append(v.Rows, TuningRow{Cell: c.Cell, Kernel: parts[0], Variant: parts[1], Toolchain: parts[2],
-			Device: c.Device, Size: c.Size, Measured: len(c.Measured), Unverified: c.Unverified, Ties: len(c.Ties),
+			Device: c.Device, DeviceName: c.DeviceName, BuildKey: c.BuildKey, Size: c.Size, Measured: len(c.Measured), Unverified: c.Unverified, Ties: len(c.Ties),
 			Default: c.Default, Best: c.Best, DefaultGuessed: c.DefaultGuessed})
 	}
 	v.Curves, err = tuningCurves(cells)
@@ -92,7 +96,7 @@ func LoadTuning(dir string) (*TuningView, error) {
 func (v *TuningView) Markdown() []byte {
 	var b bytes.Buffer
 	close, both := 0, 0
-	var far []string
+	var far, why []string
 	guessed := false
 	for _, r := range v.Rows {
 		guessed = guessed || r.DefaultGuessed
@@ -105,6 +109,7 @@ func (v *TuningView) Markdown() []byte {
 		} else {
 			gap, _, _ := r.Gap()
 			far = append(far, fmt.Sprintf("%s at %d (%.0f%% slower)", r.Cell, r.Size, 100*gap))
+			why = append(why, fmt.Sprintf("- %s at %d: %s\n", r.Cell, r.Size, r.Reason(v.Explain)))
 		}
 	}
 	fmt.Fprintf(&b, "The default (the launch parameters the program is generated with, the machine model's where it gives them) "+
@@ -128,6 +133,11 @@ func (v *TuningView) Markdown() []byte {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %d | %s |\n", r.Cell, r.Size, shortDevice(r.Device),
 			r.Measured, def, defT, best, bestT, r.Ties, gapText(r))
+	}
+	if len(why) > 0 {
+		b.WriteString("\nWhy the default is not within, by the machine model's occupancy rule (blocks per SM of team_size x vector_size threads, " +
+			"and the league's waves of the teams the GPU holds at once):\n\n")
+		b.WriteString(strings.Join(why, ""))
 	}
 	return b.Bytes()
 }

@@ -36,6 +36,10 @@ const (
 	maxLineSize = 64 << 20
 )
 
+// TuningKernelsFile holds the tuned binaries' kernels (registers, shared
+// memory) by build key (internal/tune, docs/tuning.md).
+const TuningKernelsFile = "tuning-kernels.json"
+
 // BuildLog is the path, in a results folder, of a cell's build log.
 func BuildLog(cell string) string { return LogsDir + "/build/" + cell + ".log" }
 

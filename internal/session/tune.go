@@ -130,6 +130,17 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 			occupancy.Resources[id] = append(occupancy.Resources[id], k.Resources())
 		}
 	}
+	// The tuned binaries' kernels, by build key, for the report's account
+	// of the tuning (the gap reasons' registers).
+	kernels := tune.Kernels{}
+	for _, t := range targets {
+		if rs := occupancy.Resources[t.Cell]; len(rs) > 0 && t.BuildKey != "" {
+			kernels[t.BuildKey] = rs
+		}
+	}
+	if err := tune.WriteKernels(dir, kernels); err != nil {
+		return dir, err
+	}
 	for _, group := range []struct {
 		targets    []tune.Target
 		device     string
