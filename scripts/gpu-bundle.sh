@@ -36,6 +36,11 @@ done
 # PM_PROBE_OUT=$PWD/build/probes go test -run TestProbes ./internal/toolchain/
 extra=(); [ -d build/probes ] && extra=(probes)
 [ -f build/project.json ] && extra+=(project.json)
+# build/deviceprops: the device query that run and tune check the GPU with
+# against its machine model (docs/machines.md); CUDA runtime only, no kernel.
+if command -v nvcc >/dev/null && nvcc -O2 -o build/deviceprops harness/devicequery/deviceprops.cu; then
+  extra+=(deviceprops)
+fi
 # A hard-linked snapshot first, so a build still running for other
 # toolchains or kernels cannot change files under tar.
 snap=$tmp/build

@@ -107,4 +107,9 @@ slurmctld -D >"$W/log/slurmctld.stderr" 2>&1 & echo $! >"$W/ctld.bgpid"
 slurmd -D -N ci1 >"$W/log/slurmd.stderr" 2>&1 & echo $! >"$W/slurmd.bgpid"
 node_idle() { [ "$(sinfo -h -n ci1 -o %T)" = idle ]; }
 if ! waitfor 60 "node ci1" node_idle; then sinfo -N -l >&2 || true; exit 1; fi
+# Another Slurm on this machine holds the ports: ours exit, and sinfo answers
+# from the other one. Refuse, rather than hand its cluster to the tests.
+for f in dbd ctld slurmd; do
+  kill -0 "$(cat "$W/$f.bgpid")" 2>/dev/null || { echo "slurm-up: our $f exited: is another Slurm running here? (logs in $W/log)" >&2; exit 1; }
+done
 say "up in $(( ($(date +%s%N) - t0) / 1000000 )) ms: export SLURM_CONF=$W/slurm.conf"

@@ -30,6 +30,9 @@ if [ -n "${PM_BUNDLE:-}" ]; then
   fi
 fi
 cli=${PM_CLI:-bin/portmatrix}
+# The device query run and tune check the GPU with against its machine model
+# (docs/machines.md); without it they read nvidia-smi's name, memory and arch.
+[ -x build/deviceprops ] || { command -v nvcc >/dev/null && nvcc -O2 -o build/deviceprops harness/devicequery/deviceprops.cu; } || true
 id=${PM_ID:-$(date -u +%Y%m%d-%H%M%S)-matrix}
 sched=${PM_TUNE_SCHEDULER-gpus}
 sel=(-kernels axpby,dot,spmv,cgsolve -sizes "${PM_MATRIX_SIZES:-axpby=1e8;dot=1e8;spmv=150,200;cgsolve=150}" -suite full)

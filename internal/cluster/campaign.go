@@ -40,9 +40,25 @@ type Submission struct {
 	Scheduler string `json:"scheduler"`        // slurm or gpus
 	JobID     string `json:"job_id,omitempty"` // slurm: the array's job id
 	Tasks     int    `json:"tasks"`            // array tasks, or GPU workers
+	// TaskIDs are the array's indices where they are not 0..Tasks-1 (a
+	// tuning's re-submission: the shards still missing).
+	TaskIDs   []int  `json:"task_ids,omitempty"`
+	Stage     string `json:"stage,omitempty"` // "tune" for a tuning; "" the run stage
 	Items     int    `json:"items"`
 	Submitted string `json:"submitted"`
 	Script    string `json:"script,omitempty"`
+}
+
+// taskIDs are the submission's array indices.
+func (s Submission) taskIDs() []int {
+	if len(s.TaskIDs) > 0 {
+		return s.TaskIDs
+	}
+	ids := make([]int, s.Tasks)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
 }
 
 func (c Campaign) path(p ...string) string {

@@ -37,7 +37,13 @@ type ShardInfo struct {
 // carrying its shard's provenance; the plan's build.csv; run.json naming
 // every shard. It writes cluster.json and prints progress, failed tasks,
 // missing items and the GPU agreement check.
+// A tuning campaign (Slurm's tune) is joined by CollectTune instead, with no
+// Summary.
 func Collect(ctx context.Context, dir string, log io.Writer) (*Summary, error) {
+	if IsTuning(dir) {
+		_, err := CollectTune(ctx, dir, log)
+		return nil, err
+	}
 	c := Campaign{Dir: dir}
 	plan, err := work.ReadItems(c.PlanFile())
 	if err != nil {

@@ -114,12 +114,21 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 // host programs' threads come from the allocation (or need's knob), and
 // memory from need where the cluster file asks none.
 func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string, need Need) string {
+	tail := []string{"-work", shellQuote(c.path(fmt.Sprint(n), "work")) + `/"$SLURM_ARRAY_TASK_ID".json`,
+		"-out", shellQuote(c.path("shards")) + `/"$SLURM_ARRAY_JOB_ID"_"$SLURM_ARRAY_TASK_ID"`, "run"}
+	return jobScript(cc, c, n, fmt.Sprintf("0-%d", tasks-1), bin, args, tail, need)
+}
+
+// jobScript is the sbatch script of submission n over the array indices
+// (a Slurm --array list), each task running bin with args and tail (tail is
+// shell text: it may read the task's variables).
+func jobScript(cc *Config, c Campaign, n int, array, bin string, args, tail []string, need Need) string {
 	var b strings.Builder
 	opt := func(f string, a ...any) { fmt.Fprintf(&b, "#SBATCH "+f+"\n", a...) }
 	b.WriteString("#!/bin/bash\n")
 	fmt.Fprintf(&b, "# portmatrix submission %d of %s: written by portmatrix, see docs/cluster.md.\n", n, c.Dir)
 	opt("--job-name=%s", JobName(c, n))
-	arr := fmt.Sprintf("0-%d", tasks-1)
+	arr := array
 	if cc.MaxRunning > 0 {
 		arr += fmt.Sprintf("%%%d", cc.MaxRunning)
 	}
@@ -176,8 +185,7 @@ func JobScript(cc *Config, c Campaign, n, tasks int, bin string, args []string, 
 	for _, a := range args {
 		cmd = append(cmd, shellQuote(a))
 	}
-	cmd = append(cmd, "-work", shellQuote(c.path(fmt.Sprint(n), "work"))+`/"$SLURM_ARRAY_TASK_ID".json`,
-		"-out", shellQuote(c.path("shards"))+`/"$SLURM_ARRAY_JOB_ID"_"$SLURM_ARRAY_TASK_ID"`, "run")
+	cmd = append(cmd, tail...)
 	b.WriteString("exec " + strings.Join(cmd, " ") + "\n")
 	return b.String()
 }
@@ -286,7 +294,7 @@ func (c Campaign) SlurmStatus(ctx context.Context) (Status, error) {
 			used["squeue"] = true
 			parseTasks(string(out), states)
 		}
-		for i := 0; i < s.Tasks; i++ {
+		for _, i := range s.taskIDs() {
 			t, ok := states[i]
 			if !ok {
 				t = Task{State: "UNKNOWN"}
@@ -367,6 +375,13 @@ func taskRange(s string) []int {
 // PrintStatus writes the campaign's progress: tasks by state, each task that
 // did not complete with its state and log, and the items measured.
 func (c Campaign) PrintStatus(ctx context.Context, w io.Writer) (Status, error) {
+	if IsTuning(c.Dir) {
+		sum, err := c.PrintTuneStatus(ctx, w)
+		if sum.Slurm == nil {
+			return Status{}, err
+		}
+		return *sum.Slurm, err
+	}
 	st, err := c.SlurmStatus(ctx)
 	if err != nil {
 		return st, err

@@ -35,3 +35,14 @@ func Schedule(ctx context.Context, cfg config.Config, cc *Config) (*Summary, err
 	}
 	return RunGPUs(ctx, cfg, cc, cfg.Self)
 }
+
+// ScheduleTune hands the tune stage to the scheduler: one job array, a
+// shard per task (slurm; it returns at submission: collect joins), or a
+// worker per GPU (gpus; it returns the joined tuning).
+func ScheduleTune(ctx context.Context, cfg config.Config, cc *Config) error {
+	if cfg.Scheduler == "slurm" {
+		_, err := SubmitTune(ctx, cfg, cc, cfg.Self)
+		return err
+	}
+	return TuneGPUs(ctx, cfg, cc, cfg.Self)
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/diag"
 )
 
 // Observed is what a running device reports of itself: the JSON of
@@ -89,12 +91,24 @@ var observedFields = []struct {
 // MismatchError lists every field where the device and its model differ.
 type MismatchError struct {
 	Model  string
-	Fields []string // field names, in table order
-	Lines  []string // "sm_count: model 132, device reports 114"
+	Fields []string   // field names, in table order
+	Lines  []string   // "sm_count: model 132, device reports 114"
+	Pos    []diag.Pos // where the model writes each field (its file alone where unknown)
 }
 
 func (e *MismatchError) Error() string {
 	return "machine " + e.Model + ": " + strings.Join(e.Lines, "; ")
+}
+
+// Positioned is the mismatch as errors at the model's lines, one per field
+// (machines/h200-sxm-141gb.yaml:30:3: sm_count: model 132, device reports
+// 114), sorted: what a run that checks its device reports.
+func (e *MismatchError) Positioned(device string) error {
+	var l diag.List
+	for i, line := range e.Lines {
+		l.Add(e.Pos[i], "%s (%s, checked against machine %s)", line, device, e.Model)
+	}
+	return l.Err()
 }
 
 // Check compares a running device with its model and returns a
@@ -108,6 +122,16 @@ func Check(m *Model, o Observed) error {
 	add := func(field, format string, args ...any) {
 		e.Fields = append(e.Fields, field)
 		e.Lines = append(e.Lines, field+": "+fmt.Sprintf(format, args...))
+		pos := diag.Pos{File: m.File}
+		switch {
+		case field == "name" && len(m.reportPos) > 0:
+			pos = m.reportPos[0]
+		case field == "arch" && m.archPos.Line > 0:
+			pos = m.archPos
+		case m.Values[field].Pos.Line > 0:
+			pos = m.Values[field].Pos
+		}
+		e.Pos = append(e.Pos, pos)
 	}
 	if m.Kind != KindGPU {
 		return fmt.Errorf("machine %s: a %s model cannot check a GPU", m.Name, m.Kind)

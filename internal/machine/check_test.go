@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +59,18 @@ func TestCheckWrongModel(t *testing.T) {
 	err = Check(h200, o)
 	if err == nil || err.Error() != "machine h200-sxm-141gb: sm_count: model 132, device reports 114" {
 		t.Errorf("got %v", err)
+	}
+	// Positioned at the value in the model (line 30, column 21: "132"); the name at its reports:.
+	if !errors.As(err, &mm) {
+		t.Fatalf("%v is not a *MismatchError", err)
+	}
+	want := filepath.Join(repoMachines, "h200-sxm-141gb.yaml") + ":30:21: sm_count: model 132, device reports 114 (GPU 0, checked against machine h200-sxm-141gb)"
+	if got := mm.Positioned("GPU 0").Error(); got != want {
+		t.Errorf("positioned:\n got %s\nwant %s", got, want)
+	}
+	o.SMCount, o.Name = 132, "NVIDIA H100 80GB HBM3"
+	if errors.As(Check(h200, o), &mm) && !strings.Contains(mm.Positioned("GPU 0").Error(), "h200-sxm-141gb.yaml:8:") {
+		t.Errorf("the name's mismatch is not at the model's reports: %v", mm.Positioned("GPU 0"))
 	}
 
 	// Dimensions and a CPU model.

@@ -159,6 +159,7 @@ func parse(file string, data []byte, errs *diag.List) *Model {
 		return nil
 	}
 	m.Arch = d.String(top["arch"], "arch")
+	m.archPos = d.Pos(top["arch"])
 	if re := archRE[m.Vendor]; re != nil && !re.MatchString(m.Arch) {
 		d.Add(top["arch"], "arch %q is not an architecture name of vendor %s (%s)", m.Arch, m.Vendor, re)
 	}

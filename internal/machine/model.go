@@ -47,6 +47,7 @@ type Model struct {
 	CPU CPU
 
 	reportPos []diag.Pos // where each of Reports is written
+	archPos   diag.Pos
 }
 
 // Value is one number of a model and where it comes from.

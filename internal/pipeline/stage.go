@@ -224,15 +224,12 @@ func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 	if cfg.Scheduler != "" && (name == "run" || name == "all") {
 		return schedule(ctx, name, cfg)
 	}
-	if cfg.Scheduler == "slurm" && name == "tune" {
-		return fmt.Errorf("tune: the slurm scheduler does not tune yet; on a GPU node use -scheduler gpus, or one tune per node with -tune-shard k/n (docs/tuning.md)")
-	}
-	if cfg.Scheduler == "gpus" && name == "tune" {
+	if cfg.Scheduler != "" && name == "tune" {
 		cc, err := cluster.Load(cfg)
 		if err != nil {
 			return err
 		}
-		return cluster.TuneGPUs(ctx, cfg, cc, cfg.Self)
+		return cluster.ScheduleTune(ctx, cfg, cc)
 	}
 	for _, s := range Stages {
 		if s.Name == name {

@@ -22,6 +22,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/host"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
@@ -79,6 +80,13 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	mach := Machine(cfg)
 	gpu := GPU(cfg)
+	model, modelNote := run.Model(cfg.Root, mach.GPUName()) // the papers' launch defaults (docs/machines.md)
+	// Before anything is written: the GPU must be the one its model describes.
+	if gpu && !strings.HasPrefix(cfg.Work, "plan:") && runsGPUCells(cfg, m) {
+		if err := checkDevice(ctx, cfg, model); err != nil {
+			return "", err
+		}
+	}
 	dir := cfg.Out
 	if dir == "" {
 		if dir, err = results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), mach.Machine.Hostname); err != nil {
@@ -172,7 +180,6 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		fmt.Fprintf(cfg.Log, "run: %d (cell, size) measured again at their tuned best from %s\n", n, cfg.Tuned)
 	}
 	resumed := time.Now().UTC().Format(time.RFC3339)
-	model, modelNote := run.Model(cfg.Root, mach.GPUName()) // the papers' launch defaults (docs/machines.md)
 	prov := func(state string) results.Run {
 		r := provenance(cfg, m, info, mach, dir, started, w.Records())
 		r.MachineModel, r.DefaultNotes = run.ModelProvenance(model, modelNote, jobs)
@@ -232,6 +239,35 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, runErr
 	}
 	return dir, verifiedAll(cfg, w.Records())
+}
+
+// deviceQuery asks the GPU this process runs on (a test gives a fake).
+var deviceQuery = run.QueryDevice
+
+// checkDevice checks the GPU against the machine model a run or tuning
+// takes its launch defaults and constraints from (none: nothing to check):
+// a mismatch is an error per field at the model's line.
+func checkDevice(ctx context.Context, cfg config.Config, model *machine.Model) error {
+	if model == nil || model.Kind != machine.KindGPU {
+		return nil
+	}
+	note, err := run.CheckDevice(ctx, model, deviceQuery(cfg.BuildDir))
+	if err != nil {
+		return fmt.Errorf("the GPU is not the machine model's:\n%w", err)
+	}
+	fmt.Fprintln(cfg.Log, note)
+	return nil
+}
+
+// runsGPUCells reports whether the selection has a built GPU cell that runs
+// here (host runs are not checked).
+func runsGPUCells(cfg config.Config, m *build.Manifest) bool {
+	for _, e := range m.Cells {
+		if e.Binary != "" && e.Target != "host" && toolchain.NotRun(e.Target) == "" && cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkManifestFilters rejects names the manifest does not know.

@@ -23,6 +23,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/tune"
+	"github.com/portmatrix/portmatrix/internal/work"
 )
 
 // TuningReport is the tuning's table in its folder (tune.Result.Report).
@@ -75,12 +76,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	if err := stamp(results.StateRunning); err != nil {
 		return dir, err
 	}
-	sizes := func(e build.Entry) []int64 {
-		if s := cfg.Sizes.For(e.Kernel); len(s) > 0 {
-			return s
-		}
-		return e.Sizes[cfg.SizeSet]
-	}
+	sizes := func(e build.Entry) []int64 { return tuneSizes(cfg, e) }
 	pick := func(e build.Entry) bool { return cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) }
 	gpu := GPU(cfg)
 	targets, entries, err := built.Targets(pick, sizes, gpu)
@@ -97,6 +93,11 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	model, _ := run.Model(cfg.Root, mach.GPUName())
 	if model != nil && model.Kind != machine.KindGPU {
 		model = nil
+	}
+	if slices.ContainsFunc(targets, func(t tune.Target) bool { return entries[t.Cell].Target != "host" }) {
+		if err := checkDevice(ctx, cfg, model); err != nil { // before anything is measured
+			return dir, err
+		}
 	}
 	modelDefaults(model, targets, entries)
 	// Host and GPU cells are measured on different devices: a tuning each,
@@ -120,6 +121,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
 	}
 	var report bytes.Buffer
+	stopped := "" // why a group's tuning stopped before its plan was measured
 	// GPU cells are searched pruned by the occupancy model of the GPU (when
 	// one reports it and no search is asked for): what it rules out never runs.
 	occupancy := tune.Occupancy{Model: model, Resources: map[string][]machine.Resources{}}
@@ -164,6 +166,9 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 			Strategy: strategy, MaxEvals: cfg.TuneEvals, MaxTime: time.Duration(cfg.TuneSeconds) * time.Second,
 			Machine: group.model, Model: pruneWith, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
 		if res != nil {
+			if res.Stopped != "" {
+				stopped = res.Stopped
+			}
 			if rerr := res.Report(&report); rerr != nil && err == nil {
 				err = rerr
 			}
@@ -179,12 +184,47 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	if err := appendReport(dir, started, report.Bytes()); err != nil {
 		return dir, err
 	}
-	if err := stamp(results.StateFinished); err != nil {
+	// A tuning its time budget cut is interrupted: run.json says so, and a
+	// scheduler gives its shard again (the cache keeps what it measured).
+	state := results.StateFinished
+	if stopped != "" {
+		state = results.StateInterrupted
+	}
+	if err := stamp(state); err != nil {
 		return dir, err
 	}
 	io.Copy(cfg.Log, &report)
 	fmt.Fprintf(cfg.Log, "tune: %s (again with PM_OUT=%s: what is cached is not measured again)\n", dir, dir)
 	return dir, nil
+}
+
+// TuneTargets counts the (cell, size) targets a tuning of cfg's selection
+// has before it is sharded: what a scheduler splits into shards. It reads
+// what Tune reads, and runs nothing.
+func TuneTargets(cfg config.Config) (int, error) {
+	cfg.Defaults()
+	m, err := build.ReadManifest(cfg.BuildDir)
+	if err != nil {
+		return 0, fmt.Errorf("no build manifest in %s (run the build stage first): %w", cfg.BuildDir, err)
+	}
+	if err := checkManifestFilters(cfg, m); err != nil {
+		return 0, err
+	}
+	built, err := loadBuilt(cfg, m)
+	if err != nil {
+		return 0, err
+	}
+	targets, _, err := built.Targets(func(e build.Entry) bool { return cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) },
+		func(e build.Entry) []int64 { return tuneSizes(cfg, e) }, GPU(cfg))
+	return len(targets), err
+}
+
+// tuneSizes are the sizes a cell is tuned at: PM_SIZES, else the size set's.
+func tuneSizes(cfg config.Config, e build.Entry) []int64 {
+	if s := cfg.Sizes.For(e.Kernel); len(s) > 0 {
+		return s
+	}
+	return e.Sizes[cfg.SizeSet]
 }
 
 // loadBuilt reads what the tuning's spaces are made of.
@@ -211,7 +251,9 @@ func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
 
 // deviceKey names the GPU that measures: its UUID, else its name.
 func deviceKey(mach host.Info) string {
-	if id := os.Getenv(config.EnvGPUUUID); id != "" { // a scheduler's worker: its own GPU
+	// A scheduler's worker: its own GPU (PM_GPU_UUID, or the one
+	// CUDA_VISIBLE_DEVICES names, as Slurm gives it), not the node's first.
+	if id := work.Here("").GPUUUID; id != "" {
 		return id
 	}
 	if id := mach.GPUUUID(); id != "" {
