@@ -44,13 +44,8 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 	if err != nil {
 		return Submission{}, err
 	}
-	st, err := c.SlurmStatus(ctx)
-	if err != nil {
+	if err := c.refuseActive(ctx); err != nil {
 		return Submission{}, err
-	}
-	if active := st.Active(); len(active) > 0 {
-		return Submission{}, fmt.Errorf("%s: %d tasks are still pending or running (%s): wait (portmatrix -out %s status), or scancel them",
-			c.Dir, len(active), strings.Join(active, " "), c.Dir)
 	}
 	done, err := c.Done()
 	if err != nil {
@@ -85,8 +80,34 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 	if err != nil {
 		return Submission{}, err
 	}
-	script := JobScript(cc, c, n, len(chunks), bin, args, need)
-	file := c.path(sub, "job.sh")
+	s, err := c.sbatch(ctx, JobScript(cc, c, n, len(chunks), bin, args, need),
+		Submission{N: n, Scheduler: "slurm", Tasks: len(chunks), Items: len(missing)})
+	if err != nil {
+		return s, err
+	}
+	fmt.Fprintf(cfg.Log, "slurm: submitted job array %s: %d tasks, %d of %d items (script %s)\n", s.JobID, len(chunks), len(missing), len(plan), s.Script)
+	c.printWatch(cfg.Log, s.JobID)
+	return s, nil
+}
+
+// refuseActive refuses a submission while tasks of the campaign are still
+// pending or running.
+func (c Campaign) refuseActive(ctx context.Context) error {
+	st, err := c.SlurmStatus(ctx)
+	if err != nil {
+		return err
+	}
+	if active := st.Active(); len(active) > 0 {
+		return fmt.Errorf("%s: %d tasks are still pending or running (%s): wait (portmatrix -out %s status), or scancel them",
+			c.Dir, len(active), strings.Join(active, " "), c.Dir)
+	}
+	return nil
+}
+
+// sbatch writes submission s's job script into cluster/<n>/job.sh, submits
+// it and records the submission with its job id, time and script.
+func (c Campaign) sbatch(ctx context.Context, script string, s Submission) (Submission, error) {
+	file := c.path(fmt.Sprint(s.N), "job.sh")
 	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
 		return Submission{}, err
 	}
@@ -97,15 +118,14 @@ func Submit(ctx context.Context, cfg config.Config, cc *Config, self string) (Su
 	if err != nil {
 		return Submission{}, fmt.Errorf("sbatch %s: %s", file, cmdErr(err))
 	}
-	jid, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";") // "123" or "123;cluster"
-	s := Submission{N: n, Scheduler: "slurm", JobID: jid, Tasks: len(chunks), Items: len(missing),
-		Submitted: time.Now().UTC().Format(time.RFC3339), Script: file}
-	if err := c.addSubmission(s); err != nil {
-		return s, err
-	}
-	fmt.Fprintf(cfg.Log, "slurm: submitted job array %s: %d tasks, %d of %d items (script %s)\n", jid, len(chunks), len(missing), len(plan), file)
-	fmt.Fprintf(cfg.Log, "  watch: squeue -r -j %s; portmatrix -out %s status\n  then:  portmatrix -out %s collect\n", jid, c.Dir, c.Dir)
-	return s, nil
+	s.JobID, _, _ = strings.Cut(strings.TrimSpace(string(out)), ";") // "123" or "123;cluster"
+	s.Submitted, s.Script = time.Now().UTC().Format(time.RFC3339), file
+	return s, c.addSubmission(s)
+}
+
+// printWatch tells how to follow a submitted array and collect it.
+func (c Campaign) printWatch(w io.Writer, jid string) {
+	fmt.Fprintf(w, "  watch: squeue -r -j %s; portmatrix -out %s status\n  then:  portmatrix -out %s collect\n", jid, c.Dir, c.Dir)
 }
 
 // JobScript is the sbatch script of submission n: one array task per chunk,

@@ -8,11 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
@@ -111,13 +109,8 @@ func SubmitTune(ctx context.Context, cfg config.Config, cc *Config, self string)
 	default:
 		fmt.Fprintf(cfg.Log, "plan: %s (kept: %d shards)\n", c.tunePlanFile(), plan.Shards)
 	}
-	st, err := c.SlurmStatus(ctx)
-	if err != nil {
+	if err := c.refuseActive(ctx); err != nil {
 		return Submission{}, err
-	}
-	if active := st.Active(); len(active) > 0 {
-		return Submission{}, fmt.Errorf("%s: %d tasks are still pending or running (%s): wait (portmatrix -out %s status), or scancel them",
-			c.Dir, len(active), strings.Join(active, " "), c.Dir)
 	}
 	missing := c.MissingShards(plan)
 	if len(missing) == 0 {
@@ -143,26 +136,13 @@ func SubmitTune(ctx context.Context, cfg config.Config, cc *Config, self string)
 	}
 	tail := []string{"-tune-shard", `"$SLURM_ARRAY_TASK_ID"/` + strconv.Itoa(plan.Shards),
 		"-out", shellQuote(filepath.Join(dir, "shards")) + `/task"$SLURM_ARRAY_TASK_ID"`, "tune"}
-	script := jobScript(cc, c, n, strings.Join(ids, ","), bin, args, tail, Need{})
-	file := c.path(fmt.Sprint(n), "job.sh")
-	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
-		return Submission{}, err
-	}
-	if err := fsutil.WriteFile(file, []byte(script), 0o755); err != nil {
-		return Submission{}, err
-	}
-	out, err := exec.CommandContext(ctx, "sbatch", "--parsable", file).Output()
+	s, err := c.sbatch(ctx, jobScript(cc, c, n, strings.Join(ids, ","), bin, args, tail, Need{}),
+		Submission{N: n, Scheduler: "slurm", Stage: "tune", Tasks: len(missing), TaskIDs: missing, Items: len(missing)})
 	if err != nil {
-		return Submission{}, fmt.Errorf("sbatch %s: %s", file, cmdErr(err))
-	}
-	jid, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-	s := Submission{N: n, Scheduler: "slurm", Stage: "tune", JobID: jid, Tasks: len(missing), TaskIDs: missing,
-		Items: len(missing), Submitted: time.Now().UTC().Format(time.RFC3339), Script: file}
-	if err := c.addSubmission(s); err != nil {
 		return s, err
 	}
-	fmt.Fprintf(cfg.Log, "slurm: submitted tuning job array %s: shards %s of %d (script %s)\n", jid, strings.Join(ids, ","), plan.Shards, file)
-	fmt.Fprintf(cfg.Log, "  watch: squeue -r -j %s; portmatrix -out %s status\n  then:  portmatrix -out %s collect\n", jid, c.Dir, c.Dir)
+	fmt.Fprintf(cfg.Log, "slurm: submitted tuning job array %s: shards %s of %d (script %s)\n", s.JobID, strings.Join(ids, ","), plan.Shards, s.Script)
+	c.printWatch(cfg.Log, s.JobID)
 	return s, nil
 }
 
