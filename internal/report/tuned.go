@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // NotTuned is the tuned verdict of a claim that no tuned measurement of the
@@ -15,13 +16,7 @@ const NotTuned = "not tuned"
 
 // ConfigKey names a record's configuration ("" for the generated values):
 // name=value pairs sorted by name, as the harness's --config takes them.
-func ConfigKey(r Record) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(r.Config)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, r.Config[k]))
-	}
-	return strings.Join(parts, ",")
-}
+func ConfigKey(r Record) string { return tune.Config(r.Config).String() }
 
 // splitViews parts a folder's kernel records into the view "as published"
 // (records of no tuning configuration) and the view "tuned": for every
