@@ -1,6 +1,10 @@
 package run
 
-import "syscall"
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+)
 
 // childAttr makes a measured program die with the runner (a SIGKILL of the
 // runner leaves no program timing on the device) and puts it in a process
@@ -10,4 +14,24 @@ import "syscall"
 // dying of the signal first and being recorded as a crash.
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// killedFromOutside reports whether the program died of a signal only ever
+// sent from outside (SIGTERM, SIGINT, SIGHUP). Slurm's scancel sends it to
+// every process of the job, the program as well as the runner, so the program
+// can die of it before the runner's own handler has cancelled the run.
+func killedFromOutside(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	switch ws.Signal() {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
+		return true
+	}
+	return false
 }

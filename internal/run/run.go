@@ -292,6 +292,14 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 		}
 	}
 	err = cmd.Wait()
+	if ctx.Err() == nil && killedFromOutside(err) {
+		// The same signal may reach the runner a moment later (scancel):
+		// wait for it before calling the program's death a crash.
+		select {
+		case <-ctx.Done():
+		case <-time.After(outsideSignalGrace):
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return n, ctx.Err() // stopped by the user: not a result of the cell
@@ -306,6 +314,10 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	}
 	return n, nil
 }
+
+// outsideSignalGrace is how long a runner whose program died of SIGTERM,
+// SIGINT or SIGHUP waits for its own interruption before recording a crash.
+const outsideSignalGrace = 2 * time.Second
 
 func exitText(err error) string {
 	var ee *exec.ExitError
