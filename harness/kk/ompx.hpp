@@ -2,7 +2,8 @@
 // docs/ompx.md maps every piece to the paper's figures; in short:
 //
 //   RangePolicy   one kernel-mode launch (ompx_bare), one element per thread;
-//                 reductions: per-thread partial, block sum in dynamic shared
+//                 reductions: one wave of teams (range_teams when not 0)
+//                 striding over the range, per-thread partial, block sum in dynamic shared
 //                 memory (ompx_dyn_cgroup_mem), the last team to finish adds the
 //                 teams' partials (no atomics on doubles: the result is the same
 //                 bits every run), one copy of the scalar back.
@@ -97,6 +98,7 @@ constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a; masks are p
 constexpr int kRangeBlock = 256;  // threads per team of a RangePolicy launch: the default of range_block
 
 constexpr int kRangeBlockMin = 128;  // the smallest range_block: sizes the reduction scratch
+constexpr int kRangeTeamsMax = 8448;  // the most teams range_teams asks a reduction for: sizes the scratch too
 
 inline int clamp_teams(const int64_t teams) { return teams < INT_MAX ? static_cast<int>(teams) : INT_MAX; }
 
@@ -147,6 +149,7 @@ inline ReduceScratch& reduce_scratch() {
     ReduceScratch r;
     r.device = omp_get_default_device();
     r.capacity = clamp_teams(pm::ompx_grid::resident_teams(kRangeBlockMin, (kRangeBlockMin + 1) * int64_t{sizeof(double)}));
+    if (r.capacity < kRangeTeamsMax) r.capacity = kRangeTeamsMax;
     const size_t bytes = (static_cast<size_t>(r.capacity) + 2) * sizeof(double);
     r.partials = static_cast<double*>(omp_target_alloc(bytes, r.device));
     if (!r.partials) {
@@ -304,8 +307,16 @@ void range_for(const F& f, const int64_t b, const int64_t n) {
 template <int Block, class F>
 void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) {
   const ReduceScratch& s = reduce_scratch();
-  // One wave of Block-thread teams at most (the scratch holds the smallest blocks' wave).
-  const int wave = clamp_teams(pm::ompx_grid::resident_teams(Block, (Block + 1) * int64_t{sizeof(double)}));
+  // One wave of Block-thread teams at most (the scratch holds the smallest
+  // blocks' wave), or the run-time tunable range_teams when it is not 0: its
+  // teams stride over the range the same way (docs/analysis/dot.md).
+  const int64_t asked = pm::tune("range_teams", 0);
+  if (asked < 0 || asked > s.capacity) {
+    std::fprintf(stderr, "pmkk ompx: range_teams must be 0 to %d, not %lld\n", s.capacity, static_cast<long long>(asked));
+    std::exit(2);
+  }
+  const int wave = asked > 0 ? static_cast<int>(asked)
+                             : clamp_teams(pm::ompx_grid::resident_teams(Block, (Block + 1) * int64_t{sizeof(double)}));
   const int64_t wanted = (n + Block - 1) / Block;
   const int teams = wanted < wave ? static_cast<int>(wanted) : wave;
   const int capacity = s.capacity;
