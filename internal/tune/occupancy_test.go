@@ -68,7 +68,7 @@ func TestRangeReduceTunables(t *testing.T) {
 		configs int
 	}{
 		{"kk-cuda-3lvl", []string{"range_block"}, 4},
-		{"kk-ompx-shfl", []string{"range_block", "range_teams"}, 16},
+		{"kk-ompx-shfl", []string{"range_block", "range_teams", "range_unroll"}, 16},
 		{"direct-ompx", []string{"range_teams"}, 6},
 		{"kk-omp-a", []string{"range_num_teams", "range_thread_limit"}, 13},
 		{"omp-raw", []string{"range_num_teams", "range_thread_limit"}, 13},
@@ -79,7 +79,7 @@ func TestRangeReduceTunables(t *testing.T) {
 		assert.Equal(t, c.names, tg.Space.Names, c.variant)
 		for _, name := range c.names {
 			if name != "range_block" {
-				assert.Equal(t, int64(0), tg.Space.Default[name], "%s: %s as published", c.variant, name)
+				assert.Equal(t, map[bool]int64{true: 1}[name == "range_unroll"], tg.Space.Default[name], "%s: %s as published", c.variant, name)
 			}
 		}
 		cr, plan, err := o.Plan(tg)
@@ -143,10 +143,14 @@ func TestLaunchDefaultsAreTheHarnessConstants(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join("..", "..", "harness", file))
 		require.NoError(t, err)
 		for _, name := range names {
-			assert.Regexp(t, `pm::tune\("`+name+`", 0\)|tune\("`+name+`", 0\)`, string(data), file)
+			assert.Regexp(t, `tune\("`+name+`", 0\)`, string(data), file)
 			assert.Equal(t, int64(0), shippedTarget(t, "dot", map[string]string{"range_teams": "kk-ompx", "range_num_teams": "omp-raw", "range_thread_limit": "kk-omp-b"}[name], 1000).Space.Default[name], name)
 		}
 	}
+	ompx, err := os.ReadFile(filepath.Join("..", "..", "harness", "kk", "ompx.hpp"))
+	require.NoError(t, err)
+	assert.Contains(t, string(ompx), `pm::tune("range_unroll", 1)`)
+	assert.Equal(t, int64(1), shippedTarget(t, "dot", "kk-ompx-warp", 1000).Space.Default["range_unroll"])
 	grid := constant("pm/ompx_grid.hpp", "kMaxGridX")
 	for _, v := range []string{"kk-ompx", "kk-ompx-opt", "direct-ompx", "direct-ompx-warp"} {
 		assert.Equal(t, grid, shippedTarget(t, "spmv", v, 150).Space.Default["max_teams"], v)
