@@ -33,7 +33,10 @@ inline Tuning& tuning() {
 }
 
 // tune returns the current configuration's value of name, else its
-// default (--defaults), else generated.
+// default (--defaults), else generated. Tunables are positive, but for one
+// generated as 0, whose 0 is the layer's own choice (range_teams: one wave;
+// range_num_teams: no clause); a 0 for any other dies as --config's parse
+// does for a negative value.
 inline int64_t tune(const char* name, int64_t generated) {
   Tuning& t = tuning();
   if (!t.config && !t.defaults) return generated;
@@ -41,7 +44,14 @@ inline int64_t tune(const char* name, int64_t generated) {
   for (const auto* set : {t.config, t.defaults})
     if (set)
       for (const auto& kv : *set)
-        if (kv.first == name) return kv.second;
+        if (kv.first == name) {
+          if (kv.second == 0 && generated != 0) {
+            std::fprintf(stderr, "portmatrix harness: %s: tunables are positive: %s=0\n",
+                         set == t.config ? "--config" : "--defaults", name);
+            std::exit(2);
+          }
+          return kv.second;
+        }
   return generated;
 }
 
