@@ -20,8 +20,8 @@ void hommexx_gradient_sphere_mapped(const int64_t num_elem, const int64_t np, co
 namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
   const int64_t league_size = num_elem;
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
     const int64_t ie = league_rank;
