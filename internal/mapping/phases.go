@@ -34,15 +34,41 @@ type phase struct {
 }
 
 // phased reports whether outer is a parallel loop (no reduction) whose body
-// is two or more loop nests and nothing else.
+// is loop nests and nothing else: two or more, or one whose band holds more
+// loops a phase can run in parallel than the team and vector levels take one
+// each (HOMMEXX's gradient_sphere: i, j and k per element). The band mapping
+// would run the extra loop sequentially in each lane; a phase flattens the
+// loops other than the vector one onto the team threads.
 func phased(r *depend.Result, outer *loopnest.Loop) bool {
 	v := r.Verdict(outer)
-	if !v.Parallel || v.Reduction || len(outer.Body) < 2 {
+	if !v.Parallel || v.Reduction || len(outer.Body) == 0 {
 		return false
 	}
 	for _, n := range outer.Body {
 		if n.Loop == nil {
 			return false
+		}
+	}
+	if len(outer.Body) > 1 {
+		return true
+	}
+	n := 0
+	for _, l := range band(outer.Body[0].Loop) {
+		if v := r.Verdict(l); v.Parallel && !v.Reduction && rectangular(r, outer, l) {
+			n++
+		}
+	}
+	return n > 2
+}
+
+// rectangular reports whether l's bounds use only the parameters and the
+// outer loop's index: a loop a phase may put on the team or the vector.
+func rectangular(r *depend.Result, outer, l *loopnest.Loop) bool {
+	for _, b := range append(slices.Clone(l.Lower), l.Upper...) {
+		for name := range b.Terms {
+			if name != outer.Index && !slices.Contains(r.Program.Params, name) {
+				return false
+			}
 		}
 	}
 	return true
@@ -61,16 +87,6 @@ func mapPhases(r *depend.Result, outer *loopnest.Loop, warp int64, consts map[st
 	var out []*phase
 	for _, n := range outer.Body {
 		p := &phase{outer: n.Loop, band: band(n.Loop), why: map[*loopnest.Loop]string{}}
-		rect := func(l *loopnest.Loop) bool {
-			for _, b := range append(slices.Clone(l.Lower), l.Upper...) {
-				for name := range b.Terms {
-					if name != outer.Index && !slices.Contains(r.Program.Params, name) {
-						return false
-					}
-				}
-			}
-			return true
-		}
 		var cands []*loopnest.Loop
 		for _, l := range p.band {
 			v := r.Verdict(l)
@@ -79,7 +95,7 @@ func mapPhases(r *depend.Result, outer *loopnest.Loop, warp int64, consts map[st
 				p.why[l] = sequentialWhy(v, true)
 			case v.Reduction:
 				p.why[l] = "parallel with reduction: sequential in each lane (the team-level reduction is a pattern, the mapper does not use it yet)"
-			case !rect(l):
+			case !rectangular(r, outer, l):
 				p.why[l] = "parallel, but its bounds use a loop inside the outer one: sequential"
 			default:
 				cands = append(cands, l)
@@ -203,11 +219,15 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 	nests := len(outer.Body)
 	r, outer, fusions := fusePhases(r, outer, m.GPU.WarpSize, consts)
 	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
-	fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests", outer.ID, outer.Pos, nests)
-	if len(phases) < nests {
-		fmt.Fprintf(&b, ", %d after fusion", len(phases))
+	if nests == 1 {
+		fmt.Fprintf(&b, "nest %s (%s): phased (its body is one loop nest with more parallel loops than the team and vector levels take one each)\n", outer.ID, outer.Pos)
+	} else {
+		fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests", outer.ID, outer.Pos, nests)
+		if len(phases) < nests {
+			fmt.Fprintf(&b, ", %d after fusion", len(phases))
+		}
+		fmt.Fprintln(&b, ")")
 	}
-	fmt.Fprintln(&b, ")")
 	if len(consts) > 0 {
 		var cs []string
 		for _, name := range r.Program.Params {
@@ -235,17 +255,16 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			fmt.Fprintf(&b, "    loop %s -> %s: %s\n", l.ID, where, p.why[l])
 		}
 	}
-	// Sizes: the warp for the vector level, no more than the phases'
-	// constant vector trip counts; Kokkos' team for that vector length, no
-	// more than the largest team range.
-	want, teamMax := int64(0), int64(0)
+	// Sizes: from the machine model, for the phases' constant vector trip
+	// counts, the largest team range and the promoted arrays' scratch.
+	var trips []int64
+	vectors, teamMax := false, int64(0)
 	for _, p := range phases {
 		if p.vector != nil {
-			c, ok := tripKnown(p.vector, consts)
-			if !ok {
-				c = m.GPU.WarpSize
+			vectors = true
+			if c, ok := tripKnown(p.vector, consts); ok {
+				trips = append(trips, c)
 			}
-			want = max(want, min(c, m.GPU.WarpSize))
 		}
 		prod, ok := int64(1), true
 		for _, t := range p.team {
@@ -259,25 +278,24 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			teamMax = max(teamMax, prod)
 		}
 	}
-	vector := int64(1)
-	if want > 0 {
-		vector = int64(m.KokkosVectorLength(int(want)))
-		fmt.Fprintf(&b, "  vector length %d: %s's warp of %d lanes, no more than the phases' vector trip counts (Kokkos rounds to a power of 2)\n", vector, m.Name, m.GPU.WarpSize)
+	prs := promotions(k, r, outer, phases, consts, m)
+	scratchBytes := int64(0)
+	for _, pr := range prs {
+		if pr.ok {
+			scratchBytes += 8 * pr.elems
+		}
 	}
-	team := int64(1)
-	if teamMax > 0 {
-		why := fmt.Sprintf("Kokkos' recommended team for vector length %d on %s (registers not known before the build)", vector, m.Name)
-		if shape, err := m.KokkosTeamRecommended(machine.KokkosTeam{VectorLength: int(vector)}); err == nil {
-			team = int64(shape.TeamSize)
+	team, vector := int64(1), int64(1)
+	if vectors || teamMax > 0 {
+		if !vectors {
+			trips = []int64{1}
 		}
-		if teamMax < team {
-			team = teamMax
-			why += fmt.Sprintf(", cut to the largest team range, %d", teamMax)
-		}
-		fmt.Fprintf(&b, "  team size %d: %s\n", team, why)
+		var why string
+		team, vector, why = teamShape(m, trips, teamMax, scratchBytes)
+		fmt.Fprintf(&b, "  vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most busy lanes resident: %s\n",
+			vector, team, m.Name, map[bool]string{true: fmt.Sprintf(", at most the largest team range (%d)", teamMax), false: ""}[teamMax < 1<<20], why)
 	}
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
-	prs := promotions(k, r, outer, phases, consts, m)
 	explainPromotions(&b, outer, prs)
 
 	league := tripOf(outer)
