@@ -33,7 +33,7 @@ const (
 func TestProbeNvidia(t *testing.T) {
 	info := Probe(context.Background(), ".", "", fake(map[string]string{
 		smiQuery: "0, GPU-1234, 580.159.04, 143771, 9.0, NVIDIA H200\n",
-		"git":        "abc\n",
+		"git":    "abc\n",
 	}))
 	assert.Equal(t, []GPU{{Name: "NVIDIA H200", Driver: "580.159.04", MemoryMiB: 143771, UUID: "GPU-1234", Vendor: "nvidia"}}, info.GPUs)
 	assert.Equal(t, "NVIDIA H200", info.GPUName())

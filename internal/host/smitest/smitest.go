@@ -16,13 +16,14 @@ import (
 
 // Script is the fake nvidia-smi for gpus; old makes it a driver without
 // compute_cap. A field it does not know reads "[N/A]", as nvidia-smi's do
-// where the driver has no value.
+// where the driver has no value; memory.total has its unit unless the format
+// says nounits.
 func Script(old bool, gpus ...host.SMI) string {
 	var b strings.Builder
 	b.WriteString(`#!/bin/sh
-q="" sel=""
+q="" sel="" mib=" MiB"
 while [ $# -gt 0 ]; do
-  case $1 in --query-gpu=*) q=${1#--query-gpu=};; -i) shift; sel=$1;; esac
+  case $1 in --query-gpu=*) q=${1#--query-gpu=};; --format=*nounits*) mib="";; -i) shift; sel=$1;; esac
   shift
 done
 `)
@@ -34,7 +35,7 @@ done
   [ -n "$sel" ] && [ "$sel" != "$1" ] && [ "$sel" != "$2" ] && return
   found=1 out="" IFS=,
   for f in $q; do
-    case $f in index) v=$1;; uuid) v=$2;; name) v=$3;; driver_version) v=$4;; memory.total) v=$5;; compute_cap) v=$6;; *) v="[N/A]";; esac
+    case $f in index) v=$1;; uuid) v=$2;; name) v=$3;; driver_version) v=$4;; memory.total) v=$5$mib;; compute_cap) v=$6;; *) v="[N/A]";; esac
     out="${out:+$out, }$v"
   done
   echo "$out"
