@@ -279,6 +279,15 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
 	prs := promotions(k, r, outer, phases, consts, m)
 	explainPromotions(&b, outer, prs)
+	done, used := map[*loopnest.Array]bool{}, int64(0)
+	for _, pr := range prs {
+		done[pr.array] = true
+		if pr.ok {
+			used += 8 * pr.elems
+		}
+	}
+	ios := promoteIO(k, r, outer, phases, consts, m, used, done)
+	explainIO(&b, outer, ios)
 
 	league := tripOf(outer)
 	if lo := lowerOf(outer); lo != "0" {
@@ -294,6 +303,39 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		// becomes the scratch view shifted back by the team's slice offset.
 		scratch = append(scratch, spec.Scratch{Name: scratchName(pr.array), Type: "double", Size: sliceExpr(pr.array), Level: "0", Pos: pr.array.Pos})
 		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("double* const %s = %s - %s * (%s);", pr.array.Name, scratchName(pr.array), outer.Index, sliceExpr(pr.array))})
+	}
+	// Inputs: copied in (the parts every team shares first), then one
+	// barrier; outputs: the argument's pointer kept for the copy out; then
+	// the code's names point into scratch, shifted by the part's offset.
+	var ins, outs []*ioPromotion
+	for _, pr := range ios {
+		if !pr.ok {
+			continue
+		}
+		scratch = append(scratch, spec.Scratch{Name: scratchName(pr.array), Type: "double", Size: fmt.Sprint(pr.fp.elems), Level: "0", Pos: pr.array.Pos})
+		if pr.kind == "inputs" {
+			ins = append(ins, pr)
+		} else {
+			outs = append(outs, pr)
+			body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("double* const %s = %s;", globalName(pr.array), pr.array.Name)})
+		}
+	}
+	slices.SortStableFunc(ins, func(a, b *ioPromotion) int {
+		return map[bool]int{true: 0, false: 1}[a.fp.invariant()] - map[bool]int{true: 0, false: 1}[b.fp.invariant()]
+	})
+	for _, pr := range ins {
+		body = append(body, copyNodes(pr, true))
+	}
+	if len(ins) > 0 {
+		body = append(body, &spec.Node{Kind: "team_barrier"})
+	}
+	for _, pr := range append(slices.Clone(ins), outs...) {
+		constness := map[string]string{"inputs": "const ", "outputs": ""}[pr.kind]
+		at := scratchName(pr.array)
+		if off := pr.fp.offset(); off != "0" {
+			at += " - (" + off + ")"
+		}
+		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("%sdouble* const %s = %s;", constness, pr.array.Name, at)})
 	}
 	for _, p := range phases {
 		if p.barrier != nil {
@@ -322,6 +364,12 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			}
 		}
 		body = append(body, tf)
+	}
+	if len(outs) > 0 {
+		body = append(body, &spec.Node{Kind: "team_barrier"})
+	}
+	for _, pr := range outs {
+		body = append(body, copyNodes(pr, false))
 	}
 	k.Pattern = &spec.Node{Kind: "team", League: league, TeamSize: TeamTunable, Vector: VectorTunable, Scratch: scratch, Body: body}
 	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: team}, spec.Tunable{Name: VectorTunable, Value: vector})
