@@ -23,13 +23,13 @@ type span struct {
 
 // footprint is the part of an array a team touches.
 type footprint struct {
-	array *loopnest.Array
-	league string // the league loop's index
-	dims  []span  // the box of the subscripts
-	at    int     // the run: dimensions before at one index each, at [lo, hi], after it whole
-	elems int64   // the run's elements
-	width int64   // its last dimension's part: a row of the copy loop
-	whole []int64 // the extents of the dimensions after at
+	array  *loopnest.Array
+	league string  // the league loop's index
+	dims   []span  // the box of the subscripts
+	at     int     // the run: dimensions before at one index each, at [lo, hi], after it whole
+	elems  int64   // the run's elements
+	width  int64   // its last dimension's part: a row of the copy loop
+	whole  []int64 // the extents of the dimensions after at
 }
 
 // invariant reports whether the run is the same for every team (dvv): its
