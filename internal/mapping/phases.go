@@ -288,6 +288,14 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 	}
 	ios := promoteIO(k, r, outer, phases, consts, m, used, done)
 	explainIO(&b, outer, ios)
+	for _, pr := range ios {
+		if pr.ok {
+			used += 8 * pr.fp.elems
+		}
+	}
+	if used > 0 {
+		explainOccupancy(&b, m, team*vector, used)
+	}
 
 	league := tripOf(outer)
 	if lo := lowerOf(outer); lo != "0" {

@@ -431,3 +431,15 @@ func copyNodes(pr *ioPromotion, in bool) *spec.Node {
 		Body: []*spec.Node{{Kind: "code", Code: dst + " = " + src + ";"}}}
 	return &spec.Node{Kind: "team_thread_for", Index: "pm_row", Begin: "0", End: fmt.Sprint(f.elems / f.width), Body: []*spec.Node{vec}}
 }
+
+// explainOccupancy prints what the team's scratch leaves of an SM: the
+// promotions trade shared memory for teams resident at once (registers are
+// not known before the build, so this is the shared memory's bound only).
+func explainOccupancy(b io.Writer, m *machine.Model, threads, bytes int64) {
+	o, err := m.Occupancy(machine.Launch{BlockThreads: int(threads), DynamicSharedBytes: bytes})
+	if err != nil || o.BySharedMemory == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  team scratch %d bytes: %s's shared memory holds %d teams of %d threads per SM (its warps would hold %d; registers not known before the build)\n",
+		bytes, m.Name, o.BySharedMemory, threads, o.ByWarps)
+}
