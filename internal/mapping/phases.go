@@ -235,6 +235,23 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			fmt.Fprintf(&b, "    loop %s -> %s: %s\n", l.ID, where, p.why[l])
 		}
 	}
+	// Promotions first: the team scratch they take is part of Kokkos'
+	// choice of the team size.
+	prs := promotions(k, r, outer, phases, consts, m)
+	done, used := map[*loopnest.Array]bool{}, int64(0)
+	for _, pr := range prs {
+		done[pr.array] = true
+		if pr.ok {
+			used += 8 * pr.elems
+		}
+	}
+	ios := promoteIO(k, r, outer, phases, consts, m, used, done)
+	for _, pr := range ios {
+		if pr.ok {
+			used += 8 * pr.fp.elems
+		}
+	}
+
 	// Sizes: the warp for the vector level, no more than the phases'
 	// constant vector trip counts; Kokkos' team for that vector length, no
 	// more than the largest team range.
@@ -267,7 +284,10 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 	team := int64(1)
 	if teamMax > 0 {
 		why := fmt.Sprintf("Kokkos' recommended team for vector length %d on %s (registers not known before the build)", vector, m.Name)
-		if shape, err := m.KokkosTeamRecommended(machine.KokkosTeam{VectorLength: int(vector)}); err == nil {
+		if used > 0 {
+			why = fmt.Sprintf("Kokkos' recommended team for vector length %d and %d bytes of team scratch on %s (registers not known before the build)", vector, used, m.Name)
+		}
+		if shape, err := m.KokkosTeamRecommended(machine.KokkosTeam{VectorLength: int(vector), TeamScratchBytes: used}); err == nil {
 			team = int64(shape.TeamSize)
 		}
 		if teamMax < team {
@@ -277,26 +297,11 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		fmt.Fprintf(&b, "  team size %d: %s\n", team, why)
 	}
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
-	prs := promotions(k, r, outer, phases, consts, m)
 	explainPromotions(&b, outer, prs)
-	done, used := map[*loopnest.Array]bool{}, int64(0)
-	for _, pr := range prs {
-		done[pr.array] = true
-		if pr.ok {
-			used += 8 * pr.elems
-		}
-	}
-	ios := promoteIO(k, r, outer, phases, consts, m, used, done)
 	explainIO(&b, outer, ios)
-	for _, pr := range ios {
-		if pr.ok {
-			used += 8 * pr.fp.elems
-		}
-	}
 	if used > 0 {
 		explainOccupancy(&b, m, team*vector, used)
 	}
-
 	league := tripOf(outer)
 	if lo := lowerOf(outer); lo != "0" {
 		league = fmt.Sprintf("%s > 0 ? %s : 0", league, league)
