@@ -7,6 +7,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -53,7 +54,7 @@ func gapInputs(root, dir string) report.GapInputs {
 // through its tuning space (tune.CellSpace.Leagues), and the mean row
 // length of its CSR argument (spec.Kernel.Env: nnz / nrows).
 func leagues(root string) (func(cell string, size int64, cfg tune.Config) (int64, bool), func(cell string, size int64) (float64, bool)) {
-	kernels, kerr := spec.LoadDir(layout.Path(root, layout.Kernels))
+	kernels, kerr := mapping.LoadKernels(root)
 	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
 	spaces, serr := tune.Load(layout.Path(root, tune.File))
 	if errors.Join(kerr, cerr, serr) != nil {

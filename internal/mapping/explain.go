@@ -16,11 +16,8 @@ import (
 // the sizes the machine model gave, and the pattern tree the backends lower.
 // It reads only the kernel descriptions and the machine models.
 func ExplainKernels(root string, only []string, w io.Writer) error {
-	kernels, err := spec.LoadDir(filepath.Join(root, "templates", "kernels"))
+	kernels, err := LoadKernels(root)
 	if err != nil {
-		return err
-	}
-	if err := LowerLoops(root, kernels); err != nil {
 		return err
 	}
 	var names []string

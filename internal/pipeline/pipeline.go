@@ -62,11 +62,8 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		}
 	}
 	var err error
-	p.Kernels, err = spec.LoadDir(p.path(layout.Kernels))
+	p.Kernels, err = mapping.LoadKernels(p.Cfg.Root)
 	add(err)
-	if err == nil {
-		add(mapping.LowerLoops(p.Cfg.Root, p.Kernels))
-	}
 	p.ByName = spec.ByName(p.Kernels)
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
@@ -229,7 +230,7 @@ func tuneSizes(cfg config.Config, e build.Entry) []int64 {
 
 // loadBuilt reads what the tuning's spaces are made of.
 func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
-	kernels, kerr := spec.LoadDir(layout.Path(cfg.Root, layout.Kernels))
+	kernels, kerr := mapping.LoadKernels(cfg.Root)
 	caps, cerr := toolchain.LoadTable(layout.Path(cfg.Root, layout.Capabilities))
 	if err := errors.Join(kerr, cerr); err != nil {
 		return tune.Built{}, err
