@@ -34,15 +34,41 @@ type phase struct {
 }
 
 // phased reports whether outer is a parallel loop (no reduction) whose body
-// is two or more loop nests and nothing else.
+// is loop nests and nothing else: two or more, or one whose band holds more
+// loops a phase can run in parallel than the team and vector levels take one
+// each (HOMMEXX's gradient_sphere: i, j and k per element). The band mapping
+// would run the extra loop sequentially in each lane; a phase flattens the
+// loops other than the vector one onto the team threads.
 func phased(r *depend.Result, outer *loopnest.Loop) bool {
 	v := r.Verdict(outer)
-	if !v.Parallel || v.Reduction || len(outer.Body) < 2 {
+	if !v.Parallel || v.Reduction || len(outer.Body) == 0 {
 		return false
 	}
 	for _, n := range outer.Body {
 		if n.Loop == nil {
 			return false
+		}
+	}
+	if len(outer.Body) > 1 {
+		return true
+	}
+	n := 0
+	for _, l := range band(outer.Body[0].Loop) {
+		if v := r.Verdict(l); v.Parallel && !v.Reduction && rectangular(r, outer, l) {
+			n++
+		}
+	}
+	return n > 2
+}
+
+// rectangular reports whether l's bounds use only the parameters and the
+// outer loop's index: a loop a phase may put on the team or the vector.
+func rectangular(r *depend.Result, outer, l *loopnest.Loop) bool {
+	for _, b := range append(slices.Clone(l.Lower), l.Upper...) {
+		for name := range b.Terms {
+			if name != outer.Index && !slices.Contains(r.Program.Params, name) {
+				return false
+			}
 		}
 	}
 	return true
@@ -61,16 +87,6 @@ func mapPhases(r *depend.Result, outer *loopnest.Loop, warp int64, consts map[st
 	var out []*phase
 	for _, n := range outer.Body {
 		p := &phase{outer: n.Loop, band: band(n.Loop), why: map[*loopnest.Loop]string{}}
-		rect := func(l *loopnest.Loop) bool {
-			for _, b := range append(slices.Clone(l.Lower), l.Upper...) {
-				for name := range b.Terms {
-					if name != outer.Index && !slices.Contains(r.Program.Params, name) {
-						return false
-					}
-				}
-			}
-			return true
-		}
 		var cands []*loopnest.Loop
 		for _, l := range p.band {
 			v := r.Verdict(l)
@@ -79,7 +95,7 @@ func mapPhases(r *depend.Result, outer *loopnest.Loop, warp int64, consts map[st
 				p.why[l] = sequentialWhy(v, true)
 			case v.Reduction:
 				p.why[l] = "parallel with reduction: sequential in each lane (the team-level reduction is a pattern, the mapper does not use it yet)"
-			case !rect(l):
+			case !rectangular(r, outer, l):
 				p.why[l] = "parallel, but its bounds use a loop inside the outer one: sequential"
 			default:
 				cands = append(cands, l)
@@ -203,11 +219,15 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 	nests := len(outer.Body)
 	r, outer, fusions := fusePhases(r, outer, m.GPU.WarpSize, consts)
 	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
-	fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests", outer.ID, outer.Pos, nests)
-	if len(phases) < nests {
-		fmt.Fprintf(&b, ", %d after fusion", len(phases))
+	if nests == 1 {
+		fmt.Fprintf(&b, "nest %s (%s): phased (its body is one loop nest with more parallel loops than the team and vector levels take one each)\n", outer.ID, outer.Pos)
+	} else {
+		fmt.Fprintf(&b, "nest %s (%s): phased (its body is %d loop nests", outer.ID, outer.Pos, nests)
+		if len(phases) < nests {
+			fmt.Fprintf(&b, ", %d after fusion", len(phases))
+		}
+		fmt.Fprintln(&b, ")")
 	}
-	fmt.Fprintln(&b, ")")
 	if len(consts) > 0 {
 		var cs []string
 		for _, name := range r.Program.Params {

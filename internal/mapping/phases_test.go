@@ -149,15 +149,17 @@ func sizesOf(p *loopnest.Program, f func(params map[string]int64)) {
 	}
 }
 
-// TestPhasesNoRace: the phased mapping of sweep, of the laplace_simple
-// kernel's loops and of random phased programs never runs two instances
+// TestPhasesNoRace: the phased mapping of sweep, of the HOMMEXX operators'
+// loops and of random phased programs never runs two instances
 // that touch one element concurrently; and the check itself catches the
 // race when the barriers are taken away.
 func TestPhasesNoRace(t *testing.T) {
 	sources := map[string]string{"sweep": sweep}
-	data, err := os.ReadFile(filepath.Join("..", "..", "templates", "kernels", "hommexx_laplace_simple_mapped.yaml"))
-	require.NoError(t, err)
-	sources["laplace_simple_mapped"] = string(data)
+	for _, op := range []string{"laplace_simple", "gradient_sphere", "divergence_sphere", "vorticity_sphere"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "templates", "kernels", "hommexx_"+op+"_mapped.yaml"))
+		require.NoError(t, err)
+		sources[op+"_mapped"] = string(data)
+	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range 400 {
 		src := randomPhased(rng)
@@ -278,4 +280,72 @@ func TestPhasedLaplaceSimple(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(text, "thread_vector_for: k in [0, nlev)"))
 	// after the copies in, between the phases, before the copy out
 	assert.Equal(t, 3, strings.Count(text, "    team_barrier\n"))
+}
+
+// One nest inside the element loop is phased only when its band has more
+// loops a phase may run in parallel than the team and vector levels take
+// one each: i, j and k (HOMMEXX's gradient_sphere) go to the team (i, j
+// flattened) and the vector; j and k alone (a 3-D stencil's shape) keep the
+// band mapping, one loop a level; nor does a nest whose third loop carries a
+// recurrence or whose bounds use an inner index.
+func TestPhasedOneNest(t *testing.T) {
+	// nest writes the element loop e around loops (index, bounds) and one statement.
+	nest := func(stmt string, loops ...[2]string) string {
+		var b strings.Builder
+		b.WriteString("loops:\n  params: [ne, n]\n  assume: [ne >= 1, n >= 2]\n  arrays: {A: [ne, n, n, n]}\n  body:\n")
+		pad := "    "
+		for _, l := range append([][2]string{{"e", "to: ne"}}, loops...) {
+			fmt.Fprintf(&b, "%s- for:\n%s    index: %s\n%s    %s\n%s    body:\n", pad, pad, l[0], pad, strings.ReplaceAll(l[1], "\n", "\n"+pad+"    "), pad)
+			pad += "      "
+		}
+		fmt.Fprintf(&b, "%s- stmt: {%s}\n", pad, stmt)
+		return b.String()
+	}
+	own := `reads: "A[e][i][j][k]", writes: "A[e][i][j][k]"`
+	i, j, k := [2]string{"i", "to: n"}, [2]string{"j", "to: n"}, [2]string{"k", "to: n"}
+	for _, c := range []struct {
+		name, src string
+		phased    bool
+	}{
+		{"i, j, k parallel", nest(own, i, j, k), true},
+		{"j and k parallel (a stencil's shape)", nest(`reads: "A[e][0][j][k]", writes: "A[e][1][j][k]"`, j, k), false},
+		{"i and j carry a transpose's dependences", nest(`reads: "A[e][j][i][k]", writes: "A[e][i][j][k]"`, i, j, k), false},
+		{"k carries a recurrence", nest(`reads: "A[e][i][j][k-1]", writes: "A[e][i][j][k]"`, i, j, [2]string{"k", "from: 1\nto: n"}), false},
+		{"k's bounds use j", nest(own, i, j, [2]string{"k", "to: j + 1"}), false},
+	} {
+		p := loopnestOf(t, c.name, c.src)
+		r := depend.Analyze(p)
+		assert.Equal(t, c.phased, phased(r, p.Body[0].Loop), c.name)
+	}
+}
+
+// The other HOMMEXX operators written as loops map as their hand-written
+// forms: gradient_sphere one phase over the points and levels (no barrier,
+// no temporary); divergence_sphere and vorticity_sphere two, the temporary
+// in team scratch and a barrier before the phase that reads other points'
+// values of it.
+func TestPhasedSphereOperators(t *testing.T) {
+	for _, c := range []struct {
+		op       string
+		phases   int
+		barriers int
+		promoted bool
+	}{
+		{"gradient_sphere", 1, 0, false},
+		{"divergence_sphere", 2, 1, true},
+		{"vorticity_sphere", 2, 1, true},
+	} {
+		var out strings.Builder
+		require.NoError(t, ExplainKernels("../..", []string{"hommexx_" + c.op + "_mapped"}, &out))
+		text := out.String()
+		assert.Contains(t, text, "loop ie -> league: parallel; the outer loop, a team per iteration", c.op)
+		assert.Contains(t, text, "team: league num_elem, team_size map_team_size, vector map_vector_size", c.op)
+		assert.Equal(t, c.phases, strings.Count(text, "-> vector: parallel; stride-1 score"), c.op)
+		assert.Equal(t, c.phases, strings.Count(text, "thread_vector_for: k in [0, nlev)"), c.op)
+		assert.Equal(t, c.phases, strings.Count(text, "(i, j flattened, as HOMMEXX's TeamThreadRange over the points)")/2+
+			strings.Count(text, "(n, m flattened, as HOMMEXX's TeamThreadRange over the points)")/2, c.op)
+		assert.Equal(t, c.barriers, strings.Count(text, "    team_barrier\n"), c.op)
+		assert.Equal(t, c.promoted, strings.Contains(text, "promote work to level-0 team scratch pm_team_work: written in phase 1, read in phase 2"), c.op)
+		assert.NotContains(t, text, "-> sequential: parallel;", c.op)
+	}
 }

@@ -60,9 +60,9 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Equal(t, map[Outcome]int{Reproduced: 23, NotReproduced: 2, Inconclusive: 2, NotMeasurable: 20}, ClaimCounts(sum.Claims))
 
 	assert.Equal(t, `report: read DIR: 409 kernel records, 6 copy records, 146 build rows
-report: read ../../templates/report: 26 figures, 47 claims
+report: read ../../templates/report: 32 figures, 47 claims
 report: 2 kernel records unverified or failed: left out of figures and claims
-report: figures: 15 drawn, 11 skipped for lack of data
+report: figures: 15 drawn, 17 skipped for lack of data
 report: claims: 23 of 47 claims reproduced, 2 not reproduced, 2 inconclusive, 20 not measurable
 report: cells: 146 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 135 verified
 report: wrote 33 files into DIR
