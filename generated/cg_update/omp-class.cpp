@@ -32,12 +32,25 @@ double cg_update_kernel(const int64_t n, const double alpha, const double* p, co
     int64_t n;  // the trip count, read from the object inside the target region
     double run(const double alpha, const double* p, const double* Ap, double* x, double* r) const {
       double sum = 0;
+      // num_teams and thread_limit when the configuration gives them (range_num_teams, range_thread_limit), else none
+      const pm::RangeClauses pm_clauses = pm::range_clauses();
+      const int pm_num_teams = pm_clauses.num_teams, pm_thread_limit = pm_clauses.thread_limit;
+      if (pm_clauses.given()) {
+  #pragma omp target teams distribute parallel for simd num_teams(pm_num_teams) thread_limit(pm_thread_limit) reduction(+ : sum) is_device_ptr(p, Ap, x, r)
+        for (int64_t i = 0; i < n; ++i) {
+          x[i] = alpha * p[i] + x[i];
+          const double ri = r[i] - alpha * Ap[i];
+          r[i] = ri;
+          sum += ri * ri;
+        }
+      } else {
   #pragma omp target teams distribute parallel for simd reduction(+ : sum) is_device_ptr(p, Ap, x, r)
-      for (int64_t i = 0; i < n; ++i) {
-        x[i] = alpha * p[i] + x[i];
-        const double ri = r[i] - alpha * Ap[i];
-        r[i] = ri;
-        sum += ri * ri;
+        for (int64_t i = 0; i < n; ++i) {
+          x[i] = alpha * p[i] + x[i];
+          const double ri = r[i] - alpha * Ap[i];
+          r[i] = ri;
+          sum += ri * ri;
+        }
       }
       return sum;
     }

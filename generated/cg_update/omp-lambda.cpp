@@ -35,9 +35,19 @@ double cg_update_kernel(const int64_t n, const double alpha, const double* p, co
     sum += ri * ri;
   };
   double sum = 0;
-  #pragma omp target teams distribute parallel for simd reduction(+ : sum) firstprivate(body)
-  for (int64_t i = 0; i < n; ++i) {
-    body(i, sum);
+  // num_teams and thread_limit when the configuration gives them (range_num_teams, range_thread_limit), else none
+  const pm::RangeClauses pm_clauses = pm::range_clauses();
+  const int pm_num_teams = pm_clauses.num_teams, pm_thread_limit = pm_clauses.thread_limit;
+  if (pm_clauses.given()) {
+    #pragma omp target teams distribute parallel for simd num_teams(pm_num_teams) thread_limit(pm_thread_limit) reduction(+ : sum) firstprivate(body)
+    for (int64_t i = 0; i < n; ++i) {
+      body(i, sum);
+    }
+  } else {
+    #pragma omp target teams distribute parallel for simd reduction(+ : sum) firstprivate(body)
+    for (int64_t i = 0; i < n; ++i) {
+      body(i, sum);
+    }
   }
   return sum;
 }

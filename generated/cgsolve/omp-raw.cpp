@@ -74,9 +74,18 @@ void axpby(const int64_t n, const double a, const double* x, const double b, dou
 
 double dot_kernel(const int64_t n, const double* x, const double* y) {
   double sum = 0;
-  #pragma omp target teams distribute parallel for simd reduction(+ : sum) is_device_ptr(x, y)
-  for (int64_t i = 0; i < n; ++i) {
-    sum += x[i] * y[i];
+  const pm::RangeClauses pm_clauses = pm::range_clauses();
+  const int pm_num_teams = pm_clauses.num_teams, pm_thread_limit = pm_clauses.thread_limit;
+  if (pm_clauses.given()) {
+    #pragma omp target teams distribute parallel for simd num_teams(pm_num_teams) thread_limit(pm_thread_limit) reduction(+ : sum) is_device_ptr(x, y)
+    for (int64_t i = 0; i < n; ++i) {
+      sum += x[i] * y[i];
+    }
+  } else {
+    #pragma omp target teams distribute parallel for simd reduction(+ : sum) is_device_ptr(x, y)
+    for (int64_t i = 0; i < n; ++i) {
+      sum += x[i] * y[i];
+    }
   }
   return sum;
 }

@@ -46,7 +46,9 @@ double launch_reduce_kernel(const int64_t n, const double* x, const double* y) {
   double pm_total = 0;  // the teams' sums meet here, on the device
   const int64_t pm_count = n;
   if (pm_count > 0) {
-    const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm::ompx_grid::resident_teams(256, 8 * sizeof(double))));
+    // one wave of teams, or range_teams when the configuration gives it (docs/analysis/dot.md)
+    const int64_t pm_range_teams = pm::tune("range_teams", 0);
+    const int pm_teams = static_cast<int>(std::min<int64_t>((pm_count + 255) / 256, pm_range_teams > 0 ? pm_range_teams : pm::ompx_grid::resident_teams(256, 8 * sizeof(double))));
     #pragma omp target teams ompx_bare num_teams(pm_teams) thread_limit(256) ompx_dyn_cgroup_mem(256 / pm::kWarpSize * sizeof(double)) is_device_ptr(x, y) map(tofrom: pm_total)
     {
       double* const pm_warp_sums = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());

@@ -48,12 +48,23 @@ void parallel_for(const char*, const RangePolicy& p, const F& f) {
   for (int64_t i = b; i < e; ++i) f(i);
 }
 
+// The run-time tunables range_num_teams and range_thread_limit give the
+// reduction's num_teams and thread_limit clauses; 0 (the default) launches
+// without them, as Kokkos does (docs/analysis/dot.md).
 template <class F>
 void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& result) {
   const int64_t b = p.begin, e = p.end;
+  const pm::RangeClauses c = pm::range_clauses();
+  const int num_teams = c.num_teams, thread_limit = c.thread_limit;
   double sum = 0;
+  if (c.given()) {
+#pragma omp target teams distribute parallel for simd num_teams(num_teams) thread_limit(thread_limit) \
+    reduction(+ : sum) firstprivate(f)
+    for (int64_t i = b; i < e; ++i) f(i, sum);
+  } else {
 #pragma omp target teams distribute parallel for simd reduction(+ : sum) firstprivate(f)
-  for (int64_t i = b; i < e; ++i) f(i, sum);
+    for (int64_t i = b; i < e; ++i) f(i, sum);
+  }
   result = sum;
 }
 

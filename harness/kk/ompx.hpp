@@ -2,7 +2,9 @@
 // docs/ompx.md maps every piece to the paper's figures; in short:
 //
 //   RangePolicy   one kernel-mode launch (ompx_bare), one element per thread;
-//                 reductions: per-thread partial, block sum in dynamic shared
+//                 reductions: one wave of teams (range_teams when not 0)
+//                 striding over the range (range_unroll strides a step),
+//                 per-thread partial, block sum in dynamic shared
 //                 memory (ompx_dyn_cgroup_mem), the last team to finish adds the
 //                 teams' partials (no atomics on doubles: the result is the same
 //                 bits every run), one copy of the scalar back.
@@ -97,6 +99,7 @@ constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a; masks are p
 constexpr int kRangeBlock = 256;  // threads per team of a RangePolicy launch: the default of range_block
 
 constexpr int kRangeBlockMin = 128;  // the smallest range_block: sizes the reduction scratch
+constexpr int kRangeTeamsMax = 8448;  // the most teams range_teams asks a reduction for: sizes the scratch too
 
 inline int clamp_teams(const int64_t teams) { return teams < INT_MAX ? static_cast<int>(teams) : INT_MAX; }
 
@@ -147,6 +150,7 @@ inline ReduceScratch& reduce_scratch() {
     ReduceScratch r;
     r.device = omp_get_default_device();
     r.capacity = clamp_teams(pm::ompx_grid::resident_teams(kRangeBlockMin, (kRangeBlockMin + 1) * int64_t{sizeof(double)}));
+    if (r.capacity < kRangeTeamsMax) r.capacity = kRangeTeamsMax;
     const size_t bytes = (static_cast<size_t>(r.capacity) + 2) * sizeof(double);
     r.partials = static_cast<double*>(omp_target_alloc(bytes, r.device));
     if (!r.partials) {
@@ -301,11 +305,22 @@ void range_for(const F& f, const int64_t b, const int64_t n) {
   }
 }
 
-template <int Block, class F>
+// Unroll (the run-time tunable range_unroll) grid-strided elements a step,
+// each into its own partial so that their loads are independent: more loads
+// in flight per thread (docs/analysis/dot.md). 1 is the as-published loop.
+template <int Block, int Unroll, class F>
 void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) {
   const ReduceScratch& s = reduce_scratch();
-  // One wave of Block-thread teams at most (the scratch holds the smallest blocks' wave).
-  const int wave = clamp_teams(pm::ompx_grid::resident_teams(Block, (Block + 1) * int64_t{sizeof(double)}));
+  // One wave of Block-thread teams at most (the scratch holds the smallest
+  // blocks' wave), or the run-time tunable range_teams when it is not 0: its
+  // teams stride over the range the same way (docs/analysis/dot.md).
+  const int64_t asked = pm::tune("range_teams", 0);
+  if (asked < 0 || asked > s.capacity) {
+    std::fprintf(stderr, "pmkk ompx: range_teams must be 0 to %d, not %lld\n", s.capacity, static_cast<long long>(asked));
+    std::exit(2);
+  }
+  const int wave = asked > 0 ? static_cast<int>(asked)
+                             : clamp_teams(pm::ompx_grid::resident_teams(Block, (Block + 1) * int64_t{sizeof(double)}));
   const int64_t wanted = (n + Block - 1) / Block;
   const int teams = wanted < wave ? static_cast<int>(wanted) : wave;
   const int capacity = s.capacity;
@@ -322,7 +337,21 @@ void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) 
     const int64_t stride = int64_t{nteams} * Block;
     // Each thread's partial over a grid-strided share of the range.
     double sum = 0;
-    for (int64_t i = int64_t{team} * Block + tid; i < n; i += stride) f(b + i, sum);
+    if constexpr (Unroll == 1) {
+      for (int64_t i = int64_t{team} * Block + tid; i < n; i += stride) f(b + i, sum);
+    } else {
+      // Steps of Unroll strides while the step's last element is in the
+      // range, then the rest one stride at a time: every element once.
+      double part[Unroll] = {};
+      int64_t i = int64_t{team} * Block + tid;
+      for (; i + (Unroll - 1) * stride < n; i += Unroll * stride) {
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) f(b + i + u * stride, part[u]);
+      }
+      for (; i < n; i += stride) f(b + i, part[0]);
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) sum += part[u];
+    }
     sum = block_sum<Block>(sum, buf, tid);
     // Publish the team's partial; the team that finishes last adds them all.
     if (tid == 0) {
@@ -366,6 +395,20 @@ void range_block(const Run& run) {
   }
 }
 
+// range_unroll calls run(std::integral_constant<int, Unroll>) with the
+// run-time tunable range_unroll (default 1, the as-published loop).
+template <class Run>
+void range_unroll(const Run& run) {
+  switch (pm::tune("range_unroll", 1)) {
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    case 2: run(std::integral_constant<int, 2>{}); break;
+    case 4: run(std::integral_constant<int, 4>{}); break;
+    default:
+      std::fprintf(stderr, "pmkk ompx: range_unroll must be 1, 2 or 4\n");
+      std::exit(2);
+  }
+}
+
 }  // namespace ompx_impl
 
 template <class F>
@@ -382,7 +425,11 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
     result = 0;
     return;
   }
-  ompx_impl::range_block([&](auto block) { ompx_impl::range_reduce<decltype(block)::value>(f, b, n, result); });
+  ompx_impl::range_block([&](auto block) {
+    ompx_impl::range_unroll([&](auto unroll) {
+      ompx_impl::range_reduce<decltype(block)::value, decltype(unroll)::value>(f, b, n, result);
+    });
+  });
 }
 
 template <class F>

@@ -128,7 +128,8 @@ inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::stri
     for (const auto& have : out)
       if (have.first == name) die((f + " names a tunable twice: ").c_str(), name.c_str());
     const int64_t v = parse_int(kv.substr(eq + 1).c_str(), flag);
-    if (v < 1) die((f + ": tunables are positive: ").c_str(), kv.c_str());
+    // 0 passes here: it is a value only of a tunable generated as 0 (pm::tune checks).
+    if (v < 0) die((f + ": tunables are positive: ").c_str(), kv.c_str());
     out.emplace_back(name, v);
     start = comma + 1;
   }

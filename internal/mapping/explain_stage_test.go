@@ -21,8 +21,7 @@ func TestExplainStage(t *testing.T) {
 		"loop j (", "parallel with reduction: + into y[i]",
 		"loop i -> league+team+vector: parallel; stride-1 score 3",
 		"loop j -> sequential: parallel with reduction, but league and team reductions are not patterns yet: sequential",
-		"vector length 32: h100-sxm5-80gb's warp of 32 lanes",
-		"team size 4: Kokkos' recommended team",
+		"vector length 32, team size 4: on h100-sxm5-80gb, Kokkos' recommended team",
 		"pattern tree:\n  team: league",
 		"| for (int64_t j = 0; j < m; ++j) {",
 	} {

@@ -276,30 +276,39 @@ func (l *lowering) reduction(v *loopnest.Loop) (*reduction, string) {
 // for that vector length (no larger than a constant trip count).
 func (l *lowering) sizes() {
 	l.team, l.vector = 1, 1
-	g := l.model
-	if v := l.at[Vector]; v != nil {
-		want := int(g.GPU.WarpSize)
+	v, t := l.at[Vector], l.at[Team]
+	if v == nil && t == nil {
+		return
+	}
+	trips := []int64{1}
+	if v != nil {
+		trips = nil
 		if c, ok := tripConst(v); ok && len(l.levels[v]) == 1 {
-			want = int(min(c, int64(want)))
+			trips = append(trips, c)
 		}
-		l.vector = int64(g.KokkosVectorLength(want))
-		l.note("vector length %d: %s's warp of %d lanes%s (Kokkos rounds to a power of 2)", l.vector, g.Name, g.GPU.WarpSize,
-			map[bool]string{true: ", no more than loop " + v.ID + "'s trip count", false: ""}[int(l.vector) < want || want < int(g.GPU.WarpSize)])
 	}
-	if t := l.at[Team]; t != nil {
-		shape, err := g.KokkosTeamRecommended(machine.KokkosTeam{VectorLength: int(l.vector), Reduce: l.reduce != nil})
+	teamMax := int64(0)
+	if t != nil {
+		teamMax = 1 << 20
+		if c, ok := tripConst(t); ok && len(l.levels[t]) == 1 {
+			teamMax = max(c, 1)
+		}
+	}
+	var why string
+	l.team, l.vector, why = teamShape(l.model, trips, teamMax, 0)
+	if t == nil {
 		l.team = 1
-		if err == nil {
-			l.team = int64(shape.TeamSize)
-		}
-		why := fmt.Sprintf("Kokkos' recommended team for vector length %d on %s (registers not known before the build)", l.vector, g.Name)
-		if c, ok := tripConst(t); ok && c < l.team && len(l.levels[t]) == 1 {
-			l.team = max(c, 1)
-			why += fmt.Sprintf(", cut to loop %s's trip count %d", t.ID, c)
-		}
-		l.note("team size %d: %s", l.team, why)
 	}
+	l.note("vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most busy lanes resident: %s",
+		l.vector, l.team, l.model.Name, map[bool]string{true: fmt.Sprintf(", at most loop %s's trip count (%d)", idOf(t), teamMax), false: ""}[teamMax > 0 && teamMax < 1<<20], why)
 	l.note("on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the index arithmetic")
+}
+
+func idOf(x *loopnest.Loop) string {
+	if x == nil {
+		return ""
+	}
+	return x.ID
 }
 
 func tripConst(x *loopnest.Loop) (int64, bool) {

@@ -272,17 +272,16 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		}
 	}
 
-	// Sizes: the warp for the vector level, no more than the phases'
-	// constant vector trip counts; Kokkos' team for that vector length, no
-	// more than the largest team range.
-	want, teamMax := int64(0), int64(0)
+	// Sizes: from the machine model, for the phases' constant vector trip
+	// counts, the largest team range and the promoted arrays' scratch.
+	var trips []int64
+	vectors, teamMax := false, int64(0)
 	for _, p := range phases {
 		if p.vector != nil {
-			c, ok := tripKnown(p.vector, consts)
-			if !ok {
-				c = m.GPU.WarpSize
+			vectors = true
+			if c, ok := tripKnown(p.vector, consts); ok {
+				trips = append(trips, c)
 			}
-			want = max(want, min(c, m.GPU.WarpSize))
 		}
 		prod, ok := int64(1), true
 		for _, t := range p.team {
@@ -296,25 +295,15 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			teamMax = max(teamMax, prod)
 		}
 	}
-	vector := int64(1)
-	if want > 0 {
-		vector = int64(m.KokkosVectorLength(int(want)))
-		fmt.Fprintf(&b, "  vector length %d: %s's warp of %d lanes, no more than the phases' vector trip counts (Kokkos rounds to a power of 2)\n", vector, m.Name, m.GPU.WarpSize)
-	}
-	team := int64(1)
-	if teamMax > 0 {
-		why := fmt.Sprintf("Kokkos' recommended team for vector length %d on %s (registers not known before the build)", vector, m.Name)
-		if used > 0 {
-			why = fmt.Sprintf("Kokkos' recommended team for vector length %d and %d bytes of team scratch on %s (registers not known before the build)", vector, used, m.Name)
+	team, vector := int64(1), int64(1)
+	if vectors || teamMax > 0 {
+		if !vectors {
+			trips = []int64{1}
 		}
-		if shape, err := m.KokkosTeamRecommended(machine.KokkosTeam{VectorLength: int(vector), TeamScratchBytes: used}); err == nil {
-			team = int64(shape.TeamSize)
-		}
-		if teamMax < team {
-			team = teamMax
-			why += fmt.Sprintf(", cut to the largest team range, %d", teamMax)
-		}
-		fmt.Fprintf(&b, "  team size %d: %s\n", team, why)
+		var why string
+		team, vector, why = teamShape(m, trips, teamMax, used)
+		fmt.Fprintf(&b, "  vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most busy lanes resident: %s\n",
+			vector, team, m.Name, map[bool]string{true: fmt.Sprintf(", at most the largest team range (%d)", teamMax), false: ""}[teamMax < 1<<20], why)
 	}
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
 	explainPromotions(&b, outer, prs)

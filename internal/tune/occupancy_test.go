@@ -56,6 +56,64 @@ func TestLaunchTunables(t *testing.T) {
 	assert.Contains(t, cgc.Space.Names, "range_block", "CG-Solve's AXPBY and DOT launch ranges")
 }
 
+// TestRangeReduceTunables: DOT's range reduction searches the launch of
+// every OpenMP form (docs/analysis/dot.md), the as-published launch (0: the
+// layer's wave, no clause) first, within the tuning budget of 16; AXPBY's
+// range_for keeps only range_block.
+func TestRangeReduceTunables(t *testing.T) {
+	o := Options{Strategy: Auto, Machine: MachineOf(1024, 32, 48<<10), MaxEvals: 16}
+	for _, c := range []struct {
+		variant string
+		names   []string
+		configs int
+	}{
+		{"kk-cuda-3lvl", []string{"range_block"}, 4},
+		{"kk-ompx-shfl", []string{"range_block", "range_teams", "range_unroll"}, 16},
+		{"direct-ompx", []string{"range_teams"}, 6},
+		{"kk-omp-a", []string{"range_num_teams", "range_thread_limit"}, 13},
+		{"omp-raw", []string{"range_num_teams", "range_thread_limit"}, 13},
+		{"omp-lambda", []string{"range_num_teams", "range_thread_limit"}, 13},
+		{"omp-class", []string{"range_num_teams", "range_thread_limit"}, 13},
+	} {
+		tg := shippedTarget(t, "dot", c.variant, 100000000)
+		assert.Equal(t, c.names, tg.Space.Names, c.variant)
+		for _, name := range c.names {
+			if name != "range_block" {
+				assert.Equal(t, map[bool]int64{true: 1}[name == "range_unroll"], tg.Space.Default[name], "%s: %s as published", c.variant, name)
+			}
+		}
+		cr, plan, err := o.Plan(tg)
+		require.NoError(t, err, c.variant)
+		assert.Len(t, plan, c.configs, c.variant)
+		require.NotEmpty(t, plan)
+		assert.Equal(t, tg.Space.Default, plan[0], "%s: the default first", c.variant)
+		for _, cfg := range plan {
+			if n, ok := cfg["range_num_teams"]; ok {
+				assert.Equal(t, n == 0, cfg["range_thread_limit"] == 0, "%s: both clauses or neither: %s", c.variant, cfg)
+			}
+		}
+		if c.names[0] == "range_num_teams" {
+			assert.Equal(t, 7, sumOf(cr.Infeasible), "%s: one clause alone is ruled out", c.variant)
+		}
+	}
+	for _, v := range []string{"kk-ompx", "omp-raw", "kk-omp-b"} {
+		axpby := shippedTarget(t, "axpby", v, 100000000)
+		for _, name := range []string{"range_teams", "range_num_teams", "range_thread_limit"} {
+			assert.NotContains(t, axpby.Space.Names, name, "%s: AXPBY's range_for reads no %s", v, name)
+		}
+	}
+	cg := shippedTarget(t, "cgsolve", "omp-raw", 150)
+	assert.Contains(t, cg.Space.Names, "range_num_teams", "CG-Solve's dot products are range reductions")
+}
+
+func sumOf(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
 // TestLaunchDefaultsAreTheHarnessConstants: the strategies' defaults of the
 // launch tunables are the values the harness's layers fall back to, so the
 // tuner's "default" configuration is the launch the programs make.
@@ -78,6 +136,21 @@ func TestLaunchDefaultsAreTheHarnessConstants(t *testing.T) {
 		require.NotNil(t, m, layer)
 		assert.Equal(t, string(m[1]), strconv.FormatInt(shippedTarget(t, "dot", variant, 1000).Space.Default["range_block"], 10), layer)
 	}
+	// The range reductions' tunables fall back to 0, the as-published launch.
+	for file, names := range map[string][]string{
+		"kk/ompx.hpp": {"range_teams"}, "pm/tune.hpp": {"range_num_teams", "range_thread_limit"},
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "harness", file))
+		require.NoError(t, err)
+		for _, name := range names {
+			assert.Regexp(t, `tune\("`+name+`", 0\)`, string(data), file)
+			assert.Equal(t, int64(0), shippedTarget(t, "dot", map[string]string{"range_teams": "kk-ompx", "range_num_teams": "omp-raw", "range_thread_limit": "kk-omp-b"}[name], 1000).Space.Default[name], name)
+		}
+	}
+	ompx, err := os.ReadFile(filepath.Join("..", "..", "harness", "kk", "ompx.hpp"))
+	require.NoError(t, err)
+	assert.Contains(t, string(ompx), `pm::tune("range_unroll", 1)`)
+	assert.Equal(t, int64(1), shippedTarget(t, "dot", "kk-ompx-warp", 1000).Space.Default["range_unroll"])
 	grid := constant("pm/ompx_grid.hpp", "kMaxGridX")
 	for _, v := range []string{"kk-ompx", "kk-ompx-opt", "direct-ompx", "direct-ompx-warp"} {
 		assert.Equal(t, grid, shippedTarget(t, "spmv", v, 150).Space.Default["max_teams"], v)

@@ -1,0 +1,93 @@
+package mapping
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/portmatrix/portmatrix/internal/machine"
+)
+
+// minVector is the narrowest vector the mapper picks for a loop at least
+// that long: 8 doubles, 64 bytes, whole 32-byte sectors of a stride-1 access.
+const minVector = 8
+
+// vectorFor is the vector length for loops of the given constant trip
+// counts on a warp of warp lanes: of the powers of two from minVector to
+// the warp (Kokkos rounds a vector length to one), the one that leaves the
+// fewest lanes idle over all of them, the wider on a tie. HOMMEXX's 72
+// levels take 8 lanes (9 full trips) rather than 32 (3 trips, a quarter of
+// the lanes idle). Loops of unknown trip count take the warp; loops all
+// shorter than minVector the widest power of two no longer than the
+// longest. why says which rule chose.
+func vectorFor(trips []int64, warp int64) (v int64, why string) {
+	if len(trips) == 0 {
+		return warp, fmt.Sprintf("the warp's %d lanes", warp)
+	}
+	longest := slices.Max(trips)
+	if longest < minVector || warp < minVector {
+		v = 1
+		for v*2 <= min(longest, warp) {
+			v *= 2
+		}
+		return v, fmt.Sprintf("the widest power of two no longer than the longest vector trip count %d", longest)
+	}
+	bestIdle, busy := int64(-1), int64(0)
+	for w := int64(minVector); w <= warp; w *= 2 {
+		idle, total := int64(0), int64(0)
+		for _, c := range trips {
+			n := (c + w - 1) / w * w
+			idle, total = idle+n-c, total+n
+		}
+		if bestIdle < 0 || idle <= bestIdle {
+			v, bestIdle, busy = w, idle, total-idle
+		}
+	}
+	return v, fmt.Sprintf("of the powers of two from %d to the warp's %d lanes, the one that leaves the fewest idle over the vector trip counts %v (%d of %d lane-iterations busy)", minVector, warp, trips, busy, busy+bestIdle)
+}
+
+// teamShape is the team shape of a launch whose vector loops have the given
+// constant trip counts and whose team ranges hold at most teamMax
+// iterations, each team with scratch bytes of level-0 team scratch. For
+// each vector length vectorFor would consider, the team is the one Kokkos
+// recommends for it (cut to teamMax), and the shape kept is the one with
+// the most busy lanes resident: the fraction of lane-iterations busy times
+// the model's theoretical occupancy of that block, the wider vector on a
+// tie. A narrow vector wastes no lanes but, with a team cut short by its
+// range, makes blocks too small to fill an SM.
+func teamShape(m *machine.Model, trips []int64, teamMax, scratch int64) (team, vector int64, why string) {
+	candidates := []int64{}
+	if v, _ := vectorFor(trips, m.GPU.WarpSize); v < minVector || len(trips) == 0 {
+		candidates = append(candidates, v)
+	} else {
+		for w := int64(minVector); w <= m.GPU.WarpSize; w *= 2 {
+			candidates = append(candidates, w)
+		}
+	}
+	best := -1.0
+	for _, w := range candidates {
+		t := int64(1)
+		if s, err := m.KokkosTeamRecommended(machine.KokkosTeam{VectorLength: int(w), TeamScratchBytes: scratch}); err == nil {
+			t = int64(s.TeamSize)
+		}
+		if teamMax > 0 {
+			t = min(t, teamMax)
+		}
+		busy := 1.0
+		if len(trips) > 0 {
+			n, c := int64(0), int64(0)
+			for _, x := range trips {
+				n, c = n+(x+w-1)/w*w, c+x
+			}
+			busy = float64(c) / float64(n)
+		}
+		occ := 1.0
+		if o, err := m.Occupancy(machine.Launch{BlockThreads: int(t * w), DynamicSharedBytes: scratch}); err == nil {
+			occ = o.Fraction
+		}
+		if score := busy * occ; score >= best-1e-9 {
+			best, team, vector = score, t, w
+			why = fmt.Sprintf("%.0f%% of lane-iterations busy x %.0f%% theoretical occupancy (team %d x vector %d, %d bytes of team scratch)", 100*busy, 100*occ, t, w, scratch)
+		}
+	}
+	return team, vector, why
+}
