@@ -111,14 +111,14 @@ func Collect(ctx context.Context, dir string, log io.Writer) (*Summary, error) {
 	}
 	sum.Missing = Missing(plan, done)
 	sum.Agreement = Agree(agreeRecs)
-	if err := results.WriteJSON(dir, "cluster.json", sum); err != nil {
+	if err := results.WriteJSON(dir, results.CampaignFile, sum); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "collect: %d shards: %d of %d items measured (%d verified, %d not), %d missing; into %s\n",
 		len(ids), sum.Measured, sum.Planned, sum.Verified, sum.Measured-sum.Verified, len(sum.Missing), dir)
 	for i, it := range sum.Missing {
 		if i == 10 {
-			fmt.Fprintf(log, "  ... (all in %s)\n", filepath.Join(dir, "cluster.json"))
+			fmt.Fprintf(log, "  ... (all in %s)\n", filepath.Join(dir, results.CampaignFile))
 			break
 		}
 		fmt.Fprintf(log, "  missing %s size %d\n", it.Cell, it.Size)

@@ -211,5 +211,5 @@ func CollectTune(ctx context.Context, dir string, log io.Writer) (*TuneSummary, 
 		fmt.Fprintf(log, "collect: shards %v not finished: submit the same tune again (-out %s)\n", sum.Missing, dir)
 	}
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	return &sum, fsutil.WriteFile(filepath.Join(dir, "cluster.json"), append(b, '\n'), 0o644)
+	return &sum, fsutil.WriteFile(filepath.Join(dir, results.CampaignFile), append(b, '\n'), 0o644)
 }

@@ -23,17 +23,20 @@ import (
 
 // File and folder names of a results folder (docs/results-format.md).
 const (
-	RunFile     = "run.json"
-	JSONLFile   = "results.jsonl"
-	CSVFile     = "results.csv"
-	BuildFile   = "build.csv"
-	LogsDir     = "logs"
-	FiguresDir  = "figures"
-	ClaimsFile  = "claims.md"
-	TablesFile  = "tables.md"
-	ReportFile  = "report.html"
-	TuningFile  = "tuning.jsonl" // the tuner's evaluations (internal/tune, docs/tuning.md)
-	maxLineSize = 64 << 20
+	RunFile    = "run.json"
+	JSONLFile  = "results.jsonl"
+	CSVFile    = "results.csv"
+	BuildFile  = "build.csv"
+	LogsDir    = "logs"
+	FiguresDir = "figures"
+	ClaimsFile = "claims.md"
+	TablesFile = "tables.md"
+	ReportFile = "report.html"
+	TuningFile = "tuning.jsonl" // the tuner's evaluations (internal/tune, docs/tuning.md)
+	// CampaignFile is a collected campaign's summary (internal/cluster:
+	// items planned, measured, missing; the GPUs' agreement).
+	CampaignFile = "cluster.json"
+	maxLineSize  = 64 << 20
 )
 
 // TuningKernelsFile holds the tuned binaries' kernels (registers, shared

@@ -107,8 +107,12 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 		parts := []Batch{batch}
 		if len(pr.Batches) > 0 {
 			parts = nil
+			// A collected campaign's batches name its shards' folders; merged
+			// elsewhere, they come from the campaign's folder.
+			_, err := os.Stat(filepath.Join(dir, CampaignFile))
+			campaign := err == nil && filepath.Clean(dir) != filepath.Clean(out)
 			for _, b := range pr.Batches {
-				if b.Folder == "" {
+				if b.Folder == "" || campaign {
 					b.Folder = filepath.Base(dir)
 				}
 				if b.Sizes == "" && b.Trials == 0 {
@@ -117,12 +121,25 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 				parts = append(parts, b)
 			}
 		}
+		renamed := map[string]string{} // batch ids of this folder taken by another folder's batch
 		for _, b := range parts {
 			b.Templates = overlay(pr.Templates, b.Templates) // made a difference from the folder's below
+			// Two campaigns' workers share names (gpu0-1): a batch of another
+			// folder or commit keeps its id, this one is named with the
+			// folder it comes from.
+			if slices.ContainsFunc(merged.Batches, func(o Batch) bool {
+				return o.ID == b.ID && (o.Folder != b.Folder || o.Commit != b.Commit)
+			}) {
+				renamed[b.ID] = filepath.Base(dir) + "/" + b.ID
+				b.ID = renamed[b.ID]
+			}
 			// A run merged again (into the folder that holds it) is one part.
 			merged.Batches = slices.DeleteFunc(merged.Batches, func(o Batch) bool { return o.ID == b.ID })
 			merged.Batches = append(merged.Batches, b)
 			runs[b.ID] = pr
+		}
+		if id, ok := renamed[batch.ID]; ok {
+			batch.ID = id
 		}
 		merged.GPUs = AppendNew(merged.GPUs, pr.GPUs...)
 		switch {
@@ -136,6 +153,11 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 		batchRecs, err := ReadJSONL(dir)
 		if err != nil {
 			return err
+		}
+		for i := range batchRecs {
+			if id, ok := renamed[batchRecs[i].BatchID]; ok {
+				batchRecs[i].BatchID = id
+			}
 		}
 		recs = append(recs, stampBatch(selectRecords(batchRecs, opt), batch, pr)...)
 		builds, err := ReadBuildCSV(dir)

@@ -226,3 +226,40 @@ func TestMergeRefusesTwoPlatforms(t *testing.T) {
 	assert.Equal(t, 1, run.Batches[0].Records)
 	assert.Error(t, Merge(one, []string{a, a}), "an unfiltered merge of one folder is a copy")
 }
+
+// Two campaigns of the gpus scheduler name their workers' batches alike
+// (gpu0-1): merged into one folder, the later one's batches are named with
+// its folder, its records follow them, and the earlier keep theirs.
+func TestMergeKeepsTwoCampaignsBatchesApart(t *testing.T) {
+	root := t.TempDir()
+	first, second := filepath.Join(root, "first"), filepath.Join(root, "second")
+	campaign := func(commit, gpu string) string {
+		return `{"id":"x","commit":"` + commit + `","finished":"x","sizes":"ci","trials":1,` + fmt.Sprintf(h200, gpu) +
+			`,"merged_from":["gpu0-1"],"batches":[{"id":"gpu0-1","folder":"gpu0-1","commit":"` + commit + `","records":1}]}`
+	}
+	rec := func(cell, commit string) string {
+		return strings.Replace(kernelRec(cell, commit, commit, 8, 1, "19.1.7"), `{"kind"`, `{"batch_id":"gpu0-1","kind"`, 1)
+	}
+	writeRun(t, first, campaign("c1", "A"), rec("spmv.omp-raw.clang19-sm90", "c1"))
+	writeRun(t, second, campaign("c2", "A"), rec("dot.omp-raw.clang19-sm90", "c2"))
+	for _, dir := range []string{first, second} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, CampaignFile), []byte("{}\n"), 0o644))
+	}
+	out := filepath.Join(root, "nvidia-h200-matrix")
+	require.NoError(t, MergeWith(out, []string{first, second}, MergeOptions{}))
+	require.NoError(t, MergeWith(out, []string{out, second}, MergeOptions{}), "merged again: still two parts")
+	run, err := ReadRun(out)
+	require.NoError(t, err)
+	var parts []string
+	for _, b := range run.Batches {
+		parts = append(parts, b.ID+" from "+b.Folder+" at "+b.Commit)
+	}
+	assert.Equal(t, []string{"gpu0-1 from first at c1", "second/gpu0-1 from second at c2"}, parts)
+	recs, err := ReadJSONL(out)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, r := range recs {
+		got[r.Cell] = r.BatchID
+	}
+	assert.Equal(t, map[string]string{"spmv.omp-raw.clang19-sm90": "gpu0-1", "dot.omp-raw.clang19-sm90": "second/gpu0-1"}, got)
+}
