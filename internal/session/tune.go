@@ -300,6 +300,23 @@ func tunedJobs(cfg config.Config, jobs []run.Job, mach host.Info) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("PM_TUNED: %w", err)
 	}
+	// A configuration's render-time tunables (a scratch level) are the
+	// binary's own and no run-time flag: the program refuses them.
+	built, err := loadBuilt(cfg, &build.Manifest{})
+	if err != nil {
+		return 0, fmt.Errorf("PM_TUNED: %w", err)
+	}
+	flag := func(e build.Entry, size int64, c tune.Config) string {
+		k, v := built.Kernels[e.Kernel], built.Variants[e.Variant]
+		if k == nil || v == nil {
+			return c.String()
+		}
+		t, err := built.Spaces.Target(&matrix.Cell{ID: e.ID, Kernel: k, Variant: v}, built.Kernels, size, "")
+		if err != nil {
+			return c.String()
+		}
+		return t.Space.Flag(c)
+	}
 	n := 0
 	for i := range jobs {
 		e := jobs[i].Entry
@@ -316,10 +333,14 @@ func tunedJobs(cfg config.Config, jobs []run.Job, mach host.Info) (int, error) {
 			if !ok || len(m.Config) == 0 {
 				continue
 			}
+			f := flag(e, size, m.Config)
+			if f == "" {
+				continue // only render-time tunables: the as-published binary is the best
+			}
 			if jobs[i].Tuned == nil {
 				jobs[i].Tuned = map[int64]string{}
 			}
-			jobs[i].Tuned[size] = m.Config.String()
+			jobs[i].Tuned[size] = f
 			n++
 		}
 	}

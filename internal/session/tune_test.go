@@ -1,6 +1,8 @@
 package session
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,7 +10,10 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/run"
 )
 
 // A kernel written as loops gets its launch tunables from the mapper: the
@@ -26,4 +31,43 @@ func TestTuningSeesTheMapperTunables(t *testing.T) {
 	assert.Contains(t, target.Space.Names, "map_team_size")
 	assert.Contains(t, target.Space.Names, "map_vector_size")
 	assert.Greater(t, target.Space.Len(), 1, "the mapper's sizes are searched, not held")
+}
+
+// max_teams is a launch parameter of kernel-mode team launches without team
+// scratch: a launch with scratch takes its teams by occupancy and its
+// program refuses a max_teams configuration (the H100 tuning's 120 failed
+// evaluations of the HOMMEXX kernels under kk-ompx and direct-ompx).
+func TestMaxTeamsOnlyWhereTheProgramReadsIt(t *testing.T) {
+	b, err := loadBuilt(config.Config{Root: "../.."}, &build.Manifest{})
+	require.NoError(t, err)
+	names := func(kernel, variant string) []string {
+		k, v := b.Kernels[kernel], b.Variants[variant]
+		require.NotNil(t, k)
+		require.NotNil(t, v)
+		target, err := b.Spaces.Target(&matrix.Cell{ID: kernel + "." + variant + ".clang22-sm90", Kernel: k, Variant: v}, b.Kernels, 1001, "key")
+		require.NoError(t, err)
+		return target.Space.Names
+	}
+	for _, v := range []string{"kk-ompx-opt", "direct-ompx"} {
+		assert.Contains(t, names("spmv", v), "max_teams", v)
+		assert.NotContains(t, names("hommexx_laplace_simple", v), "max_teams", v)
+		assert.NotContains(t, names("hommexx_laplace_simple_mapped", v), "max_teams", v)
+	}
+}
+
+// run -tuned passes a tuned best without its render-time tunables: the
+// scratch level is the binary's own and its program refuses it as a flag
+// (the H100's Fig. 2 run stopped on "scratch_level is no run-time tunable").
+func TestTunedRunDropsRenderTimeTunables(t *testing.T) {
+	dir, bd := t.TempDir(), t.TempDir()
+	cell := "hommexx_laplace_simple.kk-cuda-2lvl.nvcc-sm90"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, results.TuningFile), []byte(
+		`{"cell":"`+cell+`","size":1001,"config":"scratch_level=0,team_size=32,vector_size=1","build_key":"k1","device":"GPU-1","device_name":"NVIDIA H100 80GB HBM3","median_s":0.001,"lo_s":0.001,"hi_s":0.001,"verified":true}`+"\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(bd, "nvcc-sm90"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bd, "nvcc-sm90", "bin.key"), []byte("k1\n"), 0o644))
+	jobs := []run.Job{{Entry: build.Entry{ID: cell, Kernel: "hommexx_laplace_simple", Variant: "kk-cuda-2lvl", Target: "sm_90", Binary: "nvcc-sm90/bin"}, Sizes: []int64{1001}}}
+	n, err := tunedJobs(config.Config{Root: "../..", BuildDir: bd, Tuned: dir}, jobs, host.Info{GPUs: []host.GPU{{Name: "NVIDIA H100 80GB HBM3"}}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "team_size=32,vector_size=1", jobs[0].Tuned[1001])
 }

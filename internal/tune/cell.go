@@ -121,21 +121,23 @@ func (s *Spaces) launches(name string, k *spec.Kernel, uses []*spec.Kernel) bool
 		return false
 	}
 	for _, kk := range append([]*spec.Kernel{k}, uses...) {
-		if usesPattern(kk.Pattern, d.Patterns) {
+		if usesPattern(kk.Pattern, d.Patterns, d.NotWithScratch) {
 			return true
 		}
 	}
 	return false
 }
 
-func usesPattern(n *spec.Node, kinds []string) bool {
+// usesPattern says whether the tree at n has a node of one of kinds (a team
+// with scratch not counting when notWithScratch).
+func usesPattern(n *spec.Node, kinds []string, notWithScratch bool) bool {
 	if n == nil {
 		return false
 	}
-	if slices.Contains(kinds, n.Kind) {
+	if slices.Contains(kinds, n.Kind) && !(notWithScratch && len(n.Scratch) > 0) {
 		return true
 	}
-	return slices.ContainsFunc(n.Body, func(b *spec.Node) bool { return usesPattern(b, kinds) })
+	return slices.ContainsFunc(n.Body, func(b *spec.Node) bool { return usesPattern(b, kinds, notWithScratch) })
 }
 
 // applies: every tunable the constraint names is one of the cell's.

@@ -63,8 +63,11 @@ type Decl struct {
 	// value gives its default, and a cell has it when its kernels use one of
 	// the patterns (max_teams of a team launch means nothing to AXPBY).
 	Patterns []string
-	Pos      diag.Pos
-	SpaceAt  diag.Pos
+	// NotWithScratch: a team launch with team scratch does not read it (the
+	// kernel-mode layers size those by occupancy, resident_teams).
+	NotWithScratch bool
+	Pos            diag.Pos
+	SpaceAt        diag.Pos
 }
 
 // Scope narrows the spaces of some tunables and adds constraints for one
@@ -158,7 +161,7 @@ func Parse(file string, data []byte) (*Spaces, error) {
 
 func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 	t := &Decl{Name: key.Value, Pos: d.Pos(key)}
-	f := d.Fields(n, "tunable "+t.Name, "doc", "min", "max", "space", "patterns")
+	f := d.Fields(n, "tunable "+t.Name, "doc", "min", "max", "space", "patterns", "not_with_scratch")
 	d.Require(n, f, "tunable "+t.Name, "min", "space")
 	t.Doc = d.String(f["doc"], "doc")
 	t.Min = d.Int(f["min"], t.Name+": min")
@@ -175,6 +178,12 @@ func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 			d.Add(p, "%s: unknown pattern %q%s", t.Name, name, diag.DidYouMean(name, slices.Sorted(maps.Keys(spec.Patterns))))
 		}
 		t.Patterns = append(t.Patterns, name)
+	}
+	if f["not_with_scratch"] != nil {
+		t.NotWithScratch = d.Bool(f["not_with_scratch"], t.Name+": not_with_scratch")
+		if len(t.Patterns) == 0 {
+			d.Add(f["not_with_scratch"], "%s: not_with_scratch needs patterns", t.Name)
+		}
 	}
 	t.Space = space(d, f["space"], t.Name)
 	t.SpaceAt = d.Pos(f["space"])
