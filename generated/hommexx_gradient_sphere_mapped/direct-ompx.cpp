@@ -9,6 +9,7 @@
 
 #include "pm/device_omptarget.hpp"
 #include "pm/harness.hpp"
+#include "pm/scratch.hpp"
 #include "pm/sphere.hpp"
 
 #include <omp.h>
@@ -43,7 +44,7 @@ namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 16);
   const int64_t league_size = num_elem;
   const int pm_lanes = static_cast<int>(map_vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(map_team_size);  // y: team threads
@@ -51,14 +52,21 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
     std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
-  const int64_t pm_shared = int64_t{pm_threads} * int64_t{sizeof(double)};  // the team buffer: one slot per team thread
-  const int64_t pm_max_teams = pm::ompx_grid::max_teams();
+  const int64_t pm_scratch0_bytes = (8 * 2304 + 8 * 16 + 8 * 64 + 8 * 1152), pm_scratch1_bytes = 0;
+  // dynamic shared memory: the team buffer of the reductions (one double per
+  // team thread, 16-byte aligned), then level 0 scratch
+  const int64_t pm_buf_bytes = (int64_t{pm_threads} * 8 + 15) / 16 * 16, pm_shared = pm_buf_bytes + pm_scratch0_bytes;
+  // level 1 scratch is a global slice per launched team: teams are bounded by
+  // what is resident at once (as Kokkos sizes its level-1 pool), pm/ompx_grid.hpp
+  const int64_t pm_max_teams = pm::ompx_grid::resident_teams(pm_lanes * pm_threads, pm_shared);
+  const int64_t pm_teams = league_size < pm_max_teams ? league_size : pm_max_teams;
+  char* const pm_global = pm::scratch_pool(pm_teams * pm_scratch1_bytes);
   if (league_size <= pm_max_teams) {
     // one team per league rank, no league loop (Fig. 19)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad, pm_global)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(league_size)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad, pm_global)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -66,11 +74,39 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
     #else
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
-      [[maybe_unused]] double* const pm_team_buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
+      char* const pm_dyn = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
+      [[maybe_unused]] double* const pm_team_buf = reinterpret_cast<double*>(pm_dyn);
+      [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
+      [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
+      double* const pm_team_grad = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
+      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304);  // scratch level 0
+      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16);  // scratch level 0
+      double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16 + 8 * 64);  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t ie = league_rank;
+      double* const pm_global_grad = grad;
+      for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
+        for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
+          pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
+        }
+      }
+      for (int64_t pm_row = pm_thread; pm_row < 16; pm_row += pm_threads) {
+        for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
+          pm_team_dinv[pm_row * 4 + pm_col] = dinv[ie * 4 * np * np + pm_row * 4 + pm_col];
+        }
+      }
+      for (int64_t pm_row = pm_thread; pm_row < 16; pm_row += pm_threads) {
+        for (int64_t pm_col = pm_lane; pm_col < 72; pm_col += pm_lanes) {
+          pm_team_field[pm_row * 72 + pm_col] = field[ie * np * np * nlev + pm_row * 72 + pm_col];
+        }
+      }
+      ompx::sync_block_divergent();
+      const double* const dvv = pm_team_dvv;
+      const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
+      const double* const field = pm_team_field - (ie * np * np * nlev);
+      double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
       for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;
@@ -90,13 +126,19 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
           *g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
         }
       }
+      ompx::sync_block_divergent();
+      for (int64_t pm_row = pm_thread; pm_row < 32; pm_row += pm_threads) {
+        for (int64_t pm_col = pm_lane; pm_col < 72; pm_col += pm_lanes) {
+          pm_global_grad[ie * 2 * np * np * nlev + pm_row * 72 + pm_col] = pm_team_grad[pm_row * 72 + pm_col];
+        }
+      }
     }
   } else {
     // max_teams teams walk the league (Fig. 12)
     #if PM_HAS_OMPX_MULTIDIM_GRID
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes, pm_threads, 1) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad, pm_global)
     #else
-    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_max_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad)
+    #pragma omp target teams ompx_bare num_teams(static_cast<int>(pm_teams)) thread_limit(pm_lanes * pm_threads) ompx_dyn_cgroup_mem(pm_shared) is_device_ptr(dvv, dinv, field, grad, pm_global)
     #endif
     {
     #if PM_HAS_OMPX_MULTIDIM_GRID
@@ -104,11 +146,39 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
     #else
       const int pm_lane = ompx::thread_id_x() % pm_lanes, pm_thread = ompx::thread_id_x() / pm_lanes;
     #endif
-      [[maybe_unused]] double* const pm_team_buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
       // the lanes of this team thread: consecutive threads of one warp
       [[maybe_unused]] const pm::warp_mask_t pm_lane_mask = pm::lane_mask(pm_lanes, (pm_thread * pm_lanes) % pm::kWarpSize);
+      char* const pm_dyn = static_cast<char*>(llvm_omp_target_dynamic_shared_alloc());
+      [[maybe_unused]] double* const pm_team_buf = reinterpret_cast<double*>(pm_dyn);
+      [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
+      [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
+      double* const pm_team_grad = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
+      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304);  // scratch level 0
+      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16);  // scratch level 0
+      double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16 + 8 * 64);  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t ie = league_rank;
+        double* const pm_global_grad = grad;
+        for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
+          for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
+            pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
+          }
+        }
+        for (int64_t pm_row = pm_thread; pm_row < 16; pm_row += pm_threads) {
+          for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
+            pm_team_dinv[pm_row * 4 + pm_col] = dinv[ie * 4 * np * np + pm_row * 4 + pm_col];
+          }
+        }
+        for (int64_t pm_row = pm_thread; pm_row < 16; pm_row += pm_threads) {
+          for (int64_t pm_col = pm_lane; pm_col < 72; pm_col += pm_lanes) {
+            pm_team_field[pm_row * 72 + pm_col] = field[ie * np * np * nlev + pm_row * 72 + pm_col];
+          }
+        }
+        ompx::sync_block_divergent();
+        const double* const dvv = pm_team_dvv;
+        const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
+        const double* const field = pm_team_field - (ie * np * np * nlev);
+        double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
         for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
           const int64_t i = pm_flat1 / np;
           const int64_t j = pm_flat1 % np;
@@ -128,6 +198,13 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
             *g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
           }
         }
+        ompx::sync_block_divergent();
+        for (int64_t pm_row = pm_thread; pm_row < 32; pm_row += pm_threads) {
+          for (int64_t pm_col = pm_lane; pm_col < 72; pm_col += pm_lanes) {
+            pm_global_grad[ie * 2 * np * np * nlev + pm_row * 72 + pm_col] = pm_team_grad[pm_row * 72 + pm_col];
+          }
+        }
+        ompx::sync_block_divergent();  // the next rank reuses this team's scratch
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include "pm/device_omptarget.hpp"
 #include "pm/harness.hpp"
+#include "pm/scratch.hpp"
 #include "pm/sphere.hpp"
 
 #include "kk/omptarget.hpp"
@@ -28,10 +29,36 @@ namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
-  pmkk::parallel_for("hommexx_gradient_sphere_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size), PMKK_LAMBDA(const pmkk::Member& team) {
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 16);
+  pmkk::parallel_for("hommexx_gradient_sphere_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * 2304 + 8 * 16 + 8 * 64 + 8 * 1152))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
+    char* const pm_scratch0 = pmkk::team_scratch(team, 0);
+    double* const pm_team_grad = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
+    double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304);  // scratch level 0
+    double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16);  // scratch level 0
+    double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16 + 8 * 64);  // scratch level 0
     const int64_t ie = league_rank;
+    double* const pm_global_grad = grad;
+    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 4), [&](const int64_t pm_row) {
+      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 4), [&](const int64_t pm_col) {
+        pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
+      });
+    });
+    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 16), [&](const int64_t pm_row) {
+      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 4), [&](const int64_t pm_col) {
+        pm_team_dinv[pm_row * 4 + pm_col] = dinv[ie * 4 * np * np + pm_row * 4 + pm_col];
+      });
+    });
+    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 16), [&](const int64_t pm_row) {
+      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 72), [&](const int64_t pm_col) {
+        pm_team_field[pm_row * 72 + pm_col] = field[ie * np * np * nlev + pm_row * 72 + pm_col];
+      });
+    });
+    pmkk::team_barrier(team);
+    const double* const dvv = pm_team_dvv;
+    const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
+    const double* const field = pm_team_field - (ie * np * np * nlev);
+    double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;
@@ -49,6 +76,12 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
         const double v0 = *g0 * rrearth, v1 = *g1 * rrearth;
         *g0 = di[0 * np * np + p] * v0 + di[1 * np * np + p] * v1;
         *g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
+      });
+    });
+    pmkk::team_barrier(team);
+    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 32), [&](const int64_t pm_row) {
+      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 72), [&](const int64_t pm_col) {
+        pm_global_grad[ie * 2 * np * np * nlev + pm_row * 72 + pm_col] = pm_team_grad[pm_row * 72 + pm_col];
       });
     });
   });

@@ -7,6 +7,7 @@
 
 #include "pm/device_host.hpp"
 #include "pm/harness.hpp"
+#include "pm/scratch.hpp"
 #include "pm/sphere.hpp"
 
 #include <omp.h>
@@ -23,29 +24,71 @@ namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 16);
   const int64_t league_size = num_elem;
-  #pragma omp parallel for schedule(static)
-  for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
-    const int64_t ie = league_rank;
-    for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
-      const int64_t i = pm_flat1 / np;
-      const int64_t j = pm_flat1 % np;
-      #pragma omp simd
-      for (int64_t k = 0; k < nlev; ++k) {
-        grad[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] = 0;
-        grad[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] = 0;
-        for (int64_t l = 0; l < np; ++l) {
-          grad[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
-          grad[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
+  const int64_t pm_scratch0_bytes = (8 * 2304 + 8 * 16 + 8 * 64 + 8 * 1152), pm_scratch1_bytes = 0;
+  #pragma omp parallel
+  {
+    std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // this thread's team scratch
+    [[maybe_unused]] char* const pm_scratch0 = reinterpret_cast<char*>(pm_scratch.data());
+    [[maybe_unused]] char* const pm_scratch1 = pm_scratch0 + pm_scratch0_bytes;
+    double* const pm_team_grad = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
+    double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304);  // scratch level 0
+    double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16);  // scratch level 0
+    double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * 2304 + 8 * 16 + 8 * 64);  // scratch level 0
+  #pragma omp for schedule(static)
+    for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
+      const int64_t ie = league_rank;
+      double* const pm_global_grad = grad;
+      for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
+          pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
         }
-        const int64_t p = i * np + j;
-        const double* const di = dinv + ie * 4 * np * np;
-        double* const g0 = grad + ((ie * 2 + 0) * np * np + p) * nlev + k;
-        double* const g1 = grad + ((ie * 2 + 1) * np * np + p) * nlev + k;
-        const double v0 = *g0 * rrearth, v1 = *g1 * rrearth;
-        *g0 = di[0 * np * np + p] * v0 + di[1 * np * np + p] * v1;
-        *g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
+      }
+      for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
+          pm_team_dinv[pm_row * 4 + pm_col] = dinv[ie * 4 * np * np + pm_row * 4 + pm_col];
+        }
+      }
+      for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 72; ++pm_col) {
+          pm_team_field[pm_row * 72 + pm_col] = field[ie * np * np * nlev + pm_row * 72 + pm_col];
+        }
+      }
+      // team barrier: the team's threads ran one after the other
+      const double* const dvv = pm_team_dvv;
+      const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
+      const double* const field = pm_team_field - (ie * np * np * nlev);
+      double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
+      for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
+        const int64_t i = pm_flat1 / np;
+        const int64_t j = pm_flat1 % np;
+        #pragma omp simd
+        for (int64_t k = 0; k < nlev; ++k) {
+          grad[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] = 0;
+          grad[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] = 0;
+          for (int64_t l = 0; l < np; ++l) {
+            grad[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
+            grad[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
+          }
+          const int64_t p = i * np + j;
+          const double* const di = dinv + ie * 4 * np * np;
+          double* const g0 = grad + ((ie * 2 + 0) * np * np + p) * nlev + k;
+          double* const g1 = grad + ((ie * 2 + 1) * np * np + p) * nlev + k;
+          const double v0 = *g0 * rrearth, v1 = *g1 * rrearth;
+          *g0 = di[0 * np * np + p] * v0 + di[1 * np * np + p] * v1;
+          *g1 = di[2 * np * np + p] * v0 + di[3 * np * np + p] * v1;
+        }
+      }
+      // team barrier: the team's threads ran one after the other
+      for (int64_t pm_row = 0; pm_row < 32; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 72; ++pm_col) {
+          pm_global_grad[ie * 2 * np * np * nlev + pm_row * 72 + pm_col] = pm_team_grad[pm_row * 72 + pm_col];
+        }
       }
     }
   }

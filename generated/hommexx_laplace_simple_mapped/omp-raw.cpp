@@ -24,9 +24,9 @@ namespace dev {
 
 void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* spheremp, const double* field, double* laplace, double* work) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 16);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
   const int64_t league_size = num_elem;
-  const int64_t pm_scratch0_bytes = 8 * ((2) * (np) * (np) * (nlev)), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16 + 8 * 1152), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
@@ -52,8 +52,48 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
       [[maybe_unused]] char* const pm_scratch1 = pm_team_global + pm_scratch0_bytes;
   #endif
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
+      double* const pm_team_laplace = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
+      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152);  // scratch level 0
+      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16);  // scratch level 0
+      double* const pm_team_spheremp = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64);  // scratch level 0
+      double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16);  // scratch level 0
       const int64_t ie = league_rank;
       double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      double* const pm_global_laplace = laplace;
+      #pragma omp for
+      for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
+          pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
+        }
+      }
+      #pragma omp for
+      for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
+          pm_team_dinv[pm_row * 4 + pm_col] = dinv[ie * 4 * np * np + pm_row * 4 + pm_col];
+        }
+      }
+      #pragma omp for
+      for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
+          pm_team_spheremp[pm_row * 4 + pm_col] = spheremp[ie * np * np + pm_row * 4 + pm_col];
+        }
+      }
+      #pragma omp for
+      for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 72; ++pm_col) {
+          pm_team_field[pm_row * 72 + pm_col] = field[ie * np * np * nlev + pm_row * 72 + pm_col];
+        }
+      }
+      #pragma omp barrier
+      const double* const dvv = pm_team_dvv;
+      const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
+      const double* const spheremp = pm_team_spheremp - (ie * np * np);
+      const double* const field = pm_team_field - (ie * np * np * nlev);
+      double* const laplace = pm_team_laplace - (ie * np * np * nlev);
       #pragma omp for
       for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
         const int64_t i = pm_flat1 / np;
@@ -91,6 +131,14 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
                  spheremp[(ie * np + l) * np + m] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k] * dvv[l * np + n]) *
                 rrearth;
           }
+        }
+      }
+      #pragma omp barrier
+      #pragma omp for
+      for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
+        #pragma omp simd
+        for (int64_t pm_col = 0; pm_col < 72; ++pm_col) {
+          pm_global_laplace[ie * np * np * nlev + pm_row * 72 + pm_col] = pm_team_laplace[pm_row * 72 + pm_col];
         }
       }
     }

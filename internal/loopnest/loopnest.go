@@ -30,6 +30,20 @@ type Program struct {
 	Loops  []*Loop // every loop, in textual order
 	Stmts  []*Stmt // every statement, in textual order
 	Pos    diag.Pos
+	// Promote lists the kinds of arrays the mapper may move into team
+	// scratch (`promote: [temporaries]`; PromoteKinds); nil when the file
+	// does not say, which allows every kind.
+	Promote []string
+}
+
+// PromoteKinds are the kinds of arrays `promote:` may name: per-iteration
+// temporaries (intent scratch), outputs written in the iteration (copied
+// out at its end), read-only inputs reused by the team (copied in first).
+var PromoteKinds = []string{"temporaries", "outputs", "inputs"}
+
+// Promotes reports whether the mapper may promote arrays of kind.
+func (p *Program) Promotes(kind string) bool {
+	return p.Promote == nil || slices.Contains(p.Promote, kind)
 }
 
 // Array is a declared array; a scalar is an array of rank 0.
@@ -117,7 +131,7 @@ func Parse(file string, data []byte, errs *diag.List) *Program {
 
 // Decode reads the value of a `loops:` field: params, arrays and body.
 func Decode(d diag.Decoder, n *yaml.Node) *Program {
-	f := d.Fields(n, "loops", "params", "assume", "arrays", "body")
+	f := d.Fields(n, "loops", "params", "assume", "arrays", "body", "promote")
 	p := &Program{Pos: d.Pos(n)}
 	if n == nil || !d.Require(n, f, "loops", "arrays", "body") {
 		return p
@@ -144,6 +158,20 @@ func Decode(d diag.Decoder, n *yaml.Node) *Program {
 	}
 	for _, kv := range d.Pairs(f["arrays"], "arrays") {
 		r.array(kv[0], kv[1])
+	}
+	if f["promote"] != nil {
+		p.Promote = []string{}
+		for _, item := range d.Seq(f["promote"], "promote") {
+			kind := d.String(item, "promote kind")
+			switch {
+			case !slices.Contains(PromoteKinds, kind):
+				d.Add(item, "unknown promote kind %q (known: %s)", kind, strings.Join(PromoteKinds, ", "))
+			case slices.Contains(p.Promote, kind):
+				d.Add(item, "promote kind %q named twice", kind)
+			default:
+				p.Promote = append(p.Promote, kind)
+			}
+		}
 	}
 	r.collectLoopNames(f["body"])
 	p.Body = r.body(f["body"], nil, "loops body")

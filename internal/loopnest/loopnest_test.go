@@ -106,3 +106,40 @@ func TestScopeAfterLoop(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// promote: lists the kinds the mapper may promote; absent allows all, []
+// none; an unknown or repeated kind is an error at its position.
+func TestParsePromote(t *testing.T) {
+	src := func(promote string) string {
+		return strings.Replace(good, "  params: [n]\n", "  params: [n]\n"+promote, 1)
+	}
+	cases := []struct {
+		promote string
+		allows  []bool // temporaries, outputs, inputs
+		err     string
+	}{
+		{"", []bool{true, true, true}, ""},
+		{"  promote: []\n", []bool{false, false, false}, ""},
+		{"  promote: [temporaries, inputs]\n", []bool{true, false, true}, ""},
+		{"  promote: [temporaries, input]\n", nil, `p.yaml:4:26: unknown promote kind "input" (known: temporaries, outputs, inputs)`},
+		{"  promote: [outputs, outputs]\n", nil, `p.yaml:4:22: promote kind "outputs" named twice`},
+	}
+	for _, c := range cases {
+		var errs diag.List
+		p := Parse("p.yaml", []byte(src(c.promote)), &errs)
+		if c.err != "" {
+			if err := errs.Err(); err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: got %v, want %s", c.promote, err, c.err)
+			}
+			continue
+		}
+		if err := errs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for i, kind := range PromoteKinds {
+			if p.Promotes(kind) != c.allows[i] {
+				t.Errorf("%q: Promotes(%s) = %v", c.promote, kind, !c.allows[i])
+			}
+		}
+	}
+}

@@ -255,6 +255,23 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			fmt.Fprintf(&b, "    loop %s -> %s: %s\n", l.ID, where, p.why[l])
 		}
 	}
+	// Promotions first: the team scratch they take is part of Kokkos'
+	// choice of the team size.
+	prs := promotions(k, r, outer, phases, consts, m)
+	done, used := map[*loopnest.Array]bool{}, int64(0)
+	for _, pr := range prs {
+		done[pr.array] = true
+		if pr.ok {
+			used += 8 * pr.elems
+		}
+	}
+	ios := promoteIO(k, r, outer, phases, consts, m, used, done)
+	for _, pr := range ios {
+		if pr.ok {
+			used += 8 * pr.fp.elems
+		}
+	}
+
 	// Sizes: from the machine model, for the phases' constant vector trip
 	// counts, the largest team range and the promoted arrays' scratch.
 	var trips []int64
@@ -278,26 +295,22 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			teamMax = max(teamMax, prod)
 		}
 	}
-	prs := promotions(k, r, outer, phases, consts, m)
-	scratchBytes := int64(0)
-	for _, pr := range prs {
-		if pr.ok {
-			scratchBytes += 8 * pr.elems
-		}
-	}
 	team, vector := int64(1), int64(1)
 	if vectors || teamMax > 0 {
 		if !vectors {
 			trips = []int64{1}
 		}
 		var why string
-		team, vector, why = teamShape(m, trips, teamMax, scratchBytes)
+		team, vector, why = teamShape(m, trips, teamMax, used)
 		fmt.Fprintf(&b, "  vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most busy lanes resident: %s\n",
 			vector, team, m.Name, map[bool]string{true: fmt.Sprintf(", at most the largest team range (%d)", teamMax), false: ""}[teamMax < 1<<20], why)
 	}
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
 	explainPromotions(&b, outer, prs)
-
+	explainIO(&b, outer, ios)
+	if used > 0 {
+		explainOccupancy(&b, m, team*vector, used)
+	}
 	league := tripOf(outer)
 	if lo := lowerOf(outer); lo != "0" {
 		league = fmt.Sprintf("%s > 0 ? %s : 0", league, league)
@@ -312,6 +325,39 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		// becomes the scratch view shifted back by the team's slice offset.
 		scratch = append(scratch, spec.Scratch{Name: scratchName(pr.array), Type: "double", Size: sliceExpr(pr.array), Level: "0", Pos: pr.array.Pos})
 		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("double* const %s = %s - %s * (%s);", pr.array.Name, scratchName(pr.array), outer.Index, sliceExpr(pr.array))})
+	}
+	// Inputs: copied in (the parts every team shares first), then one
+	// barrier; outputs: the argument's pointer kept for the copy out; then
+	// the code's names point into scratch, shifted by the part's offset.
+	var ins, outs []*ioPromotion
+	for _, pr := range ios {
+		if !pr.ok {
+			continue
+		}
+		scratch = append(scratch, spec.Scratch{Name: scratchName(pr.array), Type: "double", Size: fmt.Sprint(pr.fp.elems), Level: "0", Pos: pr.array.Pos})
+		if pr.kind == "inputs" {
+			ins = append(ins, pr)
+		} else {
+			outs = append(outs, pr)
+			body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("double* const %s = %s;", globalName(pr.array), pr.array.Name)})
+		}
+	}
+	slices.SortStableFunc(ins, func(a, b *ioPromotion) int {
+		return map[bool]int{true: 0, false: 1}[a.fp.invariant()] - map[bool]int{true: 0, false: 1}[b.fp.invariant()]
+	})
+	for _, pr := range ins {
+		body = append(body, copyNodes(pr, true))
+	}
+	if len(ins) > 0 {
+		body = append(body, &spec.Node{Kind: "team_barrier"})
+	}
+	for _, pr := range append(slices.Clone(ins), outs...) {
+		constness := map[string]string{"inputs": "const ", "outputs": ""}[pr.kind]
+		at := scratchName(pr.array)
+		if off := pr.fp.offset(); off != "0" {
+			at += " - (" + off + ")"
+		}
+		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("%sdouble* const %s = %s;", constness, pr.array.Name, at)})
 	}
 	for _, p := range phases {
 		if p.barrier != nil {
@@ -340,6 +386,12 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			}
 		}
 		body = append(body, tf)
+	}
+	if len(outs) > 0 {
+		body = append(body, &spec.Node{Kind: "team_barrier"})
+	}
+	for _, pr := range outs {
+		body = append(body, copyNodes(pr, false))
 	}
 	k.Pattern = &spec.Node{Kind: "team", League: league, TeamSize: TeamTunable, Vector: VectorTunable, Scratch: scratch, Body: body}
 	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: team}, spec.Tunable{Name: VectorTunable, Value: vector})

@@ -278,7 +278,8 @@ func TestPhasedLaplaceSimple(t *testing.T) {
 	}
 	// the gradient and its contravariant components fused, then the divergence
 	assert.Equal(t, 2, strings.Count(text, "thread_vector_for: k in [0, nlev)"))
-	assert.Equal(t, 1, strings.Count(text, "    team_barrier\n"))
+	// after the copies in, between the phases, before the copy out
+	assert.Equal(t, 3, strings.Count(text, "    team_barrier\n"))
 }
 
 // One nest inside the element loop is phased only when its band has more
@@ -322,17 +323,18 @@ func TestPhasedOneNest(t *testing.T) {
 // forms: gradient_sphere one phase over the points and levels (no barrier,
 // no temporary); divergence_sphere and vorticity_sphere two, the temporary
 // in team scratch and a barrier before the phase that reads other points'
-// values of it.
+// values of it; each with its reused inputs and its output in scratch.
 func TestPhasedSphereOperators(t *testing.T) {
 	for _, c := range []struct {
 		op       string
 		phases   int
 		barriers int
 		promoted bool
+		output   string // the output accumulated in scratch
 	}{
-		{"gradient_sphere", 1, 0, false},
-		{"divergence_sphere", 2, 1, true},
-		{"vorticity_sphere", 2, 1, true},
+		{"gradient_sphere", 1, 0, false, "grad"},
+		{"divergence_sphere", 2, 1, true, "div"},
+		{"vorticity_sphere", 2, 1, true, "vort"},
 	} {
 		var out strings.Builder
 		require.NoError(t, ExplainKernels("../..", []string{"hommexx_" + c.op + "_mapped"}, &out))
@@ -343,7 +345,11 @@ func TestPhasedSphereOperators(t *testing.T) {
 		assert.Equal(t, c.phases, strings.Count(text, "thread_vector_for: k in [0, nlev)"), c.op)
 		assert.Equal(t, c.phases, strings.Count(text, "(i, j flattened, as HOMMEXX's TeamThreadRange over the points)")/2+
 			strings.Count(text, "(n, m flattened, as HOMMEXX's TeamThreadRange over the points)")/2, c.op)
-		assert.Equal(t, c.barriers, strings.Count(text, "    team_barrier\n"), c.op)
+		// the phases' barriers, then one after the inputs' copies in and one
+		// before the output's copy out
+		assert.Contains(t, text, "promote dvv (read-only input) to level-0 team scratch", c.op)
+		assert.Contains(t, text, "promote "+c.output+" (output) to level-0 team scratch", c.op)
+		assert.Equal(t, c.barriers+2, strings.Count(text, "    team_barrier\n"), c.op)
 		assert.Equal(t, c.promoted, strings.Contains(text, "promote work to level-0 team scratch pm_team_work: written in phase 1, read in phase 2"), c.op)
 		assert.NotContains(t, text, "-> sequential: parallel;", c.op)
 	}

@@ -70,6 +70,9 @@ func promotions(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, phases [
 			continue // not reused across phases: nothing to keep in the team
 		}
 		pr.why = keepGlobal(k, r, outer, a, consts)
+		if pr.why == "" && !k.Loops.Promotes("temporaries") {
+			pr.why = "the loops' promote: leaves temporaries out"
+		}
 		if pr.why == "" {
 			pr.elems = 1
 			for _, e := range a.Extent[1:] {
@@ -214,4 +217,229 @@ func sliceExpr(a *loopnest.Array) string {
 		return "1"
 	}
 	return strings.Join(fs, " * ")
+}
+
+// ioPromotion is the mapper's decision for an array the team reads or
+// writes that is not a temporary crossing phases: a read-only input reused
+// by the team's threads and lanes (copied into scratch before the first
+// phase), or an output the team updates more than once (its updates stay in
+// scratch, one copy leaves after the last phase).
+type ioPromotion struct {
+	array *loopnest.Array
+	kind  string // inputs or outputs (loopnest.PromoteKinds)
+	fp    *footprint
+	use   string // how the team uses the part
+	ok    bool
+	why   string
+}
+
+// globalName is the argument's own pointer, kept for an output's copy out
+// once the code's name points into scratch.
+func globalName(a *loopnest.Array) string { return "pm_global_" + a.Name }
+
+// elemUse is how one iteration of the league loop uses one element.
+type elemUse struct {
+	pairs    map[string]bool // the (phase, team-thread, lane) instances that touch it
+	accesses int
+	written  bool
+}
+
+// teamUses walks the first iteration of the league loop (parameters without
+// a constant value set to 2) and records, per array and element, which team
+// threads and vector lanes of which phase touch it.
+func teamUses(p *loopnest.Program, outer *loopnest.Loop, phases []*phase, consts map[string]int64) map[*loopnest.Array]map[string]*elemUse {
+	params := map[string]int64{}
+	for _, name := range p.Params {
+		params[name] = 2
+		if v, ok := consts[name]; ok {
+			params[name] = v
+		}
+	}
+	out := map[*loopnest.Array]map[string]*elemUse{}
+	first, started := int64(0), false
+	p.Walk(params, func(in loopnest.Instance) {
+		if !within(in.Stmt, outer) {
+			return
+		}
+		if v := in.Iter[outer.Depth]; !started {
+			first, started = v, true
+		} else if v != first {
+			return
+		}
+		pair := ""
+		for i, ph := range phases {
+			if within(in.Stmt, ph.outer) {
+				pair = fmt.Sprint(i)
+				for _, l := range ph.mapped() {
+					pair += fmt.Sprintf(",%d", in.Iter[l.Depth])
+				}
+			}
+		}
+		for _, acc := range in.Stmt.Accesses {
+			if out[acc.Array] == nil {
+				out[acc.Array] = map[string]*elemUse{}
+			}
+			key := fmt.Sprint(acc.Address(params, in.Iter))
+			u := out[acc.Array][key]
+			if u == nil {
+				u = &elemUse{pairs: map[string]bool{}}
+				out[acc.Array][key] = u
+			}
+			u.pairs[pair] = true
+			u.accesses++
+			u.written = u.written || acc.Write
+		}
+	})
+	return out
+}
+
+// promoteIO decides, after the temporaries (done, whose promoted slices
+// take used bytes), for each other array the league loop touches: an input
+// (never written) is promoted when a thread or lane of the team reads an
+// element another one reads too; an output (intent out) when the iteration
+// writes every element of its part, reads none before writing it, and
+// touches an element more than once. Either needs a footprint per team
+// (footprintOf) and room in the model's shared memory per block; outputs
+// go first (their repeated updates would each reach global memory), then
+// inputs, each in the order of the arrays.
+func promoteIO(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, phases []*phase, consts map[string]int64, m *machine.Model, used int64, done map[*loopnest.Array]bool) []*ioPromotion {
+	uses := teamUses(r.Program, outer, phases, consts)
+	var outs, ins []*ioPromotion
+	for _, a := range r.Program.Arrays {
+		if done[a] || uses[a] == nil {
+			continue
+		}
+		pr := &ioPromotion{array: a, kind: "inputs"}
+		written := false
+		for _, s := range r.Program.Stmts {
+			for _, acc := range s.Accesses {
+				written = written || acc.Array == a && acc.Write
+			}
+		}
+		intent := "in"
+		if i := slices.IndexFunc(k.Args, func(x spec.Arg) bool { return x.Name == a.Name }); i >= 0 && k.Args[i].Intent != "" {
+			intent = k.Args[i].Intent
+		}
+		if written {
+			pr.kind = "outputs"
+			if intent != "out" {
+				pr.why = fmt.Sprintf("argument %s is intent %s: only an output (intent out) or a temporary read after its writes may leave through scratch", a.Name, intent)
+			}
+		}
+		if pr.why == "" && !k.Loops.Promotes(pr.kind) {
+			pr.why = fmt.Sprintf("the loops' promote: leaves %s out", pr.kind)
+		}
+		if pr.why == "" {
+			pr.fp, pr.why = footprintOf(r.Program, outer, a, consts)
+			if pr.why != "" {
+				pr.why = "no footprint per team: " + pr.why
+			}
+		}
+		if pr.why == "" {
+			pr.use, pr.why = pr.judge(r.Program, outer, uses[a], consts)
+		}
+		if pr.kind == "outputs" {
+			outs = append(outs, pr)
+		} else {
+			ins = append(ins, pr)
+		}
+	}
+	limit := m.GPU.SharedMemoryPerBlockBytes
+	for _, pr := range append(outs, ins...) {
+		if pr.why != "" {
+			continue
+		}
+		bytes := 8 * pr.fp.elems
+		if used+bytes > limit {
+			pr.why = fmt.Sprintf("too big: %d bytes per team, with the %d bytes promoted before it, over %s's %d bytes of shared memory per block", bytes, used, m.Name, limit)
+			continue
+		}
+		used += bytes
+		pr.ok = true
+		pr.why = fmt.Sprintf("%d doubles = %d bytes per team; the team's scratch %d bytes <= %s's %d bytes of shared memory per block", pr.fp.elems, bytes, used, m.Name, limit)
+	}
+	return append(outs, ins...)
+}
+
+// judge says how the team uses the array's part and why it stays global
+// ("" when it may be promoted).
+func (pr *ioPromotion) judge(p *loopnest.Program, outer *loopnest.Loop, uses map[string]*elemUse, consts map[string]int64) (use, why string) {
+	most, accesses, written := 0, 0, 0
+	for _, u := range uses {
+		most = max(most, len(u.pairs))
+		accesses += u.accesses
+		if u.written {
+			written++
+		}
+	}
+	if pr.kind == "inputs" {
+		use = fmt.Sprintf("%d reads of %d elements, an element by up to %d (phase, thread, lane) instances of the team", accesses, len(uses), most)
+		if most < 2 {
+			return use, "not reused across the team: each element is read by one thread and lane, a copy would only add traffic"
+		}
+		return use, ""
+	}
+	use = fmt.Sprintf("%d reads and writes of %d elements, %.3g per element", accesses, len(uses), float64(accesses)/float64(len(uses)))
+	if s := liveIn(p, outer, pr.array, consts); s != "" {
+		return use, s + ": it would need a copy in too"
+	}
+	if int64(written) != pr.fp.elems {
+		return use, fmt.Sprintf("the iteration writes %d of the %d elements of its part %s: a copy out would overwrite the others", written, pr.fp.elems, pr.fp)
+	}
+	if accesses <= written {
+		return use, "each element is written once: a copy out would only add traffic"
+	}
+	return use, ""
+}
+
+// explainIO prints each decision about inputs and outputs.
+func explainIO(b io.Writer, outer *loopnest.Loop, ios []*ioPromotion) {
+	for _, pr := range ios {
+		what := map[string]string{"inputs": "read-only input", "outputs": "output"}[pr.kind]
+		if !pr.ok {
+			if pr.use != "" {
+				fmt.Fprintf(b, "  keep %s global (%s): %s; %s\n", pr.array.Name, what, pr.use, pr.why)
+			} else {
+				fmt.Fprintf(b, "  keep %s global (%s): %s\n", pr.array.Name, what, pr.why)
+			}
+			continue
+		}
+		fmt.Fprintf(b, "  promote %s (%s) to level-0 team scratch %s: %s; its part per iteration of %s, %s, is %s; ",
+			pr.array.Name, what, scratchName(pr.array), pr.use, outer.Index, pr.fp, pr.why)
+		if pr.kind == "inputs" {
+			fmt.Fprintf(b, "copied in by the team's threads and lanes before the first phase, then a team barrier\n")
+			if pr.fp.invariant() {
+				fmt.Fprintf(b, "  hoist %s's copy: its part does not depend on %s (the same for every team), so it is copied once per team launch, first, for every phase; out of a backend's own league loop it is not moved (the pattern tree has no per-team prologue yet)\n", pr.array.Name, outer.Index)
+			}
+		} else {
+			fmt.Fprintf(b, "its updates stay in scratch; after the last phase a team barrier, then the team's threads and lanes copy it out through %s\n", globalName(pr.array))
+		}
+	}
+}
+
+// copyNodes is the copy of a promoted part between the argument's global
+// array and scratch, spread over the team's threads (rows) and vector lanes
+// (a row's elements, consecutive in both): in copies into scratch.
+func copyNodes(pr *ioPromotion, in bool) *spec.Node {
+	f := pr.fp
+	at := fmt.Sprintf("pm_row * %d + pm_col", f.width)
+	dst, src := scratchName(pr.array)+"["+at+"]", pr.array.Name+"["+plus(f.offset(), at)+"]"
+	if !in {
+		dst, src = globalName(pr.array)+"["+plus(f.offset(), at)+"]", scratchName(pr.array)+"["+at+"]"
+	}
+	vec := &spec.Node{Kind: "thread_vector_for", Index: "pm_col", Begin: "0", End: fmt.Sprint(f.width),
+		Body: []*spec.Node{{Kind: "code", Code: dst + " = " + src + ";"}}}
+	return &spec.Node{Kind: "team_thread_for", Index: "pm_row", Begin: "0", End: fmt.Sprint(f.elems / f.width), Body: []*spec.Node{vec}}
+}
+
+// explainOccupancy prints what the team's scratch leaves of an SM: the
+// promotions trade shared memory for teams resident at once (registers are
+// not known before the build, so this is the shared memory's bound only).
+func explainOccupancy(b io.Writer, m *machine.Model, threads, bytes int64) {
+	o, err := m.Occupancy(machine.Launch{BlockThreads: int(threads), DynamicSharedBytes: bytes})
+	if err != nil || o.BySharedMemory == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  team scratch %d bytes: %s's shared memory holds %d teams of %d threads per SM (its warps would hold %d; registers not known before the build)\n",
+		bytes, m.Name, o.BySharedMemory, threads, o.ByWarps)
 }
