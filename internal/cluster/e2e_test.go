@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/host"
+	"github.com/portmatrix/portmatrix/internal/host/smitest"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
@@ -121,13 +123,9 @@ func checkCollected(t *testing.T, dir string, plan []work.Item) []results.Record
 func TestGPUWorkersShareOneQueue(t *testing.T) {
 	root, bin := builtMatrix(t)
 	fake := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(fake, "nvidia-smi"), []byte(`#!/bin/sh
-case "$*" in
-  *index,uuid*) printf '0, GPU-aaaaaaaa-0000, Fake GPU\n1, GPU-bbbbbbbb-1111, Fake GPU\n' ;;
-  *-L*) printf 'GPU 0: Fake GPU (UUID: GPU-aaaaaaaa-0000)\nGPU 1: Fake GPU (UUID: GPU-bbbbbbbb-1111)\n' ;;
-  *) printf 'Fake GPU, 1.0, 1024\nFake GPU, 1.0, 1024\n' ;;
-esac
-`), 0o755))
+	smitest.Install(t, fake, false,
+		host.SMI{Index: "0", UUID: "GPU-aaaaaaaa-0000", Name: "Fake GPU", Driver: "1.0", MemoryMiB: 1024, ComputeCap: "9.0"},
+		host.SMI{Index: "1", UUID: "GPU-bbbbbbbb-1111", Name: "Fake GPU", Driver: "1.0", MemoryMiB: 1024, ComputeCap: "9.0"})
 	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var log bytes.Buffer
 	cfg := matrixConfig(root, &log)

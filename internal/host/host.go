@@ -102,27 +102,12 @@ func cpuModel() string {
 	return ""
 }
 
-// nvidia parses nvidia-smi's CSV query.
+// nvidia lists nvidia-smi's GPUs (QuerySMI) as the run's host record.
 func nvidia(ctx context.Context, run Runner) []GPU {
-	out, err := run(ctx, "nvidia-smi", "--query-gpu=name,driver_version,memory.total,uuid", "--format=csv,noheader,nounits")
-	if err != nil {
-		return nil
-	}
+	rows, _ := QuerySMI(ctx, run, "") // a line it cannot read is left out
 	var list []GPU
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, ",")
-		if len(f) < 3 {
-			continue
-		}
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
-		mib, _ := strconv.Atoi(f[2])
-		g := GPU{Name: f[0], Driver: f[1], MemoryMiB: MiB(mib), Vendor: "nvidia"}
-		if len(f) > 3 {
-			g.UUID = f[3]
-		}
-		list = append(list, g)
+	for _, g := range rows {
+		list = append(list, GPU{Name: g.Name, Driver: g.Driver, MemoryMiB: g.MemoryMiB, UUID: g.UUID, Vendor: "nvidia"})
 	}
 	return list
 }

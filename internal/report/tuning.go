@@ -199,10 +199,12 @@ func tuningCurves(cells []*tune.CellResult) ([]TuningCurve, error) {
 	}
 	panels := map[ks][]*tune.CellResult{}
 	for _, c := range cells {
+		// Only verified measurements draw a point: a cell whose
+		// configurations all failed has no curve (and no log axis to span).
 		teams := map[int64]bool{}
-		for _, m := range c.Measured {
-			if t, ok := m.Config["team_size"]; ok {
-				teams[t] = true
+		for _, pts := range curvePoints(c) {
+			for _, q := range pts {
+				teams[q.team] = true
 			}
 		}
 		if len(teams) < 2 {
@@ -231,11 +233,15 @@ func curvePoints(c *tune.CellResult) map[int64][]curvePoint {
 		if !m.Verified || m.Error != "" || m.MedianS <= 0 || m.GBps <= 0 {
 			continue
 		}
+		team, ok := m.Config["team_size"]
+		if !ok {
+			continue
+		}
 		vec, ok := m.Config["vector_size"]
 		if !ok {
 			vec = 1
 		}
-		k := [2]int64{m.Config["team_size"], vec}
+		k := [2]int64{team, vec}
 		if b, ok := best[k]; !ok || m.MedianS < b.MedianS {
 			best[k] = m
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // A hand-written tuning.jsonl of three cells on one GPU. spmv.a: the
@@ -123,4 +125,21 @@ func TestTuningClaimsBestAgainstBest(t *testing.T) {
 	assert.Equal(t, Reproduced, got[0].Outcome)
 	assert.InDelta(t, 1.18/1.01, got[0].Lo, 1e-9, "the median of one ratio: its bounds")
 	assert.Equal(t, NotMeasurable, got[1].Outcome, "kk-omp-b was not tuned")
+}
+
+// A cell whose configurations all failed, or that has no team_size, draws
+// no curve: the H100 tuning of the kernel-mode HOMMEXX cells (every
+// evaluation refused) once panicked the book on an empty log axis.
+func TestTuningCurvesSkipCellsWithoutVerifiedTeams(t *testing.T) {
+	failed := &tune.CellResult{Cell: "k.direct-ompx.clang22-sm90", Size: 7}
+	for _, ts := range []int64{8, 16, 32} {
+		failed.Measured = append(failed.Measured, tune.Measurement{Config: tune.Config{"team_size": ts}, Error: "exit status 2"})
+	}
+	mapped := &tune.CellResult{Cell: "k.kk-cuda-3lvl.nvcc-sm90", Size: 7}
+	for _, ts := range []int64{8, 16} {
+		mapped.Measured = append(mapped.Measured, tune.Measurement{Config: tune.Config{"map_team_size": ts}, MedianS: 1, LoS: 1, HiS: 1, GBps: 1, Verified: true})
+	}
+	curves, err := tuningCurves([]*tune.CellResult{failed, mapped})
+	require.NoError(t, err)
+	assert.Empty(t, curves)
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/machine"
 )
 
@@ -34,7 +34,7 @@ func QueryDevice(buildDir string) DeviceQuery {
 		defer cancel()
 		prog := filepath.Join(buildDir, DeviceQueryProgram)
 		if _, err := os.Stat(prog); err != nil {
-			return nvidiaSMI(ctx)
+			return nvidiaSMI(ctx, host.Exec)
 		}
 		o, err := deviceProps(ctx, prog)
 		if err == nil {
@@ -42,7 +42,7 @@ func QueryDevice(buildDir string) DeviceQuery {
 		}
 		// A query that does not run here (a runtime too new for the driver):
 		// nvidia-smi's fields, and the reason beside them.
-		o, how, serr := nvidiaSMI(ctx)
+		o, how, serr := nvidiaSMI(ctx, host.Exec)
 		return o, how + " (" + err.Error() + ")", serr
 	}
 }
@@ -65,43 +65,18 @@ func deviceProps(ctx context.Context, prog string) (machine.Observed, error) {
 }
 
 // nvidiaSMI reads the visible GPU's name, memory and compute capability
-// (drivers before compute_cap answer the rest).
-func nvidiaSMI(ctx context.Context) (machine.Observed, string, error) {
-	var sel []string
-	if v, _, _ := strings.Cut(os.Getenv("CUDA_VISIBLE_DEVICES"), ","); v != "" {
-		sel = []string{"-i", v} // nvidia-smi ignores CUDA_VISIBLE_DEVICES
-	}
-	var errs []error
-	for _, fields := range []string{"name,memory.total,compute_cap", "name,memory.total"} {
-		args := append([]string{"--query-gpu=" + fields, "--format=csv,noheader,nounits"}, sel...)
-		out, err := exec.CommandContext(ctx, "nvidia-smi", args...).Output()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("nvidia-smi %s: %v", strings.Join(args, " "), err))
-			continue
+// (host.QuerySMI; drivers before compute_cap answer the rest).
+func nvidiaSMI(ctx context.Context, smi host.Runner) (machine.Observed, string, error) {
+	only, _, _ := strings.Cut(os.Getenv("CUDA_VISIBLE_DEVICES"), ",") // nvidia-smi ignores CUDA_VISIBLE_DEVICES
+	list, err := host.QuerySMI(ctx, smi, only)
+	if len(list) == 0 {
+		if err == nil {
+			err = errors.New("nvidia-smi lists no GPU")
 		}
-		o, err := parseSMI(string(out))
-		return o, "nvidia-smi", err
+		return machine.Observed{}, "nvidia-smi", err
 	}
-	return machine.Observed{}, "nvidia-smi", errors.Join(errs...)
-}
-
-// parseSMI reads the first line of name, memory.total (MiB)[, compute_cap].
-func parseSMI(out string) (machine.Observed, error) {
-	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	f := strings.Split(line, ",")
-	if len(f) < 2 || strings.TrimSpace(f[0]) == "" {
-		return machine.Observed{}, fmt.Errorf("nvidia-smi: cannot read %q", line)
-	}
-	o := machine.Observed{Name: strings.TrimSpace(f[0])}
-	if mib, err := strconv.ParseInt(strings.TrimSpace(f[1]), 10, 64); err == nil {
-		o.MemoryBytes = mib << 20
-	}
-	if len(f) > 2 {
-		if major, minor, ok := strings.Cut(strings.TrimSpace(f[2]), "."); ok {
-			o.Arch = "sm_" + major + minor // 9.0 -> sm_90
-		}
-	}
-	return o, nil
+	g := list[0]
+	return machine.Observed{Name: g.Name, MemoryBytes: int64(g.MemoryMiB) << 20, Arch: g.Arch()}, "nvidia-smi", nil
 }
 
 // CheckDevice checks the GPU this process runs on against m, the model the

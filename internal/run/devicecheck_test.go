@@ -5,17 +5,30 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/portmatrix/portmatrix/internal/host"
+	"github.com/portmatrix/portmatrix/internal/host/smitest"
 	"github.com/portmatrix/portmatrix/internal/machine"
 )
 
 // nvidia-smi's fields are enough to tell another GPU: the name, the memory
 // and the compute capability as an arch.
 func TestNvidiaSMIFieldsCheckTheModel(t *testing.T) {
-	o, err := parseSMI("NVIDIA H100 80GB HBM3, 81559, 9.0\nNVIDIA H200, 143771, 9.0\n")
-	if err != nil || o != (machine.Observed{Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20, Arch: "sm_90"}) {
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	smi := func(answer string) host.Runner {
+		return func(_ context.Context, name string, args ...string) ([]byte, error) {
+			if name != "nvidia-smi" || slices.Contains(args, "-i") {
+				return nil, errors.New("unexpected " + name + " " + strings.Join(args, " "))
+			}
+			return []byte(answer), nil
+		}
+	}
+	ctx := context.Background()
+	o, how, err := nvidiaSMI(ctx, smi("0, GPU-aaaa, 580.159.04, 81559, 9.0, NVIDIA H100 80GB HBM3\n1, GPU-bbbb, 580.159.04, 143771, 9.0, NVIDIA H200\n"))
+	if err != nil || how != "nvidia-smi" || o != (machine.Observed{Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20, Arch: "sm_90"}) {
 		t.Fatalf("%+v, %v", o, err)
 	}
 	set, err := machine.Load(filepath.Join("..", "..", machine.Dir))
@@ -41,13 +54,14 @@ func TestNvidiaSMIFieldsCheckTheModel(t *testing.T) {
 	if err != nil || !strings.Contains(note, "not checked (nvidia-smi: not found)") {
 		t.Errorf("%q, %v", note, err)
 	}
-	if _, err := parseSMI("\n"); err == nil {
-		t.Error("an empty answer parsed")
+	if _, _, err := nvidiaSMI(ctx, smi("\n")); err == nil || !strings.Contains(err.Error(), "lists no GPU") {
+		t.Errorf("an empty answer: %v", err)
 	}
 }
 
 // QueryDevice runs build/deviceprops when it is there, and nvidia-smi
-// (the first device CUDA_VISIBLE_DEVICES names) when it is not or fails.
+// (the first device CUDA_VISIBLE_DEVICES names; without compute_cap on an
+// old driver) when it is not or fails.
 func TestQueryDevice(t *testing.T) {
 	bd, shims := t.TempDir(), t.TempDir()
 	h200, err := filepath.Abs(filepath.Join("..", "machine", "testdata", "device-h200.json"))
@@ -59,17 +73,24 @@ func TestQueryDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(filepath.Join(shims, "nvidia-smi"), "#!/bin/sh\necho \"$*\" >"+filepath.Join(shims, "args")+"\necho 'NVIDIA H200, 143771, 9.0'\n")
+	gpus := []host.SMI{
+		{Index: "1", UUID: "GPU-bbbb", Name: "NVIDIA H100 80GB HBM3", Driver: "580.159.04", MemoryMiB: 81559, ComputeCap: "9.0"},
+		{Index: "3", UUID: "GPU-dddd", Name: "NVIDIA H200", Driver: "580.159.04", MemoryMiB: 143771, ComputeCap: "9.0"},
+	}
+	smitest.Install(t, shims, false, gpus...)
 	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("CUDA_VISIBLE_DEVICES", "3,1")
 	ctx := context.Background()
 
 	o, how, err := QueryDevice(bd)(ctx)
-	if err != nil || how != "nvidia-smi" || o.Arch != "sm_90" || o.SMCount != 0 {
+	want := machine.Observed{Name: "NVIDIA H200", MemoryBytes: 143771 << 20, Arch: "sm_90"} // GPU 3, not 1
+	if err != nil || how != "nvidia-smi" || o != want {
 		t.Errorf("no deviceprops: %+v by %s, %v", o, how, err)
 	}
-	if args, _ := os.ReadFile(filepath.Join(shims, "args")); !strings.HasSuffix(strings.TrimSpace(string(args)), "-i 3") {
-		t.Errorf("nvidia-smi %s: not the visible device", args)
+	smitest.Install(t, shims, true, gpus...)
+	want.Arch = "" // an old driver: no compute_cap
+	if o, how, err = QueryDevice(bd)(ctx); err != nil || how != "nvidia-smi" || o != want {
+		t.Errorf("no deviceprops, an old driver: %+v by %s, %v", o, how, err)
 	}
 	write(filepath.Join(bd, DeviceQueryProgram), "#!/bin/sh\ncat "+h200+"\n")
 	if o, how, err = QueryDevice(bd)(ctx); err != nil || how != DeviceQueryProgram || o.SMCount != 132 {

@@ -12,21 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/host"
+	"github.com/portmatrix/portmatrix/internal/host/smitest"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// fakeNvidiaSMI answers the queries of gpu-run.sh and internal/host.
-const fakeNvidiaSMI = `#!/bin/sh
-q=""
-for a in "$@"; do case $a in --query-gpu=*) q=${a#--query-gpu=};; esac; done
-out=""
-IFS=,
-for f in $q; do
-  case $f in name) v="NVIDIA H200";; driver_version) v=550.54;; memory.total) v=143771;; uuid) v=GPU-0000;; *) v=0;; esac
-  out="${out:+$out, }$v"
-done
-echo "$out"
-`
+// fakeH200 is the GPU host's one GPU: its nvidia-smi (smitest) answers
+// gpu-run.sh's queries and internal/host's.
+var fakeH200 = host.SMI{Index: "0", UUID: "GPU-0000", Name: "NVIDIA H200", Driver: "550.54", MemoryMiB: 143771, ComputeCap: "9.0"}
 
 // fakeProgram is a built cell: it prints one harness record per call, and
 // with FAKE_SLOW set it hangs at size 6 (a run cut by PM_RUN_LIMIT).
@@ -75,7 +68,7 @@ func gpuRun(t *testing.T, bundle string, env ...string) (string, string) {
 	t.Helper()
 	host := t.TempDir()
 	shims := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(shims, "nvidia-smi"), []byte(fakeNvidiaSMI), 0o755))
+	smitest.Install(t, shims, false, fakeH200)
 	require.NoError(t, os.WriteFile(filepath.Join(host, "toolchains.yaml"), nil, 0o644)) // as in a checkout: no sources unpacked
 	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "gpu-run.sh"))
 	require.NoError(t, err)
@@ -118,6 +111,7 @@ func TestGPURunResumesFromItsTarball(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Equal(t, results.StateFinished, r.Status())
 	assert.Len(t, r.Resumed, 1)
+	assert.Equal(t, []results.GPU{{Name: "NVIDIA H200", Driver: "550.54", MemoryMiB: 143771, UUID: "GPU-0000", Vendor: "nvidia"}}, r.GPUs, "the host record as nvidia-smi lists it")
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)
 	sizes := map[int64]int{}

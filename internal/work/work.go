@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
 )
@@ -293,40 +293,30 @@ func Here(spec string) Shard {
 		GPUUUID: os.Getenv(config.EnvGPUUUID), GPUIndex: os.Getenv("CUDA_VISIBLE_DEVICES"), Work: spec,
 		Started: time.Now().UTC().Format(time.RFC3339)}
 	if s.GPUUUID == "" {
-		s.GPUUUID = uuidOf(s.GPUIndex)
+		s.GPUUUID = uuidOf(context.Background(), host.Exec, s.GPUIndex)
 	}
 	return s
 }
 
-// GPU is one line of nvidia-smi --query-gpu=index,uuid,name.
-type GPU struct{ Index, UUID, Name string }
+// GPU is one GPU of this node as nvidia-smi lists it.
+type GPU = host.SMI
 
 // GPUs lists this node's GPUs with nvidia-smi (none when it is missing).
 func GPUs() []GPU {
-	out, err := exec.Command("nvidia-smi", "--query-gpu=index,uuid,name", "--format=csv,noheader").Output()
-	if err != nil {
-		return nil
-	}
-	var list []GPU
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, ",")
-		if len(f) < 3 {
-			continue
-		}
-		list = append(list, GPU{Index: strings.TrimSpace(f[0]), UUID: strings.TrimSpace(f[1]), Name: strings.TrimSpace(strings.Join(f[2:], ","))})
-	}
+	list, _ := host.QuerySMI(context.Background(), host.Exec, "") // a line it cannot read is left out
 	return list
 }
 
 // uuidOf maps CUDA_VISIBLE_DEVICES to a UUID when it names one GPU.
-func uuidOf(visible string) string {
+func uuidOf(ctx context.Context, run host.Runner, visible string) string {
 	if visible == "" || strings.Contains(visible, ",") {
 		return ""
 	}
 	if strings.HasPrefix(visible, "GPU-") {
 		return visible
 	}
-	for _, g := range GPUs() {
+	list, _ := host.QuerySMI(ctx, run, "")
+	for _, g := range list {
 		if g.Index == visible {
 			return g.UUID
 		}
