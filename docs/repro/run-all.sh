@@ -110,6 +110,12 @@ build() {
 			docs/repro/ompx-bare-generic-mode/repro.cpp minimal-clang19
 	else say ompx-bare-generic-mode "SKIP: mage build failed ($out/logs/mage-build.log)"; fi
 
+	# gcc-host-fallback-teams: a host program; its verdict is its last line.
+	if g++ -O2 -fopenmp -foffload=disable docs/repro/gcc-host-fallback-teams/repro.cpp -o $out/host-fallback-teams >$out/logs/host-fallback-teams.log 2>&1; then
+		OMP_NUM_THREADS=2 OMP_PROC_BIND=close OMP_PLACES=cores timeout 120 $out/host-fallback-teams 2000 32 >>$out/logs/host-fallback-teams.log 2>&1
+		say gcc-host-fallback-teams "$(tail -1 $out/logs/host-fallback-teams.log)"
+	else say gcc-host-fallback-teams "SKIP: g++ did not build it ($out/logs/host-fallback-teams.log)"; fi
+
 	# llvm16-narrow-barrier: 4 and 32 threads a team.
 	if clang++-16 $(llvm16_flags) docs/repro/llvm16-narrow-barrier/barrier.cpp -o $out/barrier.clang16 >$out/logs/barrier.log 2>&1; then
 		say llvm16-narrow-barrier "built (runs on the GPU with build/clang16-sm90/lib)"

@@ -6,6 +6,13 @@
 // PMKK_OMP_NUM_TEAMS 0 drops the num_teams clause ("w/o num_teams").
 // Team threads share rows with omp for; the vector level is omp simd, which
 // the compilers do not parallelise on GPUs (002, Section 2.3).
+// On the initial device (built without offload, or no GPU found) the launches
+// are lowered as Kokkos' host (OpenMP) backend lowers them, not through the
+// target constructs: GCC's host fallback runs a target region's teams one
+// after another, each team's parallel region a fork-join of thread_limit
+// threads, and starts new threads for every target region (docs/cpu.md,
+// docs/repro/gcc-host-fallback-teams), so a team launch there costs a
+// fork-join per league rank.
 #pragma once
 #include <omp.h>
 
@@ -41,22 +48,58 @@ class Member {
   int thread_, threads_, vector_;
 };
 
+namespace omp_impl {
+
+inline bool on_host() { return !pm::device::is_gpu(); }
+
+// The host's team launch, as Kokkos' OpenMP backend runs a TeamPolicy: one
+// parallel region of the process's threads, each thread a team that takes a
+// contiguous block of league ranks. A team is one thread (Kokkos' host
+// backends recommend a core's hardware threads, and the runner places one
+// thread on each core); its nested region of one thread is what the body's
+// omp for and team barriers bind to. body(rank, team) gets the team's index,
+// below omp_get_max_threads().
+template <class Body>
+void host_league(const int64_t league, const Body& body) {
+#pragma omp parallel
+  {
+    const int64_t team = omp_get_thread_num(), teams = omp_get_num_threads();
+    const int64_t first = league * team / teams, last = league * (team + 1) / teams;
+#pragma omp parallel num_threads(1)
+    for (int64_t rank = first; rank < last; ++rank) body(rank, team);
+  }
+}
+
+}  // namespace omp_impl
+
 template <class F>
 void parallel_for(const char*, const RangePolicy& p, const F& f) {
   const int64_t b = p.begin, e = p.end;
+  if (omp_impl::on_host()) {
+#pragma omp parallel for simd
+    for (int64_t i = b; i < e; ++i) f(i);
+    return;
+  }
 #pragma omp target teams distribute parallel for simd firstprivate(f)
   for (int64_t i = b; i < e; ++i) f(i);
 }
 
 // The run-time tunables range_num_teams and range_thread_limit give the
 // reduction's num_teams and thread_limit clauses; 0 (the default) launches
-// without them, as Kokkos does (docs/analysis/dot.md).
+// without them, as Kokkos does (docs/analysis/dot.md). The host has no
+// teams: there they change nothing.
 template <class F>
 void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& result) {
   const int64_t b = p.begin, e = p.end;
+  double sum = 0;
+  if (omp_impl::on_host()) {
+#pragma omp parallel for simd reduction(+ : sum)
+    for (int64_t i = b; i < e; ++i) f(i, sum);
+    result = sum;
+    return;
+  }
   const pm::RangeClauses c = pm::range_clauses();
   const int num_teams = c.num_teams, thread_limit = c.thread_limit;
-  double sum = 0;
   if (c.given()) {
 #pragma omp target teams distribute parallel for simd num_teams(num_teams) thread_limit(thread_limit) \
     reduction(+ : sum) firstprivate(f)
@@ -71,6 +114,11 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
 template <class F>
 void parallel_for(const char*, const TeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
+  if (omp_impl::on_host()) {
+    const int vector = p.vector_length;
+    omp_impl::host_league(league, [&](const int64_t rank, int64_t) { f(Member(rank, league, 0, 1, vector)); });
+    return;
+  }
   const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t max_active = pm::tune("max_active_teams", kMaxActiveTeams);
   const int64_t teams = league < max_active ? league : max_active;

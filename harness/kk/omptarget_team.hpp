@@ -18,6 +18,9 @@
 //   single(PerThread): the body itself (the vector level is an omp simd loop,
 //     so a team thread's body runs once).
 //   atomic_add: #pragma omp atomic update.
+//   On the initial device (omptarget.hpp, host_league) a team is one host
+//   thread: both levels live in the pool, a slice per thread, and an
+//   MDRangePolicy is a parallel for collapse(N).
 #pragma once
 #include "omptarget.hpp"
 #include "pm/scratch.hpp"
@@ -38,6 +41,13 @@ namespace omp_impl {
 // The team handle of a scratch launch: a Member and its scratch (Fig. 6).
 struct ScratchMember : Member {
   char* scratch[2];
+  // A host team (host_league): levels 0 and 1 in slice `team` of global.
+  ScratchMember(int64_t rank, int64_t league, int vector, char* const global, const int64_t team, const int64_t l0,
+                const int64_t l1)
+      : Member(rank, league, 0, 1, vector) {
+    scratch[0] = global + team * (l0 + l1);
+    scratch[1] = scratch[0] + l0;
+  }
   ScratchMember(int64_t rank, int64_t league, int vector, char* const global, const int64_t per_team, const int64_t l0)
       : Member(rank, league, omp_get_thread_num(), omp_get_num_threads(), vector) {
     char* const mine = global + omp_get_team_num() * per_team;
@@ -87,6 +97,14 @@ void parallel_for(const char*, const ScratchTeamPolicy& p, const F& f) {
   const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
   if (league <= 0) return;
+  if (omp_impl::on_host()) {
+    char* const pool = pm::scratch_pool(omp_get_max_threads() * (l0 + l1));
+    omp_impl::host_league(league, [&](const int64_t rank, const int64_t team) {
+      const omp_impl::ScratchMember m(rank, league, vector, pool, team, l0, l1);
+      f(static_cast<const Member&>(m));
+    });
+    return;
+  }
   const int64_t max_active = pm::tune("max_active_teams", kMaxActiveTeams);
   const int64_t teams = league < max_active ? league : max_active;
 #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
@@ -124,6 +142,20 @@ template <int N, class F>
 void parallel_for(const char*, const MDRangePolicy<N>& p, const F& f) {
   static_assert(N == 2 || N == 3, "MDRangePolicy of rank 2 or 3");
   const int64_t b0 = p.begin[0], e0 = p.end[0], b1 = p.begin[1], e1 = p.end[1];
+  if (omp_impl::on_host()) {
+    if constexpr (N == 2) {
+#pragma omp parallel for collapse(2)
+      for (int64_t i = b0; i < e0; ++i)
+        for (int64_t j = b1; j < e1; ++j) f(i, j);
+    } else {
+      const int64_t b2 = p.begin[2], e2 = p.end[2];
+#pragma omp parallel for collapse(3)
+      for (int64_t i = b0; i < e0; ++i)
+        for (int64_t j = b1; j < e1; ++j)
+          for (int64_t k = b2; k < e2; ++k) f(i, j, k);
+    }
+    return;
+  }
   if constexpr (N == 2) {
 #pragma omp target teams distribute parallel for collapse(2) firstprivate(f)
     for (int64_t i = b0; i < e0; ++i)

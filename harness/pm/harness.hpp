@@ -738,8 +738,25 @@ inline void host_threads() {
     std::printf(",\"places\":");
     json_string(places);
   }
+  // With places, libgomp binds the initial thread to the first place before
+  // main, so its affinity shows one core: the process's CPUs are then the
+  // places' (which libgomp builds from the mask it started with).
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) std::printf(",\"cpus\":%d", CPU_COUNT(&set));
+  CPU_ZERO(&set);
+  bool known = false;
+#ifdef _OPENMP
+  for (int p = 0; p < omp_get_num_places(); ++p) {
+    int ids[CPU_SETSIZE];
+    const int n = omp_get_place_num_procs(p);
+    if (n <= 0 || n > CPU_SETSIZE) continue;
+    omp_get_place_proc_ids(p, ids);
+    for (int k = 0; k < n; ++k)
+      if (ids[k] >= 0 && ids[k] < CPU_SETSIZE) CPU_SET(ids[k], &set);
+    known = true;
+  }
+#endif
+  if (!known) known = sched_getaffinity(0, sizeof set, &set) == 0;
+  if (known) std::printf(",\"cpus\":%d", CPU_COUNT(&set));
 }
 
 inline void json_number(double v, const char* fmt) {

@@ -84,6 +84,8 @@ const (
 	axpbySig = "void axpby_kernel(const int64_t n, const double a, const double* x, const double b, double* y)"
 	spmvSig  = "void spmv_kernel(const pm::Csr& A, const double* x, double* y)"
 	scale    = " * (1 + 1e-9)"
+	// dot's omp-raw launch without the tuned num_teams and thread_limit.
+	dotRawLoop = "simd reduction(+ : sum) is_device_ptr(x, y)\n    for (int64_t i = 0; i < n; ++i) {"
 )
 
 var corpus = []target{
@@ -144,9 +146,10 @@ var corpus = []target{
 		stopsAfterFirstCall(axpbySig, aboveTol),
 	}},
 	{"dot", "omp-raw", 1003, []mutation{
-		replace("missing reduction clause", " reduction(+ : sum)", "", aboveTol),
-		replace("off-by-one", "int64_t i = 0;", "int64_t i = 1;", aboveTol),
-		replace("overrun", "i < n;", "i <= n;", notFinite),
+		// The launch without tuned clauses, the one a default run takes.
+		replace("missing reduction clause", dotRawLoop, strings.Replace(dotRawLoop, " reduction(+ : sum)", "", 1), aboveTol),
+		replace("off-by-one", dotRawLoop, strings.Replace(dotRawLoop, "i = 0;", "i = 1;", 1), aboveTol),
+		replace("overrun", dotRawLoop, strings.Replace(dotRawLoop, "i < n;", "i <= n;", 1), notFinite),
 	}},
 	{"spmv", "omp-raw", 10, []mutation{
 		replace("wrong league stride", "++league_rank)", "league_rank += 2)", notFinite),
