@@ -9,14 +9,6 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
-// MinResidentFraction is the share of an SM's resident threads
-// (max_threads_per_sm) a configuration must keep busy for the pruned search
-// to run it. Below a quarter, the SM has too few loads in flight to cover
-// memory latency (the bandwidth-bound kernels of 002 and 000): the issue's
-// H100 sweep measured 4- and 8-thread KK-CUDA teams (6% and 12%) at a
-// quarter and a third of the 16-thread team, which holds 25% (32 blocks of
-// 16) and stays in.
-const MinResidentFraction = 0.25
 
 // Occupancy is the pruned search's model of a GPU: the machine model's
 // occupancy rule (internal/machine) over the registers and static shared
@@ -25,7 +17,7 @@ const MinResidentFraction = 0.25
 //
 //   - no block of team_size x vector_size threads launches (registers or
 //     shared memory per block),
-//   - the blocks an SM holds keep fewer than MinResidentFraction of its
+//   - the blocks an SM holds keep fewer than machine.MinResidentFraction of its
 //     threads resident, or
 //   - a launch bound (max_teams, max_active_teams) at or above every
 //     league the configuration launches: the same launch as the default's
@@ -66,8 +58,8 @@ func (o Occupancy) Admits(t Target, c Config) error {
 			return nil // no rule for this device: nothing is ruled out
 		case occ.BlocksPerSM == 0:
 			why = fmt.Errorf("a block of %d threads does not launch (%s)", threads, occ.Limiter)
-		case float64(occ.BlocksPerSM*threads) < MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM):
-			why = fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*MinResidentFraction)
+		case float64(occ.BlocksPerSM*threads) < machine.MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM):
+			why = fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
 		default:
 			return nil
 		}
