@@ -9,7 +9,6 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
-
 // Occupancy is the pruned search's model of a GPU: the machine model's
 // occupancy rule (internal/machine) over the registers and static shared
 // memory of each cell's team kernels, read by the build (cuobjdump). It
