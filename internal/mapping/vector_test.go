@@ -6,7 +6,10 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestVectorForLeavesFewestLanesIdle(t *testing.T) {
+// Where every width keeps an SM resident enough (no scratch, no cut team),
+// the vector is the one that leaves the fewest lanes idle.
+func TestTeamShapeLeavesFewestLanesIdle(t *testing.T) {
+	m := gpuModel(t)
 	for _, c := range []struct {
 		trips []int64
 		want  int64
@@ -20,7 +23,7 @@ func TestVectorForLeavesFewestLanesIdle(t *testing.T) {
 		{[]int64{100}, 8},    // 13 trips of 8 idle 4 lanes, of 32 28
 		{[]int64{72, 3}, 8},  // a short phase beside a long one
 	} {
-		got, _ := vectorFor(c.trips, 32)
+		_, got, _ := teamShape(m, c.trips, 0, 0)
 		assert.Equal(t, c.want, got, "trips %v", c.trips)
 	}
 }
