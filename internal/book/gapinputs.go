@@ -1,18 +1,13 @@
 package book
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
-	"github.com/portmatrix/portmatrix/internal/spec"
-	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
@@ -54,21 +49,11 @@ func gapInputs(root, dir string) report.GapInputs {
 // through its tuning space (tune.CellSpace.Leagues), and the mean row
 // length of its CSR argument (spec.Kernel.Env: nnz / nrows).
 func leagues(root string) (func(cell string, size int64, cfg tune.Config) (int64, bool), func(cell string, size int64) (float64, bool)) {
-	kernels, kerr := mapping.LoadKernels(root)
-	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
-	spaces, serr := tune.Load(layout.Path(root, tune.File))
-	if errors.Join(kerr, cerr, serr) != nil {
-		return nil, nil
-	}
-	strategies, err := matrix.Load(layout.Path(root, layout.Strategies), caps)
+	tree, err := tune.LoadTree(root)
 	if err != nil {
 		return nil, nil
 	}
-	byName := spec.ByName(kernels)
-	variants := map[string]*matrix.Variant{}
-	for _, v := range matrix.Variants(strategies) {
-		variants[v.ID] = v
-	}
+	byName := tree.Kernels
 	rowLength := func(cell string, size int64) (float64, bool) {
 		k := byName[strings.SplitN(cell, ".", 2)[0]]
 		if k == nil {
@@ -86,20 +71,15 @@ func leagues(root string) (func(cell string, size int64, cfg tune.Config) (int64
 	}
 	league := func(cell string, size int64, cfg tune.Config) (int64, bool) {
 		parts := strings.SplitN(cell, ".", 3)
-		if len(parts) < 3 || byName[parts[0]] == nil || variants[parts[1]] == nil {
+		if len(parts) < 3 || byName[parts[0]] == nil || tree.Variants[parts[1]] == nil {
 			return 0, false
 		}
-		k := byName[parts[0]]
-		var uses []*spec.Kernel
-		for _, u := range k.Uses {
-			if uk, ok := byName[u]; ok {
-				uses = append(uses, uk)
-			}
-		}
-		space, err := spaces.Cell(k, uses, variants[parts[1]], size)
+		cellOf := &matrix.Cell{ID: cell, Kernel: byName[parts[0]], Variant: tree.Variants[parts[1]]}
+		target, err := tree.Spaces.Target(cellOf, byName, size, "")
 		if err != nil {
 			return 0, false
 		}
+		space := target.Space
 		full := tune.Config{}
 		for name, v := range space.Default {
 			full[name] = v

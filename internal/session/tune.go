@@ -15,14 +15,10 @@ import (
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/host"
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
-	"github.com/portmatrix/portmatrix/internal/spec"
-	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/tune"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
@@ -228,26 +224,11 @@ func tuneSizes(cfg config.Config, e build.Entry) []int64 {
 	return e.Sizes[cfg.SizeSet]
 }
 
-// loadBuilt reads what the tuning's spaces are made of.
+// loadBuilt reads what the tuning's spaces are made of, for the build m.
 func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
-	kernels, kerr := mapping.LoadKernels(cfg.Root)
-	caps, cerr := toolchain.LoadTable(layout.Path(cfg.Root, layout.Capabilities))
-	if err := errors.Join(kerr, cerr); err != nil {
-		return tune.Built{}, err
-	}
-	strategies, err := matrix.Load(layout.Path(cfg.Root, layout.Strategies), caps)
-	if err != nil {
-		return tune.Built{}, err
-	}
-	spaces, err := tune.Load(layout.Path(cfg.Root, tune.File))
-	if err != nil {
-		return tune.Built{}, err
-	}
-	variants := map[string]*matrix.Variant{}
-	for _, v := range matrix.Variants(strategies) {
-		variants[v.ID] = v
-	}
-	return tune.Built{BuildDir: cfg.BuildDir, Manifest: m, Kernels: spec.ByName(kernels), Variants: variants, Spaces: spaces}, nil
+	b, err := tune.LoadTree(cfg.Root)
+	b.BuildDir, b.Manifest = cfg.BuildDir, m
+	return b, err
 }
 
 // deviceKey names the GPU that measures: its UUID, else its name.

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +10,11 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/build"
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // Built is what a tuning reads of a build: the manifest's cells, with the
@@ -22,6 +26,31 @@ type Built struct {
 	Kernels  map[string]*spec.Kernel
 	Variants map[string]*matrix.Variant
 	Spaces   *Spaces
+}
+
+// LoadTree reads, from the source tree at root, what tuning spaces are made
+// of (no build, no compiler probe): the kernel descriptions with their loop
+// nests lowered (mapping.LoadKernels: the mapper's launch tunables), the
+// strategies' variants and variants/tuning.yaml.
+func LoadTree(root string) (Built, error) {
+	kernels, kerr := mapping.LoadKernels(root)
+	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
+	if err := errors.Join(kerr, cerr); err != nil {
+		return Built{}, err
+	}
+	strategies, err := matrix.Load(layout.Path(root, layout.Strategies), caps)
+	if err != nil {
+		return Built{}, err
+	}
+	spaces, err := Load(layout.Path(root, File))
+	if err != nil {
+		return Built{}, err
+	}
+	variants := map[string]*matrix.Variant{}
+	for _, v := range matrix.Variants(strategies) {
+		variants[v.ID] = v
+	}
+	return Built{Kernels: spec.ByName(kernels), Variants: variants, Spaces: spaces}, nil
 }
 
 // Targets are the tuning targets of the built cells that pick selects and
