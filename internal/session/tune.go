@@ -245,14 +245,16 @@ func deviceKey(mach host.Info) string {
 }
 
 // deviceMachine is what the constraints read of the GPU here, from its
-// machine model (nil when no model names it: those constraints are listed as
+// machine model (shared_mem_per_block: the opt-in limit where it has one) (nil when no model names it: those constraints are listed as
 // unchecked).
 func deviceMachine(model *machine.Model) tune.Machine {
 	if model == nil {
 		return nil
 	}
 	g := model.GPU
-	return tune.MachineOf(g.MaxThreadsPerBlock, g.WarpSize, g.SharedMemoryPerBlockBytes)
+	// The team layers opt in to more than the default per block
+	// (cudaFuncSetAttribute; LLVM's plugin does for ompx_dyn_cgroup_mem).
+	return tune.MachineOf(g.MaxThreadsPerBlock, g.WarpSize, max(g.SharedMemoryPerBlockBytes, g.SharedMemoryPerBlockOptin))
 }
 
 // appendReport adds this tuning's table to the folder's report: a folder

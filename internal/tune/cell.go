@@ -1,10 +1,12 @@
 package tune
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -20,7 +22,8 @@ type CellSpace struct {
 	Constraints []Constraint       // those that apply to the cell
 	spaces      *Spaces
 	env         spec.Env
-	teams       []*spec.Node // team patterns, for scratch_bytes
+	teams       []*spec.Node     // team patterns, for scratch_bytes
+	consts      map[string]int64 // the kernels' scratch_consts, for scratch_bytes
 }
 
 // Cell is the space of kernel k (with the kernels a composite uses) under
@@ -30,8 +33,11 @@ type CellSpace struct {
 // levels means vector_size 1).
 func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64) (*CellSpace, error) {
 	c := &CellSpace{Values: map[string][]int64{}, Fixed: map[string]string{}, Rendered: map[string]bool{}, Default: Config{},
-		spaces: s, env: k.Env(size)}
+		spaces: s, env: k.Env(size), consts: map[string]int64{}}
 	for _, kk := range append([]*spec.Kernel{k}, uses...) {
+		if sc := s.Kernels[kk.Name]; sc != nil {
+			maps.Copy(c.consts, sc.ScratchConsts)
+		}
 		for _, t := range kk.Tunables {
 			if _, dup := c.Default[t.Name]; !dup {
 				c.Default[t.Name] = t.Value
@@ -206,8 +212,9 @@ func (c *CellSpace) All() []Config {
 // if not, which constraint it breaks. A constraint is not checked when it
 // reads a machine property m does not give (no model, or a CPU's model
 // without max_threads_per_block), nor when it reads scratch_bytes and the
-// kernel's scratch sizes are not plain arithmetic (sizeof): Unchecked says
-// which.
+// kernel's scratch sizes are not plain arithmetic (a sizeof or a problem's
+// field the kernel's scratch_consts in tuning.yaml do not give): Unchecked
+// says which.
 func (c *CellSpace) Feasible(cfg Config, m Machine) (ok bool, why string, err error) {
 	env := maps.Clone(c.env)
 	for k, v := range cfg {
@@ -265,11 +272,15 @@ func (c *CellSpace) Unchecked(m Machine) []string {
 	return out
 }
 
-// scratchBytes sums the level-0 scratch views of the cell's teams (8 bytes
-// an element: spec.ScratchTypes); false when a size is not plain arithmetic.
+// scratchBytes is the most level-0 scratch one team launch of the cell
+// asks for (its views, 8 bytes an element: spec.ScratchTypes; each team
+// pattern is a launch of its own, so the largest, not the sum, must fit);
+// false when a size is not plain arithmetic once the kernels'
+// scratch_consts are put in.
 func (c *CellSpace) scratchBytes(env spec.Env) (int64, bool) {
-	var total int64
+	var most int64
 	for _, t := range c.teams {
+		var launch int64
 		for _, s := range t.Scratch {
 			level := s.Level
 			if v, ok := env[level]; ok && v.Int {
@@ -278,14 +289,25 @@ func (c *CellSpace) scratchBytes(env spec.Env) (int64, bool) {
 			if level != "0" {
 				continue
 			}
-			n, err := spec.Eval(s.Size, env)
+			n, err := spec.Eval(c.withConsts(s.Size), env)
 			if err != nil || !n.Int {
 				return 0, false
 			}
-			total += 8 * n.I
+			launch += 8 * n.I
 		}
+		most = max(most, launch)
 	}
-	return total, true
+	return most, true
+}
+
+// withConsts puts the values of scratch_consts into a size expression, the
+// longest term first (so that a term inside another is not replaced first).
+func (c *CellSpace) withConsts(size string) string {
+	terms := slices.SortedFunc(maps.Keys(c.consts), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	for _, t := range terms {
+		size = strings.ReplaceAll(size, t, "("+strconv.FormatInt(c.consts[t], 10)+")")
+	}
+	return size
 }
 
 func number(f float64) spec.Value {

@@ -77,7 +77,12 @@ type Scope struct {
 	Space       map[string][]int64
 	Held        map[string]bool // "default": held at the cell's default value
 	Constraints []Constraint
-	Pos         diag.Pos
+	// ScratchConsts: for a kernel, the values of the C++ terms its scratch
+	// sizes use that the tuner cannot evaluate (sizeof(snap::CKD), the
+	// problem's S.t.twojmax), so scratch_bytes is checked for it; a test
+	// compiles the harness and checks each against the program.
+	ScratchConsts map[string]int64
+	Pos           diag.Pos
 }
 
 // Constraint is a condition over tunables, machine properties, derived
@@ -133,7 +138,16 @@ func Parse(file string, data []byte) (*Spaces, error) {
 	}{{"strategies", s.Strategies}, {"kernels", s.Kernels}} {
 		for _, kv := range d.Pairs(f[scope.key], scope.key) {
 			sc := &Scope{Name: kv[0].Value, Space: map[string][]int64{}, Held: map[string]bool{}, Pos: d.Pos(kv[0])}
-			sf := d.Fields(kv[1], scope.key+" entry", "space", "constraints")
+			sf := d.Fields(kv[1], scope.key+" entry", "space", "constraints", "scratch_consts")
+			if sf["scratch_consts"] != nil && scope.key != "kernels" {
+				d.Add(sf["scratch_consts"], "scratch_consts: a kernel's, not a strategy's")
+			}
+			for _, kc := range d.Pairs(sf["scratch_consts"], "scratch_consts") {
+				if sc.ScratchConsts == nil {
+					sc.ScratchConsts = map[string]int64{}
+				}
+				sc.ScratchConsts[kc[0].Value] = d.Int(kc[1], "scratch_consts: "+kc[0].Value)
+			}
 			for _, sp := range d.Pairs(sf["space"], "space") {
 				t, ok := s.Tunables[sp[0].Value]
 				if !ok {
@@ -363,9 +377,18 @@ func (s *Spaces) Check(kernels []*spec.Kernel, strategies []*matrix.Strategy) er
 			errs.Add(sc.Pos, "unknown strategy %q%s", sc.Name, diag.DidYouMean(sc.Name, strategyNames))
 		}
 	}
+	byName := spec.ByName(kernels)
 	for _, sc := range s.Kernels {
 		if !slices.Contains(kernelNames, sc.Name) {
 			errs.Add(sc.Pos, "unknown kernel %q%s", sc.Name, diag.DidYouMean(sc.Name, kernelNames))
+			continue
+		}
+		for _, term := range slices.Sorted(maps.Keys(sc.ScratchConsts)) {
+			if !slices.ContainsFunc(teams(byName[sc.Name].Pattern), func(t *spec.Node) bool {
+				return slices.ContainsFunc(t.Scratch, func(v spec.Scratch) bool { return strings.Contains(v.Size, term) })
+			}) {
+				errs.Add(sc.Pos, "scratch_consts: %s is in no scratch size of %s", term, sc.Name)
+			}
 		}
 	}
 	return errs.Err()

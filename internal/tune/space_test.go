@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
@@ -193,4 +195,54 @@ func TestRangeAtTheEdge(t *testing.T) {
 	s, err := Parse("F", []byte("tunables:\n  a: {min: 0, space: {range: [9223372036854775800, 9223372036854775807], step: 5}}\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []int64{9223372036854775800, 9223372036854775805}, s.Tunables["a"].Space)
+}
+
+// TestSNAP's scratch sizes read sizeof(snap::CKD) and S.t.twojmax:
+// tuning.yaml's scratch_consts make them arithmetic, so a team that cannot
+// launch at level 0 is pruned with the reason, in the kernel and in the
+// step that uses it (its largest launch, not the sum of its launches).
+func TestSnapScratchIsChecked(t *testing.T) {
+	spaces, kernels, strategies := project(t)
+	byName := spec.ByName(kernels)
+	variants := map[string]*matrix.Variant{}
+	for _, v := range matrix.Variants(strategies) {
+		variants[v.ID] = v
+	}
+	models, err := machine.Load(filepath.Join("..", "..", "machines"))
+	require.NoError(t, err)
+	h100model, err := models.Get("h100-sxm5-80gb")
+	require.NoError(t, err)
+	g := h100model.GPU
+	h100 := MachineOf(g.MaxThreadsPerBlock, g.WarpSize, g.SharedMemoryPerBlockOptin)
+	k := byName["snap_duarray"]
+	teamBytes := func(team int64) int64 { // the program's expression, its terms put in by hand
+		c := spaces.Kernels["snap_duarray"].ScratchConsts
+		return 8*team*(c["sizeof(snap::CKD)"]/8) + 8*16*team*(c["S.t.twojmax"]+1)*(c["S.t.twojmax"]+1)
+	}
+	step, err := spaces.Cell(byName["snap_step"], []*spec.Kernel{byName["snap_ui"], byName["snap_yi"], k, byName["snap_deidrj"]}, variants["kk-cuda-2lvl"], 10)
+	require.NoError(t, err)
+	for _, v := range []string{"kk-cuda-2lvl", "kk-omp-a", "direct-ompx", "omp-raw"} {
+		cell, err := spaces.Cell(k, nil, variants[v], 10)
+		require.NoError(t, err)
+		assert.Empty(t, cell.Unchecked(h100), v)
+		for _, cs := range []*CellSpace{cell, step} {
+			for _, team := range cell.Values["snap_team"] {
+				cfg := maps.Clone(cs.Default)
+				cfg["snap_team"], cfg["scratch_level"] = team, 0
+				ok, why, err := cs.Feasible(cfg, h100)
+				require.NoError(t, err)
+				fits := teamBytes(team) <= g.SharedMemoryPerBlockOptin
+				assert.Equal(t, fits, ok, "%s %s", v, cfg)
+				if !fits {
+					assert.Equal(t, "scratch_bytes <= shared_mem_per_block", why)
+				}
+				cfg["scratch_level"] = 1 // global memory: no limit
+				ok, _, err = cs.Feasible(cfg, h100)
+				require.NoError(t, err)
+				assert.True(t, ok, "%s %s", v, cfg)
+			}
+		}
+	}
+	assert.False(t, teamBytes(32) <= g.SharedMemoryPerBlockOptin, "the measured failures: 32 pairs a team")
+	assert.True(t, teamBytes(16) <= g.SharedMemoryPerBlockOptin, "16 pairs a team ran and verified")
 }
