@@ -1,0 +1,76 @@
+package tune
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+// TestScratchConstsAreTheProgram compiles the harness on the host and prints
+// each term of tuning.yaml's scratch_consts as the generated program sees it
+// (the TestSNAP system S of the kernel's sizes, as its run_size makes it):
+// a declared value the program does not have would prune, or admit, the
+// wrong configurations.
+func TestScratchConstsAreTheProgram(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++")
+	}
+	spaces, kernels, _ := project(t)
+	byName := spec.ByName(kernels)
+	var body strings.Builder
+	type term struct {
+		kernel, text string
+		size         int64
+	}
+	var terms []term
+	for _, name := range slices.Sorted(maps.Keys(spaces.Kernels)) {
+		sc := spaces.Kernels[name]
+		if len(sc.ScratchConsts) == 0 {
+			continue
+		}
+		k := byName[name]
+		require.NotNil(t, k, name)
+		require.True(t, slices.ContainsFunc(k.Args, func(a spec.Arg) bool { return a.Type == "snap" && a.Name == "S" }),
+			"%s: the test makes TestSNAP's S; teach it the kernel's arguments", name)
+		var sizes []int64
+		for _, set := range spec.SizeSets {
+			sizes = append(sizes, k.Size.Sets[set]...)
+		}
+		slices.Sort(sizes)
+		for _, size := range slices.Compact(sizes) {
+			fmt.Fprintf(&body, "  {\n    pm::SnapSystem S_data(\"S\", pm::snap_input(%d));\n    const snap::System S = S_data.dev();\n", size)
+			for _, text := range slices.Sorted(maps.Keys(sc.ScratchConsts)) {
+				fmt.Fprintf(&body, "    std::printf(\"%%lld\\n\", (long long)(%s));\n", text)
+				terms = append(terms, term{name, text, size})
+			}
+			body.WriteString("  }\n")
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "consts.cpp")
+	require.NoError(t, os.WriteFile(src, []byte("#include <cstdio>\n#include \"pm/device_host.hpp\"\n#include \"pm/harness.hpp\"\n#include \"snap/pm_snap.hpp\"\nint main() {\n"+body.String()+"}\n"), 0o644))
+	bin := filepath.Join(dir, "consts")
+	out, err := exec.Command(cxx, "-std=c++17", "-O0", "-I", filepath.Join("..", "..", "harness"), src, "-o", bin).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin).Output()
+	require.NoError(t, err)
+	got := strings.Fields(string(out))
+	require.Len(t, got, len(terms))
+	for i, tm := range terms {
+		v, err := strconv.ParseInt(got[i], 10, 64)
+		require.NoError(t, err)
+		assert.Equal(t, spaces.Kernels[tm.kernel].ScratchConsts[tm.text], v, "%s size %d: %s", tm.kernel, tm.size, tm.text)
+	}
+}
