@@ -30,6 +30,7 @@ void hommexx_vorticity_sphere_kernel(const int64_t num_elem, const int64_t np, c
   const int64_t pm_scratch0_bytes = 8 * (2 * np * np * nlev), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch("hommexx_vorticity_sphere", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;

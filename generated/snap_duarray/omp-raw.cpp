@@ -30,6 +30,7 @@ void snap_duarray_kernel(const snap::System S, double* dulist) {
   const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CKD) / 8)) + 8 * (16 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch("snap_duarray", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;

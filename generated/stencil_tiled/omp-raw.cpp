@@ -38,6 +38,7 @@ void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* t
   const int64_t pm_scratch0_bytes = 8 * ((tile + 2) * (tile + 2)), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch("stencil_tiled", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;

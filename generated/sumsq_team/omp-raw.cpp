@@ -37,6 +37,7 @@ double sumsq_team_kernel(const int64_t m, const int64_t n, const double* A) {
   const int64_t pm_scratch0_bytes = 8 * 1, pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch("sumsq_team", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;

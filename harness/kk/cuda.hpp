@@ -74,6 +74,7 @@ constexpr int kWarp = pm::kWarpSize;  // 32 on NVIDIA, 64 on gfx90a (pm/warp.hpp
 struct Device {
   int sms = 0, max_threads_per_sm = 0;
   int64_t max_grid_x = 0;
+  int64_t shared_per_block_optin = 0;  // the most dynamic shared memory a block may opt in to
 };
 inline const Device& device() {
   static Device d = [] {
@@ -86,6 +87,9 @@ inline const Device& device() {
     int gx = 0;
     pm::device::check(cudaDeviceGetAttribute(&gx, cudaDevAttrMaxGridDimX, dev), "cudaDeviceGetAttribute");
     r.max_grid_x = gx;
+    int optin = 0;
+    pm::device::check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "cudaDeviceGetAttribute");
+    r.shared_per_block_optin = optin;
     return r;
   }();
   return d;

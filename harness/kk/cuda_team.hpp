@@ -90,6 +90,7 @@ void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
   if (team < 1 || team * vector > 1024) cuda_impl::fail(name, "team_size * vector_length must be in [1, 1024]");
   if (league <= 0) return;
   auto kernel = cuda_impl::team_scratch_kernel<F>;
+  pm::check_team_scratch(name, l0, 0, cuda_impl::device().shared_per_block_optin);
   if (l0 > 48 * 1024)
     pm::device::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(l0)),

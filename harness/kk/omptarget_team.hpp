@@ -92,7 +92,7 @@ void parallel_for(const ThreadVectorRangeT<Member>& r, const F& f) {
 }
 
 template <class F>
-void parallel_for(const char*, const ScratchTeamPolicy& p, const F& f) {
+void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
   const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
@@ -108,6 +108,7 @@ void parallel_for(const char*, const ScratchTeamPolicy& p, const F& f) {
   const int64_t max_active = pm::tune("max_active_teams", kMaxActiveTeams);
   const int64_t teams = league < max_active ? league : max_active;
 #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch(name, l0, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t per_team = l1;  // level 0 is team-shared memory
 #else
   const int64_t per_team = l0 + l1;

@@ -106,11 +106,12 @@ inline void atomic_add(double* const p, const double v) {
 }
 
 template <class F>
-void parallel_for(const char*, const ScratchTeamPolicy& p, const F& f) {
+void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
   const int64_t league = p.league_size;
   if (league <= 0) return;
   const int team = p.team_size, vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
+  pm::check_team_scratch(name, l0, ompx_team_impl::layer_bytes(team, vector), pm::kOmpTeamSharedPerBlock);
   const int64_t shared = ompx_team_impl::layer_bytes(team, vector) + l0;
   // Level 1 scratch is a slice of global memory per launched team, so teams
   // are bounded by what is resident at once (Kokkos sizes its level-1 pool

@@ -23,6 +23,9 @@
 #define cudaDeviceSynchronize hipDeviceSynchronize
 #define cudaDevAttrL2CacheSize hipDeviceAttributeL2CacheSize
 #define cudaDevAttrMaxGridDimX hipDeviceAttributeMaxGridDimX
+// AMD has no opt-in (HIP's SharedMemPerBlockOptin is CUDA's only): a
+// block's limit is the LDS it may take.
+#define cudaDevAttrMaxSharedMemoryPerBlockOptin hipDeviceAttributeMaxSharedMemoryPerBlock
 #define cudaDevAttrMaxThreadsPerMultiProcessor hipDeviceAttributeMaxThreadsPerMultiProcessor
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define cudaError_t hipError_t

@@ -2,8 +2,16 @@
 // memory (level 1, and level 0 where a toolchain has no team-shared memory
 // to give), one slice per team. Kept across calls and grown on demand, as
 // Kokkos keeps its scratch space, so that a timed call allocates nothing.
+// And the check every GPU team layer makes before a launch with level-0
+// scratch (check_team_scratch).
 #pragma once
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "ompx_grid.hpp"
+#include "tune.hpp"
 
 namespace pm {
 inline char* scratch_pool(const int64_t bytes) {
@@ -15,5 +23,31 @@ inline char* scratch_pool(const int64_t bytes) {
     have = bytes;
   }
   return pool;
+}
+
+// Team-shared memory one OpenMP team may take (OpenMP has no query; LLVM's
+// plugin opts a kernel in up to the device's limit): the SM's less what the
+// system keeps per block, from pm/ompx_grid.hpp's device macros. sm_90:
+// 233472 - 1024 = 232448 bytes (227 KiB, CUDA's opt-in limit); sm_80 (A100):
+// 166912; gfx90a: the CU's 64 KiB LDS.
+constexpr int64_t kOmpTeamSharedPerBlock = int64_t{PM_OMPX_SHARED_PER_SM} - PM_OMPX_SHARED_PER_BLOCK_SYSTEM;
+
+// check_team_scratch dies before a team launch whose level-0 scratch, with
+// the layer's own shared buffer (own), exceeds the limit of one block: the
+// runtime would only say "invalid argument" (CUDA's cudaFuncSetAttribute)
+// or "failure of target construct while offloading is mandatory" (LLVM
+// offload). The message names the numbers and the configuration (the
+// tuner's --config); docs/tuning.md, "Team scratch and the device's limit".
+// A limit of 0 is one the device did not give: nothing is checked.
+inline void check_team_scratch(const char* name, const int64_t level0, const int64_t own, const int64_t limit) {
+  if (limit <= 0 || level0 + own <= limit) return;
+  std::string config;
+  if (const auto* c = tuning().config)
+    for (const auto& kv : *c) config += (config.empty() ? "" : ",") + kv.first + "=" + std::to_string(kv.second);
+  std::fprintf(stderr, "portmatrix: %s: team scratch %lld bytes at level 0", name, static_cast<long long>(level0));
+  if (own > 0) std::fprintf(stderr, " and %lld bytes of the layer's own", static_cast<long long>(own));
+  std::fprintf(stderr, " > the device's %lld bytes per block (%s): a smaller team or scratch level 1 fits\n",
+               static_cast<long long>(limit), config.empty() ? "the generated launch parameters" : config.c_str());
+  std::exit(2);
 }
 }  // namespace pm
