@@ -25,6 +25,7 @@ void atx_team_kernel(const int64_t m, const int64_t n, const double* A, const do
   [[maybe_unused]] const int64_t vector_size = pm::tune("vector_size", 1);
   const int64_t league_size = n;
   const int64_t pm_scratch0_bytes = 8 * 1, pm_scratch1_bytes = 0;
+  pm::check_team_scratch("atx_team", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // both levels: host memory
   [[maybe_unused]] char* const pm_scratch0 = reinterpret_cast<char*>(pm_scratch.data());
   [[maybe_unused]] char* const pm_scratch1 = pm_scratch0 + pm_scratch0_bytes;

@@ -28,6 +28,7 @@ void hommexx_divergence_sphere_kernel(const int64_t num_elem, const int64_t np, 
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = num_elem;
   const int64_t pm_scratch0_bytes = 8 * (2 * np * np * nlev), pm_scratch1_bytes = 0;
+  pm::check_team_scratch("hommexx_divergence_sphere", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   #pragma omp parallel
   {
     std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // this thread's team scratch

@@ -32,6 +32,7 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
   pm::check_team_scratch("hommexx_gradient_sphere_mapped", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
+  pm::check_team_scratch("hommexx_gradient_sphere_mapped", pm_scratch0_bytes, 0, 0);  // level 0 in global memory
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;
   #endif
   char* const pm_global = pm::scratch_pool(pm_teams * pm_global_per_team);

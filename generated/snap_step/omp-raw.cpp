@@ -57,6 +57,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   pm::check_team_scratch("snap_ui", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
+  pm::check_team_scratch("snap_ui", pm_scratch0_bytes, 0, 0);  // level 0 in global memory
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;
   #endif
   char* const pm_global = pm::scratch_pool(pm_teams * pm_global_per_team);
@@ -178,6 +179,7 @@ void snap_duarray_kernel(const snap::System S, double* dulist) {
   pm::check_team_scratch("snap_duarray", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
+  pm::check_team_scratch("snap_duarray", pm_scratch0_bytes, 0, 0);  // level 0 in global memory
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;
   #endif
   char* const pm_global = pm::scratch_pool(pm_teams * pm_global_per_team);

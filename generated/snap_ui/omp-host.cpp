@@ -28,6 +28,7 @@ void snap_ui_kernel(const snap::System S, double* ulisttot) {
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = (S.natoms * S.nnbor + snap_team - 1) / snap_team;
   const int64_t pm_scratch0_bytes = (8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))), pm_scratch1_bytes = 0;
+  pm::check_team_scratch("snap_ui", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   #pragma omp parallel
   {
     std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // this thread's team scratch

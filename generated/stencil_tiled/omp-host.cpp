@@ -36,6 +36,7 @@ void stencil_tiled_kernel(const int64_t n, const double* u, double* v, double* t
   [[maybe_unused]] const int64_t scratch_level = 0;
   const int64_t league_size = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
   const int64_t pm_scratch0_bytes = 8 * ((tile + 2) * (tile + 2)), pm_scratch1_bytes = 0;
+  pm::check_team_scratch("stencil_tiled", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   #pragma omp parallel
   {
     std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // this thread's team scratch

@@ -35,6 +35,7 @@ double sumsq_team_kernel(const int64_t m, const int64_t n, const double* A) {
   }
   const int64_t league_size = m;
   const int64_t pm_scratch0_bytes = 8 * 1, pm_scratch1_bytes = 0;
+  pm::check_team_scratch("sumsq_team", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   #pragma omp parallel
   {
     std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // this thread's team scratch

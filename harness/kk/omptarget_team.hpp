@@ -97,6 +97,11 @@ void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
   const int team = pm::device::team_threads(p.team_size), vector = p.vector_length;
   const int64_t l0 = p.scratch_bytes[0], l1 = p.scratch_bytes[1];
   if (league <= 0) return;
+#if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch(name, l0, 0, omp_impl::on_host() ? 0 : pm::kOmpTeamSharedPerBlock);
+#else
+  pm::check_team_scratch(name, l0, 0, 0);  // level 0 in global memory
+#endif
   if (omp_impl::on_host()) {
     char* const pool = pm::scratch_pool(omp_get_max_threads() * (l0 + l1));
     omp_impl::host_league(league, [&](const int64_t rank, const int64_t team) {
@@ -108,7 +113,6 @@ void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
   const int64_t max_active = pm::tune("max_active_teams", kMaxActiveTeams);
   const int64_t teams = league < max_active ? league : max_active;
 #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
-  pm::check_team_scratch(name, l0, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t per_team = l1;  // level 0 is team-shared memory
 #else
   const int64_t per_team = l0 + l1;

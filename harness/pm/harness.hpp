@@ -140,8 +140,9 @@ inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::stri
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
 // --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR,
 // --rep-seconds S, --device-checks, --config k=v,... (repeatable),
-// --configs FILE (a configuration per line, # comments) and --defaults
-// k=v,... (once). Without --size the default sizes apply.
+// --configs FILE (a configuration per line, # comments), --defaults
+// k=v,... (once) and --team-shared-limit BYTES. Without --size the default
+// sizes apply.
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -201,6 +202,9 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
       }
       std::fclose(f);
       if (o.configs.empty()) die("--configs: no configuration in ", path);
+    } else if (a == "--team-shared-limit") {
+      tuning().team_shared_limit = parse_int(value(), "--team-shared-limit");
+      if (tuning().team_shared_limit <= 0) die("--team-shared-limit takes a positive number of bytes", nullptr);
     } else if (a == "--device-checks") {
       o.device_checks = true;
     } else if (a == "--rep-seconds") {

@@ -33,21 +33,26 @@ inline char* scratch_pool(const int64_t bytes) {
 constexpr int64_t kOmpTeamSharedPerBlock = int64_t{PM_OMPX_SHARED_PER_SM} - PM_OMPX_SHARED_PER_BLOCK_SYSTEM;
 
 // check_team_scratch dies before a team launch whose level-0 scratch, with
-// the layer's own shared buffer (own), exceeds the limit of one block: the
-// runtime would only say "invalid argument" (CUDA's cudaFuncSetAttribute)
-// or "failure of target construct while offloading is mandatory" (LLVM
-// offload). The message names the numbers and the configuration (the
-// tuner's --config); docs/tuning.md, "Team scratch and the device's limit".
-// A limit of 0 is one the device did not give: nothing is checked.
-inline void check_team_scratch(const char* name, const int64_t level0, const int64_t own, const int64_t limit) {
+// the layer's own shared buffer (own), exceeds the device's limit of one
+// block (0: none, level 0 is host or global memory) or --team-shared-limit:
+// the runtime would only say "invalid argument" (CUDA's
+// cudaFuncSetAttribute) or "failure of target construct while offloading is
+// mandatory" (LLVM offload). The message names the numbers and the
+// configuration (the tuner's --config); docs/tuning.md, "Team scratch and
+// the device's limit".
+inline void check_team_scratch(const char* name, const int64_t level0, const int64_t own, const int64_t device_limit) {
+  const int64_t flag = tuning().team_shared_limit;
+  const bool by_flag = flag > 0 && (device_limit <= 0 || flag < device_limit);
+  const int64_t limit = by_flag ? flag : device_limit;
   if (limit <= 0 || level0 + own <= limit) return;
   std::string config;
   if (const auto* c = tuning().config)
     for (const auto& kv : *c) config += (config.empty() ? "" : ",") + kv.first + "=" + std::to_string(kv.second);
   std::fprintf(stderr, "portmatrix: %s: team scratch %lld bytes at level 0", name, static_cast<long long>(level0));
   if (own > 0) std::fprintf(stderr, " and %lld bytes of the layer's own", static_cast<long long>(own));
-  std::fprintf(stderr, " > the device's %lld bytes per block (%s): a smaller team or scratch level 1 fits\n",
-               static_cast<long long>(limit), config.empty() ? "the generated launch parameters" : config.c_str());
+  std::fprintf(stderr, " > %s %lld bytes per block (%s): a smaller team or scratch level 1 fits\n",
+               by_flag ? "--team-shared-limit's" : "the device's", static_cast<long long>(limit),
+               config.empty() ? "the generated launch parameters" : config.c_str());
   std::exit(2);
 }
 }  // namespace pm

@@ -26,6 +26,10 @@ struct Tuning {
   // place of the generated value.
   const std::vector<std::pair<std::string, int64_t>>* defaults = nullptr;
   std::vector<std::string> read;  // the names tune() was asked for under config or defaults
+  // --team-shared-limit: a team launch with more level-0 scratch dies
+  // (pm::check_team_scratch), on the host too, where no device limits it
+  // (a test checks the tuner's scratch_bytes against the program so).
+  int64_t team_shared_limit = 0;
 };
 inline Tuning& tuning() {
   static Tuning t;

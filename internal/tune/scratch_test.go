@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
@@ -77,11 +76,14 @@ func TestScratchConstsAreTheProgram(t *testing.T) {
 	}
 }
 
-// The harness refuses a team launch over the device's limit before the
-// runtime is called, with the bytes the tuner computes for the
-// configuration, the limit and the configuration (host build of the check
-// every GPU team layer makes: pm::check_team_scratch).
-func TestHarnessRefusesScratchOverTheLimit(t *testing.T) {
+// The generated program refuses a team launch over the limit before the
+// runtime is called (pm::check_team_scratch, which every GPU team layer
+// calls with the device's limit): on the host, with --team-shared-limit,
+// TestSNAP's duarray (serial, the same scratch expressions every backend
+// renders) dies one byte under the tuner's scratch_bytes, naming those
+// bytes and the configuration, and runs and verifies at them: the tuner's
+// arithmetic is the program's.
+func TestProgramRefusesScratchOverTheLimit(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++")
@@ -89,52 +91,37 @@ func TestHarnessRefusesScratchOverTheLimit(t *testing.T) {
 	spaces, kernels, strategies := project(t)
 	var v *matrix.Variant
 	for _, mv := range matrix.Variants(strategies) {
-		if mv.ID == "kk-cuda-2lvl" {
+		if mv.ID == "serial" {
 			v = mv
 		}
 	}
-	cell, err := spaces.Cell(spec.ByName(kernels)["snap_duarray"], nil, v, 10)
+	const size = 1
+	cell, err := spaces.Cell(spec.ByName(kernels)["snap_duarray"], nil, v, size)
 	require.NoError(t, err)
-	models, err := machine.Load(filepath.Join("..", "..", "machines"))
-	require.NoError(t, err)
-	h100, err := models.Get("h100-sxm5-80gb")
-	require.NoError(t, err)
-	limit := h100.GPU.SharedMemoryPerBlockOptin
-	bytesAt := func(team int64) int64 {
-		env := maps.Clone(cell.env)
-		env["snap_team"], env["scratch_level"] = spec.Value{I: team, Int: true}, spec.Value{I: 0, Int: true}
-		b, ok := cell.scratchBytes(env)
-		require.True(t, ok)
-		return b
-	}
-	fits, over := bytesAt(16), bytesAt(32)
-	require.LessOrEqual(t, fits, limit)
-	require.Greater(t, over, limit)
-	src := fmt.Sprintf(`#include <cstdio>
-#include "pm/device_host.hpp"
-#include "pm/harness.hpp"
-#include "pm/scratch.hpp"
-int main() {
-  const std::vector<std::pair<std::string, int64_t>> config{{"snap_team", 32}, {"snap_vector", 4}};
-  pm::tuning().config = &config;
-  pm::check_team_scratch("snap_duarray", %d, 0, %d);
-  std::printf("fits\n");
-  pm::check_team_scratch("snap_duarray", %d, 64, %d);
-  std::printf("launched\n");
-}
-`, fits, limit, over, limit)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "refuse.cpp"), []byte(src), 0o644))
-	bin := filepath.Join(dir, "refuse")
-	out, err := exec.Command(cxx, "-std=c++17", "-O0", "-I", filepath.Join("..", "..", "harness"), filepath.Join(dir, "refuse.cpp"), "-o", bin).CombinedOutput()
+	env := maps.Clone(cell.env)
+	env["snap_team"], env["scratch_level"] = spec.Value{I: 32, Int: true}, spec.Value{I: 0, Int: true}
+	want, ok := cell.scratchBytes(env)
+	require.True(t, ok)
+
+	root := filepath.Join("..", "..")
+	bin := filepath.Join(t.TempDir(), "snap_duarray")
+	out, err := exec.Command(cxx, "-std=c++17", "-O1", "-fopenmp", "-I", filepath.Join(root, "harness"),
+		filepath.Join(root, "generated", "snap_duarray", "serial.cpp"), "-o", bin).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	var stdout, stderr strings.Builder
-	cmd := exec.Command(bin)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	run := func(limit int64) (string, string, error) {
+		var stdout, stderr strings.Builder
+		cmd := exec.Command(bin, "--size", strconv.Itoa(size), "--reps", "1", "--warmup", "0",
+			"--config", "snap_team=32,snap_vector=1", "--team-shared-limit", strconv.FormatInt(limit, 10))
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	_, stderr, err := run(want - 1)
 	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit)
+	require.ErrorAs(t, err, &exit, stderr)
 	assert.Equal(t, 2, exit.ExitCode())
-	assert.Equal(t, "fits\n", stdout.String())
-	assert.Equal(t, fmt.Sprintf("portmatrix: snap_duarray: team scratch %d bytes at level 0 and 64 bytes of the layer's own > the device's %d bytes per block (snap_team=32,snap_vector=4): a smaller team or scratch level 1 fits\n", over, limit), stderr.String())
+	assert.Equal(t, fmt.Sprintf("portmatrix: snap_duarray: team scratch %d bytes at level 0 > --team-shared-limit's %d bytes per block (snap_team=32,snap_vector=1): a smaller team or scratch level 1 fits\n", want, want-1), stderr)
+	stdout, stderr, err := run(want)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stdout, `"verified":true`)
 }
