@@ -423,7 +423,7 @@ func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 	d := r.d
 	f := d.Fields(n, "stmt", "name", "reads", "writes", "accumulate", "op", "code", "term", "value")
 	s := &Stmt{Name: d.String(f["name"], "name"), Loops: enclosing(parent), Code: d.String(f["code"], "code"),
-		Term: d.String(f["term"], "term"), Value: d.String(f["value"], "value"), Order: len(r.p.Stmts), Pos: d.Pos(n)}
+		Term: strings.TrimSpace(d.String(f["term"], "term")), Value: strings.TrimSpace(d.String(f["value"], "value")), Order: len(r.p.Stmts), Pos: d.Pos(n)}
 	if s.Name == "" {
 		s.Name = "S" + strconv.Itoa(s.Order+1)
 	}
@@ -439,7 +439,8 @@ func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 	for _, t := range r.accessTexts(f["reads"], "reads") {
 		s.addAccess(r.access(t, sc, false))
 	}
-	for _, t := range r.accessTexts(f["writes"], "writes") {
+	writes := r.accessTexts(f["writes"], "writes")
+	for _, t := range writes {
 		s.addAccess(r.access(t, sc, true))
 	}
 	op := "+"
@@ -467,7 +468,7 @@ func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 			}
 		}
 	}
-	r.checkGenerated(s, f, op)
+	r.checkGenerated(f, op, len(writes))
 	r.p.Stmts = append(r.p.Stmts, s)
 	return s
 }
@@ -476,7 +477,7 @@ func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 // lowering can write the statement itself: a term combines into the one
 // accumulate target with + or * (min and max have no C++ operator to
 // write), a value assigns the one writes target.
-func (r *reader) checkGenerated(s *Stmt, f map[string]*yaml.Node, op string) {
+func (r *reader) checkGenerated(f map[string]*yaml.Node, op string, writes int) {
 	d := r.d
 	for _, k := range []string{"term", "value"} {
 		if f[k] == nil {
@@ -501,12 +502,6 @@ func (r *reader) checkGenerated(s *Stmt, f map[string]*yaml.Node, op string) {
 		}
 	}
 	if f["value"] != nil && f["term"] == nil {
-		writes := 0
-		for _, a := range s.Accesses {
-			if a.Write && !a.Accum {
-				writes++
-			}
-		}
 		switch {
 		case f["accumulate"] != nil:
 			d.Add(f["@value"], "value assigns a writes target; an accumulate gives term")

@@ -208,7 +208,9 @@ func flatIndex(a *loopnest.Access) string {
 		if x != "0" {
 			x = paren(x) + " * " + paren(a.Array.Extent[d].String())
 		}
-		x = plus(x, a.Subs[d].String())
+		if sub := a.Subs[d].String(); sub != "0" {
+			x = plus(x, sub)
+		}
 	}
 	return x
 }
