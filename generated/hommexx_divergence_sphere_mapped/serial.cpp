@@ -75,12 +75,12 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       const int64_t n = pm_flat1 / np;
       const int64_t m = pm_flat1 % np;
       for (int64_t k = 0; k < nlev; ++k) {
-        div[((ie * np + n) * np + m) * nlev + k] = 0;
+        double pm_acc_0 = 0;
         for (int64_t l = 0; l < np; ++l) {
-          div[((ie * np + n) * np + m) * nlev + k] +=
-              dvv[m * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] +
-              dvv[n * np + l] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k];
+          pm_acc_0 += dvv[m * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] +
+            dvv[n * np + l] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k];
         }
+        div[((ie * np + n) * np + m) * nlev + k] = pm_acc_0;
         div[((ie * np + n) * np + m) * nlev + k] *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
       }
     }
