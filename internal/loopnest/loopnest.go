@@ -89,7 +89,7 @@ type Stmt struct {
 	Code     string
 	Term     string // accumulate: the C++ value combined into the target with its op
 	Value    string // a write: the C++ value assigned to its one writes target
-	Order    int // textual position in Program.Stmts
+	Order    int    // textual position in Program.Stmts
 	Pos      diag.Pos
 }
 
