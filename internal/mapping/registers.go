@@ -28,6 +28,7 @@ type accReg struct {
 	target *loopnest.Access // its write
 	loop   *loopnest.Loop   // the sequential loop around it
 	init   *loopnest.Stmt   // the write of the target before the loop whose value starts it (no longer stored), or nil: a load
+	tail   []*loopnest.Stmt // accumulations into the target with term: after the loop, applied to the register before its store
 }
 
 // registers are a lowering's scalar replacements and its notes on them.
@@ -35,6 +36,7 @@ type registers struct {
 	byStmt map[*loopnest.Stmt]*accReg
 	byLoop map[*loopnest.Loop][]*accReg
 	inits  map[*loopnest.Stmt]*accReg
+	tails  map[*loopnest.Stmt]*accReg
 	notes  []string
 }
 
@@ -46,10 +48,10 @@ type registers struct {
 // dependence between them with = on every loop around it; the dependence
 // analysis answers "maybe" when unsure, which refuses).
 func planRegisters(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, sequential func(*loopnest.Loop) bool) *registers {
-	regs := &registers{byStmt: map[*loopnest.Stmt]*accReg{}, byLoop: map[*loopnest.Loop][]*accReg{}, inits: map[*loopnest.Stmt]*accReg{}}
+	regs := &registers{byStmt: map[*loopnest.Stmt]*accReg{}, byLoop: map[*loopnest.Loop][]*accReg{}, inits: map[*loopnest.Stmt]*accReg{}, tails: map[*loopnest.Stmt]*accReg{}}
 	for _, s := range r.Program.Stmts {
-		if s.Term == "" || outer != nil && !within(s, outer) {
-			continue
+		if s.Term == "" || outer != nil && !within(s, outer) || regs.tails[s] != nil {
+			continue // a tail applies to an earlier statement's register
 		}
 		target := accumTarget(s)
 		if len(s.Loops) == 0 {
@@ -63,14 +65,20 @@ func planRegisters(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, seque
 		reg := &accReg{name: fmt.Sprintf("pm_acc_%d", len(regs.byStmt)), typ: elemType(k, target.Array), stmt: s, target: target, loop: l}
 		reg.init = regs.initOf(r, reg)
 		regs.byStmt[s] = reg
+		reg.tail = regs.tailOf(r, reg)
+		stored := "after the loop"
+		for _, t := range reg.tail {
+			regs.tails[t] = reg
+			stored = fmt.Sprintf("after %s (%s), whose %s applies to the register", t.Name, t.Pos, accumTarget(t).Op)
+		}
 		regs.byLoop[l] = append(regs.byLoop[l], reg)
 		from := "a load of " + target.Text + " before it"
 		if reg.init != nil {
 			regs.inits[reg.init] = reg
 			from = fmt.Sprintf("the value of %s (%s), which is no longer stored", reg.init.Name, reg.init.Pos)
 		}
-		regs.notes = append(regs.notes, fmt.Sprintf("keep %s's accumulation into %s (%s) in register %s across loop %s: the target does not change in the loop and no other access in it touches the element; it starts from %s, and is stored once after the loop",
-			s.Name, target.Text, target.Pos, reg.name, l.ID, from))
+		regs.notes = append(regs.notes, fmt.Sprintf("keep %s's accumulation into %s (%s) in register %s across loop %s: the target does not change in the loop and no other access in it touches the element; it starts from %s, and is stored once %s",
+			s.Name, target.Text, target.Pos, reg.name, l.ID, from, stored))
 	}
 	return regs
 }
@@ -145,6 +153,50 @@ func (regs *registers) initOf(r *depend.Result, reg *accReg) *loopnest.Stmt {
 		return s
 	}
 	return nil
+}
+
+// tailOf finds the accumulations into exactly the register's target with
+// term: among the statements just after its loop (no loop between): they
+// apply to the register and the store follows the last of them (divergence's
+// scaling by 1/metdet). A statement between them, or a tail's own other
+// accesses, must not touch the element; the search stops at the first that
+// may.
+func (regs *registers) tailOf(r *depend.Result, reg *accReg) []*loopnest.Stmt {
+	body := r.Program.Body
+	if reg.loop.Parent != nil {
+		body = reg.loop.Parent.Body
+	}
+	at := slices.IndexFunc(body, func(n loopnest.Node) bool { return n.Loop == reg.loop })
+	var tail, between []*loopnest.Stmt
+	for j := at + 1; j < len(body) && body[j].Stmt != nil; j++ {
+		s := body[j].Stmt
+		candidate := s.Term != "" && regs.byStmt[s] == nil && sameElement(accumTarget(s), reg.target)
+		held := func(a *loopnest.Access) bool { // an access the register stands for
+			return a.Accum && (a.Stmt == reg.stmt || candidate && a.Stmt == s)
+		}
+		touches := false
+		for _, d := range r.Deps {
+			if !sameRun(d, reg.loop) || held(d.Src) == held(d.Sink) {
+				continue
+			}
+			other := d.Src
+			if held(other) {
+				other = d.Sink
+			}
+			if other.Stmt == s || slices.Contains(between, other.Stmt) {
+				touches = true
+				break
+			}
+		}
+		if touches {
+			break
+		}
+		if candidate {
+			tail = append(tail, s)
+		}
+		between = append(between, s)
+	}
+	return tail
 }
 
 // accumTarget is the write of a statement's accumulation.
@@ -243,6 +295,12 @@ func (regs *registers) bodyCode(nodes []loopnest.Node) string {
 		case regs != nil && regs.byStmt[n.Stmt] != nil:
 			reg := regs.byStmt[n.Stmt]
 			parts = append(parts, fmt.Sprintf("%s %s= %s;", reg.name, reg.target.Op, n.Stmt.Term))
+		case regs != nil && regs.tails[n.Stmt] != nil:
+			reg := regs.tails[n.Stmt]
+			parts = append(parts, fmt.Sprintf("%s %s= %s;", reg.name, accumTarget(n.Stmt).Op, n.Stmt.Term))
+			if reg.tail[len(reg.tail)-1] == n.Stmt {
+				parts = append(parts, fmt.Sprintf("%s = %s;", lvalue(reg.target), reg.name))
+			}
 		default:
 			parts = append(parts, stmtCode(n.Stmt))
 		}
@@ -264,7 +322,9 @@ func (regs *registers) loopCode(x *loopnest.Loop, body string) string {
 			init = reg.init.Value
 		}
 		before = append(before, fmt.Sprintf("%s %s = %s;", reg.typ, reg.name, init))
-		after = append(after, fmt.Sprintf("%s = %s;", lvalue(reg.target), reg.name))
+		if len(reg.tail) == 0 { // else after the last of them (bodyCode)
+			after = append(after, fmt.Sprintf("%s = %s;", lvalue(reg.target), reg.name))
+		}
 	}
 	return strings.Join(append(append(before, loop), after...), "\n")
 }
@@ -280,12 +340,16 @@ func (regs *registers) explain(w io.Writer) {
 // registers are in place, and so counts as a use of its element: an
 // initialising store does not, a kept accumulation's write does once per
 // run of its loop and its read (the load before the loop) once when no
-// value starts it. seen records the runs already counted.
+// value starts it; an accumulation after the loop applied to the register
+// does not. seen records the runs already counted.
 func (regs *registers) counted(acc *loopnest.Access, iter []int64, addr []int64, seen map[string]bool) bool {
 	if regs == nil {
 		return true
 	}
 	if reg := regs.inits[acc.Stmt]; reg != nil && acc.Write {
+		return false
+	}
+	if regs.tails[acc.Stmt] != nil && acc.Accum {
 		return false
 	}
 	reg := regs.byStmt[acc.Stmt]

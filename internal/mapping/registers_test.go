@@ -84,3 +84,48 @@ func TestRegistersRefused(t *testing.T) {
 	assert.Empty(t, regs.byStmt)
 	assert.Contains(t, code, "B[e * n + j] += A[(e * n + i) * n + j];")
 }
+
+// Around the loop: a value: write just before it starts the register unless
+// a statement between them reads the element (then a load, after that
+// store); an accumulation into the element just after it applies to the
+// register, the store following it, unless a statement between them reads
+// the element (then the store comes first).
+func TestRegistersAroundTheLoop(t *testing.T) {
+	plan := func(before, after string) string {
+		src := `loops:
+  params: [ne, n]
+  assume: [ne >= 1, n >= 2]
+  arrays: {A: [ne, n], B: [ne, n], C: [ne]}
+  body:
+    - for:
+        index: e
+        to: ne
+        body:
+          - stmt: {name: zero, writes: "C[e]", value: "1"}
+` + before + `          - for:
+              index: j
+              to: n
+              body:
+                - stmt: {name: acc, reads: "A[e][j]", accumulate: "C[e]", term: "A[e * n + j]"}
+` + after
+		p := loopnestOf(t, "a.yaml", src)
+		r := depend.Analyze(p)
+		outer := p.Body[0].Loop
+		regs := planRegisters(nil, r, outer, func(l *loopnest.Loop) bool { return l != outer })
+		require.Len(t, regs.byStmt, 1, regs.notes)
+		return regs.bodyCode(outer.Body)
+	}
+	scale := "          - stmt: {name: scale, accumulate: \"C[e]\", op: \"*\", term: \"2.0\"}\n"
+	other := func(name, reads string) string {
+		return fmt.Sprintf("          - stmt: {name: %s, reads: %q, writes: \"B[e][0]\", code: \";\"}\n", name, reads)
+	}
+	loop := "for (int64_t j = 0; j < n; ++j) {\n  pm_acc_0 += A[e * n + j];\n}\n"
+
+	assert.Equal(t, "double pm_acc_0 = 1;\n"+loop+"pm_acc_0 *= 2.0;\nC[e] = pm_acc_0;", plan("", scale))
+	// B[e][1] is another element: neither blocks
+	assert.Equal(t, ";\ndouble pm_acc_0 = 1;\n"+loop+";\npm_acc_0 *= 2.0;\nC[e] = pm_acc_0;",
+		plan(other("b", "B[e][1]"), other("a", "B[e][1]")+scale))
+	// reading C[e] between: the store stays before the loop, the register loads it
+	assert.Equal(t, "C[e] = 1;\n;\ndouble pm_acc_0 = C[e];\n"+loop+"C[e] = pm_acc_0;\n;\nC[e] *= 2.0;",
+		plan(other("b", "C[e]"), other("a", "C[e]")+scale))
+}
