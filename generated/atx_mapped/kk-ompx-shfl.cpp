@@ -35,9 +35,11 @@ void atx_mapped_kernel(const int64_t m, const int64_t n, const double* A, const 
       const int64_t i_base = i_league + i_t * map_vector_size;
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, (map_vector_size < (n - i_base) ? map_vector_size : (n - i_base))), [&](const int64_t i_v) {
         const int64_t i = i_base + i_v;
+        double pm_acc_0 = y[i];
         for (int64_t j = 0; j < m; ++j) {
-          y[i] += A[j * n + i] * x[j];
+          pm_acc_0 += A[j * n + i] * x[j];
         }
+        y[i] = pm_acc_0;
       });
     });
   });

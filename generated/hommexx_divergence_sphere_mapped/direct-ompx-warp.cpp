@@ -52,7 +52,7 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
     std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
-  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64 + 8 * 16), pm_scratch1_bytes = 0;
   // dynamic shared memory: the team buffer of the reductions (one double per
   // team thread, 16-byte aligned), then level 0 scratch
   const int64_t pm_buf_bytes = (int64_t{pm_threads} * 8 + 15) / 16 * 16, pm_shared = pm_buf_bytes + pm_scratch0_bytes;
@@ -82,14 +82,12 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
       [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-      double* const pm_team_div = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
-      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152);  // scratch level 0
-      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16);  // scratch level 0
-      double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64);  // scratch level 0
+      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
+      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
+      double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t ie = league_rank;
       double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
-      double* const pm_global_div = div;
       for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
         for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
           pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -109,7 +107,6 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       const double* const dvv = pm_team_dvv;
       const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
       const double* const metdet = pm_team_metdet - (ie * np * np);
-      double* const div = pm_team_div - (ie * np * np * nlev);
       for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;
@@ -128,19 +125,13 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
         const int64_t n = pm_flat1 / np;
         const int64_t m = pm_flat1 % np;
         for (int64_t k = pm_lane; k < nlev; k += pm_lanes) {
-          div[((ie * np + n) * np + m) * nlev + k] = 0;
+          double pm_acc_0 = 0;
           for (int64_t l = 0; l < np; ++l) {
-            div[((ie * np + n) * np + m) * nlev + k] +=
-                dvv[m * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] +
-                dvv[n * np + l] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k];
+            pm_acc_0 += dvv[m * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] +
+              dvv[n * np + l] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k];
           }
-          div[((ie * np + n) * np + m) * nlev + k] *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
-        }
-      }
-      ompx::sync_block_divergent();
-      for (int64_t pm_row = pm_thread; pm_row < 16; pm_row += pm_threads) {
-        for (int64_t pm_col = pm_lane; pm_col < 72; pm_col += pm_lanes) {
-          pm_global_div[ie * np * np * nlev + pm_row * 72 + pm_col] = pm_team_div[pm_row * 72 + pm_col];
+          pm_acc_0 *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
+          div[((ie * np + n) * np + m) * nlev + k] = pm_acc_0;
         }
       }
     }
@@ -164,14 +155,12 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       [[maybe_unused]] char* const pm_scratch0 = pm_dyn + pm_buf_bytes;
       [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-      double* const pm_team_div = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
-      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152);  // scratch level 0
-      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16);  // scratch level 0
-      double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64);  // scratch level 0
+      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
+      double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
+      double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t ie = league_rank;
         double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
-        double* const pm_global_div = div;
         for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
           for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
             pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -191,7 +180,6 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
         const double* const dvv = pm_team_dvv;
         const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
         const double* const metdet = pm_team_metdet - (ie * np * np);
-        double* const div = pm_team_div - (ie * np * np * nlev);
         for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
           const int64_t i = pm_flat1 / np;
           const int64_t j = pm_flat1 % np;
@@ -210,19 +198,13 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
           const int64_t n = pm_flat1 / np;
           const int64_t m = pm_flat1 % np;
           for (int64_t k = pm_lane; k < nlev; k += pm_lanes) {
-            div[((ie * np + n) * np + m) * nlev + k] = 0;
+            double pm_acc_0 = 0;
             for (int64_t l = 0; l < np; ++l) {
-              div[((ie * np + n) * np + m) * nlev + k] +=
-                  dvv[m * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] +
-                  dvv[n * np + l] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k];
+              pm_acc_0 += dvv[m * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] +
+                dvv[n * np + l] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k];
             }
-            div[((ie * np + n) * np + m) * nlev + k] *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
-          }
-        }
-        ompx::sync_block_divergent();
-        for (int64_t pm_row = pm_thread; pm_row < 16; pm_row += pm_threads) {
-          for (int64_t pm_col = pm_lane; pm_col < 72; pm_col += pm_lanes) {
-            pm_global_div[ie * np * np * nlev + pm_row * 72 + pm_col] = pm_team_div[pm_row * 72 + pm_col];
+            pm_acc_0 *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
+            div[((ie * np + n) * np + m) * nlev + k] = pm_acc_0;
           }
         }
         ompx::sync_block_divergent();  // the next rank reuses this team's scratch

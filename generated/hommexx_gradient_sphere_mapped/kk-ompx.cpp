@@ -62,12 +62,14 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, nlev), [&](const int64_t k) {
-        grad[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] = 0;
-        grad[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] = 0;
+        double pm_acc_0 = 0;
+        double pm_acc_1 = 0;
         for (int64_t l = 0; l < np; ++l) {
-          grad[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
-          grad[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
+          pm_acc_0 += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
+          pm_acc_1 += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
         }
+        grad[(((ie * 2) * np + i) * np + j) * nlev + k] = pm_acc_0;
+        grad[(((ie * 2 + 1) * np + i) * np + j) * nlev + k] = pm_acc_1;
         const int64_t p = i * np + j;
         const double* const di = dinv + ie * 4 * np * np;
         double* const g0 = grad + ((ie * 2 + 0) * np * np + p) * nlev + k;

@@ -24,21 +24,19 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
   const int64_t league_size = num_elem;
-  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16 + 8 * 1152), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64 + 8 * 16 + 8 * 1152), pm_scratch1_bytes = 0;
   pm::check_team_scratch("hommexx_laplace_simple_mapped", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // both levels: host memory
   [[maybe_unused]] char* const pm_scratch0 = reinterpret_cast<char*>(pm_scratch.data());
   [[maybe_unused]] char* const pm_scratch1 = pm_scratch0 + pm_scratch0_bytes;
   double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-  double* const pm_team_laplace = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
-  double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152);  // scratch level 0
-  double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16);  // scratch level 0
-  double* const pm_team_spheremp = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64);  // scratch level 0
-  double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16);  // scratch level 0
+  double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
+  double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
+  double* const pm_team_spheremp = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
+  double* const pm_team_field = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64 + 8 * 16);  // scratch level 0
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
     const int64_t ie = league_rank;
     double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
-    double* const pm_global_laplace = laplace;
     for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
       for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
         pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -64,17 +62,18 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
     const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
     const double* const spheremp = pm_team_spheremp - (ie * np * np);
     const double* const field = pm_team_field - (ie * np * np * nlev);
-    double* const laplace = pm_team_laplace - (ie * np * np * nlev);
     for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;
       for (int64_t k = 0; k < nlev; ++k) {
-        work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] = 0;
-        work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] = 0;
+        double pm_acc_0 = 0;
+        double pm_acc_1 = 0;
         for (int64_t l = 0; l < np; ++l) {
-          work[((ie * 2 + 0) * np * np + i * np + j) * nlev + k] += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
-          work[((ie * 2 + 1) * np * np + i * np + j) * nlev + k] += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
+          pm_acc_0 += dvv[j * np + l] * field[((ie * np + i) * np + l) * nlev + k];
+          pm_acc_1 += dvv[i * np + l] * field[((ie * np + l) * np + j) * nlev + k];
         }
+        work[(((ie * 2) * np + i) * np + j) * nlev + k] = pm_acc_0;
+        work[(((ie * 2 + 1) * np + i) * np + j) * nlev + k] = pm_acc_1;
         const int64_t p = i * np + j;
         const double* const di = dinv + ie * 4 * np * np;
         double* const w0 = work + ((ie * 2 + 0) * np * np + p) * nlev + k;
@@ -91,19 +90,13 @@ void hommexx_laplace_simple_mapped_kernel(const int64_t num_elem, const int64_t 
       const int64_t n = pm_flat1 / np;
       const int64_t m = pm_flat1 % np;
       for (int64_t k = 0; k < nlev; ++k) {
-        laplace[((ie * np + n) * np + m) * nlev + k] = 0;
+        double pm_acc_2 = 0;
         for (int64_t l = 0; l < np; ++l) {
-          laplace[((ie * np + n) * np + m) * nlev + k] -=
-              (spheremp[(ie * np + n) * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] * dvv[l * np + m] +
-               spheremp[(ie * np + l) * np + m] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k] * dvv[l * np + n]) *
-              rrearth;
+          pm_acc_2 += -((spheremp[(ie * np + n) * np + l] * work[((ie * 2 + 0) * np * np + n * np + l) * nlev + k] * dvv[l * np + m] +
+             spheremp[(ie * np + l) * np + m] * work[((ie * 2 + 1) * np * np + l * np + m) * nlev + k] * dvv[l * np + n]) *
+            rrearth);
         }
-      }
-    }
-    // team barrier: the team's threads ran one after the other
-    for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
-      for (int64_t pm_col = 0; pm_col < 72; ++pm_col) {
-        pm_global_laplace[ie * np * np * nlev + pm_row * 72 + pm_col] = pm_team_laplace[pm_row * 72 + pm_col];
+        laplace[((ie * np + n) * np + m) * nlev + k] = pm_acc_2;
       }
     }
   }

@@ -29,17 +29,15 @@ namespace dev {
 void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* d, const double* metdet, const double* vec, double* vort, double* work) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
-  pmkk::parallel_for("hommexx_vorticity_sphere_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16))), PMKK_LAMBDA(const pmkk::Member& team) {
+  pmkk::parallel_for("hommexx_vorticity_sphere_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64 + 8 * 16))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);
     double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-    double* const pm_team_vort = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
-    double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152);  // scratch level 0
-    double* const pm_team_d = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16);  // scratch level 0
-    double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64);  // scratch level 0
+    double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
+    double* const pm_team_d = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
+    double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
     const int64_t ie = league_rank;
     double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
-    double* const pm_global_vort = vort;
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 4), [&](const int64_t pm_row) {
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 4), [&](const int64_t pm_col) {
         pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -59,7 +57,6 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
     const double* const dvv = pm_team_dvv;
     const double* const d = pm_team_d - (ie * 4 * np * np);
     const double* const metdet = pm_team_metdet - (ie * np * np);
-    double* const vort = pm_team_vort - (ie * np * np * nlev);
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;
@@ -77,19 +74,13 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       const int64_t n = pm_flat1 / np;
       const int64_t m = pm_flat1 % np;
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, nlev), [&](const int64_t k) {
-        vort[((ie * np + n) * np + m) * nlev + k] = 0;
+        double pm_acc_0 = 0;
         for (int64_t l = 0; l < np; ++l) {
-          vort[((ie * np + n) * np + m) * nlev + k] +=
-              dvv[m * np + l] * work[((ie * 2 + 1) * np * np + n * np + l) * nlev + k] -
-              dvv[n * np + l] * work[((ie * 2 + 0) * np * np + l * np + m) * nlev + k];
+          pm_acc_0 += dvv[m * np + l] * work[((ie * 2 + 1) * np * np + n * np + l) * nlev + k] -
+            dvv[n * np + l] * work[((ie * 2 + 0) * np * np + l * np + m) * nlev + k];
         }
-        vort[((ie * np + n) * np + m) * nlev + k] *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
-      });
-    });
-    pmkk::team_barrier(team);
-    pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 16), [&](const int64_t pm_row) {
-      pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 72), [&](const int64_t pm_col) {
-        pm_global_vort[ie * np * np * nlev + pm_row * 72 + pm_col] = pm_team_vort[pm_row * 72 + pm_col];
+        pm_acc_0 *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
+        vort[((ie * np + n) * np + m) * nlev + k] = pm_acc_0;
       });
     });
   });

@@ -26,7 +26,7 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
   const int64_t league_size = num_elem;
-  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64 + 8 * 16), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64 + 8 * 16), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
   pm::check_team_scratch("hommexx_vorticity_sphere_mapped", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
@@ -54,13 +54,11 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       [[maybe_unused]] char* const pm_scratch1 = pm_team_global + pm_scratch0_bytes;
   #endif
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-      double* const pm_team_vort = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
-      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152);  // scratch level 0
-      double* const pm_team_d = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16);  // scratch level 0
-      double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 1152 + 8 * 16 + 8 * 64);  // scratch level 0
+      double* const pm_team_dvv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)));  // scratch level 0
+      double* const pm_team_d = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
+      double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       const int64_t ie = league_rank;
       double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
-      double* const pm_global_vort = vort;
       #pragma omp for
       for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
         #pragma omp simd
@@ -86,7 +84,6 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       const double* const dvv = pm_team_dvv;
       const double* const d = pm_team_d - (ie * 4 * np * np);
       const double* const metdet = pm_team_metdet - (ie * np * np);
-      double* const vort = pm_team_vort - (ie * np * np * nlev);
       #pragma omp for
       for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
         const int64_t i = pm_flat1 / np;
@@ -108,21 +105,13 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
         const int64_t m = pm_flat1 % np;
         #pragma omp simd
         for (int64_t k = 0; k < nlev; ++k) {
-          vort[((ie * np + n) * np + m) * nlev + k] = 0;
+          double pm_acc_0 = 0;
           for (int64_t l = 0; l < np; ++l) {
-            vort[((ie * np + n) * np + m) * nlev + k] +=
-                dvv[m * np + l] * work[((ie * 2 + 1) * np * np + n * np + l) * nlev + k] -
-                dvv[n * np + l] * work[((ie * 2 + 0) * np * np + l * np + m) * nlev + k];
+            pm_acc_0 += dvv[m * np + l] * work[((ie * 2 + 1) * np * np + n * np + l) * nlev + k] -
+              dvv[n * np + l] * work[((ie * 2 + 0) * np * np + l * np + m) * nlev + k];
           }
-          vort[((ie * np + n) * np + m) * nlev + k] *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
-        }
-      }
-      #pragma omp barrier
-      #pragma omp for
-      for (int64_t pm_row = 0; pm_row < 16; ++pm_row) {
-        #pragma omp simd
-        for (int64_t pm_col = 0; pm_col < 72; ++pm_col) {
-          pm_global_vort[ie * np * np * nlev + pm_row * 72 + pm_col] = pm_team_vort[pm_row * 72 + pm_col];
+          pm_acc_0 *= 1.0 / metdet[(ie * np + n) * np + m] * rrearth;
+          vort[((ie * np + n) * np + m) * nlev + k] = pm_acc_0;
         }
       }
     }

@@ -77,13 +77,19 @@ type Loop struct {
 	Pos    diag.Pos
 }
 
-// Stmt is one statement: its accesses and its C++ code.
+// Stmt is one statement: its accesses and its C++ code, or instead of the
+// code the expression it combines into its accumulation target (Term) or
+// assigns to its one written element (Value); the lowering writes the
+// statement from the declared subscripts and shape then, and may keep an
+// accumulation in a register (docs/loopnest.md).
 type Stmt struct {
 	Name     string
 	Loops    []*Loop // enclosing loops, outermost first
 	Accesses []*Access
 	Code     string
-	Order    int // textual position in Program.Stmts
+	Term     string // accumulate: the C++ value combined into the target with its op
+	Value    string // a write: the C++ value assigned to its one writes target
+	Order    int    // textual position in Program.Stmts
 	Pos      diag.Pos
 }
 
@@ -415,8 +421,9 @@ func (r *reader) bounds(n *yaml.Node, sc scope) []Affine {
 
 func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 	d := r.d
-	f := d.Fields(n, "stmt", "name", "reads", "writes", "accumulate", "op", "code")
-	s := &Stmt{Name: d.String(f["name"], "name"), Loops: enclosing(parent), Code: d.String(f["code"], "code"), Order: len(r.p.Stmts), Pos: d.Pos(n)}
+	f := d.Fields(n, "stmt", "name", "reads", "writes", "accumulate", "op", "code", "term", "value")
+	s := &Stmt{Name: d.String(f["name"], "name"), Loops: enclosing(parent), Code: d.String(f["code"], "code"),
+		Term: strings.TrimSpace(d.String(f["term"], "term")), Value: strings.TrimSpace(d.String(f["value"], "value")), Order: len(r.p.Stmts), Pos: d.Pos(n)}
 	if s.Name == "" {
 		s.Name = "S" + strconv.Itoa(s.Order+1)
 	}
@@ -432,7 +439,8 @@ func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 	for _, t := range r.accessTexts(f["reads"], "reads") {
 		s.addAccess(r.access(t, sc, false))
 	}
-	for _, t := range r.accessTexts(f["writes"], "writes") {
+	writes := r.accessTexts(f["writes"], "writes")
+	for _, t := range writes {
 		s.addAccess(r.access(t, sc, true))
 	}
 	op := "+"
@@ -460,8 +468,49 @@ func (r *reader) stmt(n *yaml.Node, parent *Loop) *Stmt {
 			}
 		}
 	}
+	r.checkGenerated(f, op, len(writes))
 	r.p.Stmts = append(r.p.Stmts, s)
 	return s
+}
+
+// checkGenerated checks term: and value:, which replace code: where the
+// lowering can write the statement itself: a term combines into the one
+// accumulate target with + or * (min and max have no C++ operator to
+// write), a value assigns the one writes target.
+func (r *reader) checkGenerated(f map[string]*yaml.Node, op string, writes int) {
+	d := r.d
+	for _, k := range []string{"term", "value"} {
+		if f[k] == nil {
+			continue
+		}
+		if strings.TrimSpace(f[k].Value) == "" {
+			d.Add(f[k], "%s is empty", k)
+		}
+		if f["code"] != nil {
+			d.Add(f["@"+k], "a statement gives code or %s, not both", k)
+		}
+	}
+	if f["term"] != nil {
+		switch {
+		case f["accumulate"] == nil:
+			d.Add(f["@term"], "term belongs to an accumulate (the value combined into its target); a write gives value")
+		case op != "+" && op != "*":
+			d.Add(f["@term"], "term: op %s has no C++ operator to combine with; write the statement as code", op)
+		}
+		if f["value"] != nil {
+			d.Add(f["@value"], "a statement gives term (an accumulate) or value (a write), not both")
+		}
+	}
+	if f["value"] != nil && f["term"] == nil {
+		switch {
+		case f["accumulate"] != nil:
+			d.Add(f["@value"], "value assigns a writes target; an accumulate gives term")
+		case f["writes"] != nil && writes != 1:
+			d.Add(f["@value"], "value assigns one target, but writes names %d", writes)
+		case f["writes"] == nil:
+			d.Add(f["@value"], "value assigns the statement's one writes target, and it names none")
+		}
+	}
 }
 
 func (s *Stmt) addAccess(a *Access) {

@@ -82,6 +82,15 @@ func TestParseErrors(t *testing.T) {
 		{`- for: {index: j, to: j, body: [stmt: {reads: "A[j]"}]}`, `f.yaml:9:31: loop variable "j" is out of scope here`},
 		{`- stmt: {reads: "A[i]", op: "-", accumulate: "A[0]"}`, `f.yaml:9:37: unknown accumulation operator "-"`},
 		{`- loop: {}`, `f.yaml:9:11: unknown body item "loop"`},
+		{`- stmt: {accumulate: "B[0]", term: "1", code: "B[0] += 1;"}`, `f.yaml:9:38: a statement gives code or term, not both`},
+		{`- stmt: {writes: "A[i]", value: "0", code: "A[i] = 0;"}`, `f.yaml:9:34: a statement gives code or value, not both`},
+		{`- stmt: {writes: "A[i]", term: "1"}`, `f.yaml:9:34: term belongs to an accumulate`},
+		{`- stmt: {writes: "A[i], B[i]", value: "0"}`, `f.yaml:9:40: value assigns one target, but writes names 2`},
+		{`- stmt: {reads: "A[i]", value: "0"}`, `f.yaml:9:33: value assigns the statement's one writes target, and it names none`},
+		{`- stmt: {accumulate: "B[0]", value: "0"}`, `f.yaml:9:38: value assigns a writes target; an accumulate gives term`},
+		{`- stmt: {accumulate: "B[0]", op: max, term: "A[i]"}`, `f.yaml:9:47: term: op max has no C++ operator`},
+		{`- stmt: {accumulate: "B[0]", term: "A[i]", value: "0"}`, `f.yaml:9:52: a statement gives term (an accumulate) or value (a write), not both`},
+		{`- stmt: {accumulate: "B[0]", term: ""}`, `f.yaml:9:44: term is empty`},
 	} {
 		src := "loops:\n  params: [n]\n  arrays: {A: [n], B: [n]}\n  body:\n    - for:\n        index: i\n        to: n\n        body:\n          " + c.body + "\n"
 		// the body line is indented by 10: shift the item's own columns
@@ -95,6 +104,23 @@ func TestParseErrors(t *testing.T) {
 		if perr := diag.CheckPositioned(err, "f.yaml"); perr != nil {
 			t.Error(perr)
 		}
+	}
+}
+
+// term: and value: stand for code: and keep what the lowering needs.
+func TestParseTermValue(t *testing.T) {
+	src := "loops:\n  params: [n]\n  arrays: {A: [n], s: []}\n  body:\n    - stmt: {writes: s, value: \"0\"}\n" +
+		"    - for: {index: i, to: n, body: [stmt: {reads: \"A[i]\", accumulate: s, op: \"*\", term: \"A[i] * 2\"}]}\n"
+	var errs diag.List
+	p := Parse("f.yaml", []byte(src), &errs)
+	if err := errs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stmts[0]; s.Value != "0" || s.Code != "" || s.Term != "" {
+		t.Errorf("value statement %+v", s)
+	}
+	if s := p.Stmts[1]; s.Term != "A[i] * 2" || s.Code != "" || s.Accesses[2].Op != "*" {
+		t.Errorf("term statement %+v", s)
 	}
 }
 

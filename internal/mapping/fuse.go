@@ -50,9 +50,12 @@ func fuseNests(p *loopnest.Program, a, b *loopnest.Loop, d int) *fusedProgram {
 		for i := 0; i < len(body); i++ {
 			n := body[i]
 			if n.Stmt != nil {
-				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Order: len(f.p.Stmts), Pos: n.Stmt.Pos}
+				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Term: n.Stmt.Term, Value: n.Stmt.Value, Order: len(f.p.Stmts), Pos: n.Stmt.Pos}
 				if alias != "" {
-					s.Code = "{\n" + alias + indent(strings.TrimRight(n.Stmt.Code, "\n")) + "\n}"
+					// its code in the old names, under the aliases (a term
+					// or value becomes code: a register would need them too)
+					s.Code = "{\n" + alias + indent(stmtCode(n.Stmt)) + "\n}"
+					s.Term, s.Value = "", ""
 				}
 				for _, acc := range n.Stmt.Accesses {
 					c := *acc

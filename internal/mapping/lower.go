@@ -78,6 +78,10 @@ func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 		errs.Add(p.Pos, "loops: kernel %s: %v", k.Name, err)
 		return
 	}
+	if l.reduce == nil { // a reduction's statements add to pm_sum
+		l.regs = planRegisters(k, r, nil, func(x *loopnest.Loop) bool { return len(l.levels[x]) == 0 })
+		notes = append(notes, l.regs.notes...)
+	}
 	k.Pattern = l.tree()
 	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: l.team}, spec.Tunable{Name: VectorTunable, Value: l.vector})
 	var b bytes.Buffer
@@ -111,6 +115,7 @@ type lowering struct {
 	levels map[*loopnest.Loop][]string
 	inner  []*loopnest.Loop // band loops not mapped, run inside the innermost level in order
 	reduce *reduction       // the vector loop's reduction, or nil
+	regs   *registers       // accumulations kept in registers across sequential loops
 	team   int64
 	vector int64
 }
@@ -247,7 +252,10 @@ func (l *lowering) reduction(v *loopnest.Loop) (*reduction, string) {
 			return nil, fmt.Sprintf("statements accumulate into %s and %s", target.Text, acc.Text)
 		}
 		target = acc
-		m := plusAssign.FindStringSubmatch(s.Code)
+		m := plusAssign.FindStringSubmatch(stmtCode(s))
+		if s.Term != "" {
+			m = []string{"", lvalue(acc), s.Term}
+		}
 		if m == nil {
 			return nil, fmt.Sprintf("the code of %s is not one `target += value;`", s.Name)
 		}
@@ -477,30 +485,14 @@ func (l *lowering) tree() *spec.Node {
 // loops that are not mapped (in their order): plain C++ loops.
 func (l *lowering) innerCode() string {
 	last := l.band[len(l.band)-1]
-	return l.wrapInner(bodyCode(last.Body))
+	return l.wrapInner(l.regs.bodyCode(last.Body))
 }
 
 func (l *lowering) wrapInner(s string) string {
 	for i := len(l.inner) - 1; i >= 0; i-- {
-		s = loopCode(l.inner[i], s)
+		s = l.regs.loopCode(l.inner[i], s)
 	}
 	return s
-}
-
-func loopCode(x *loopnest.Loop, body string) string {
-	return fmt.Sprintf("for (int64_t %s = %s; %s < %s; ++%s) {\n%s\n}", x.Index, lowerOf(x), x.Index, upperOf(x), x.Index, indent(body))
-}
-
-func bodyCode(nodes []loopnest.Node) string {
-	var parts []string
-	for _, n := range nodes {
-		if n.Stmt != nil {
-			parts = append(parts, strings.TrimRight(n.Stmt.Code, "\n"))
-		} else {
-			parts = append(parts, loopCode(n.Loop, bodyCode(n.Loop.Body)))
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func indent(s string) string {

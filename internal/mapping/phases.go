@@ -255,6 +255,16 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			fmt.Fprintf(&b, "    loop %s -> %s: %s\n", l.ID, where, p.why[l])
 		}
 	}
+	// Accumulations kept in registers across the sequential loops first:
+	// an output then written once per element stays global.
+	mapped := map[*loopnest.Loop]bool{outer: true}
+	for _, p := range phases {
+		for _, x := range p.mapped() {
+			mapped[x] = true
+		}
+	}
+	regs := planRegisters(k, r, outer, func(x *loopnest.Loop) bool { return !mapped[x] })
+	regs.explain(&b)
 	// Promotions first: the team scratch they take is part of Kokkos'
 	// choice of the team size.
 	prs := promotions(k, r, outer, phases, consts, m)
@@ -265,7 +275,7 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 			used += 8 * pr.elems
 		}
 	}
-	ios := promoteIO(k, r, outer, phases, consts, m, used, done)
+	ios := promoteIO(k, r, outer, phases, consts, m, used, done, regs)
 	for _, pr := range ios {
 		if pr.ok {
 			used += 8 * pr.fp.elems
@@ -363,9 +373,9 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		if p.barrier != nil {
 			body = append(body, &spec.Node{Kind: "team_barrier"})
 		}
-		code := bodyCode(p.band[len(p.band)-1].Body)
+		code := regs.bodyCode(p.band[len(p.band)-1].Body)
 		for i := len(p.inner) - 1; i >= 0; i-- {
-			code = loopCode(p.inner[i], code)
+			code = regs.loopCode(p.inner[i], code)
 		}
 		vec := &spec.Node{Kind: "thread_vector_for", Index: "pm_v", Begin: "0", End: "1"}
 		if v := p.vector; v != nil {

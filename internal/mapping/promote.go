@@ -247,7 +247,7 @@ type elemUse struct {
 // teamUses walks the first iteration of the league loop (parameters without
 // a constant value set to 2) and records, per array and element, which team
 // threads and vector lanes of which phase touch it.
-func teamUses(p *loopnest.Program, outer *loopnest.Loop, phases []*phase, consts map[string]int64) map[*loopnest.Array]map[string]*elemUse {
+func teamUses(p *loopnest.Program, outer *loopnest.Loop, phases []*phase, consts map[string]int64, regs *registers) map[*loopnest.Array]map[string]*elemUse {
 	params := map[string]int64{}
 	for _, name := range p.Params {
 		params[name] = 2
@@ -256,6 +256,7 @@ func teamUses(p *loopnest.Program, outer *loopnest.Loop, phases []*phase, consts
 		}
 	}
 	out := map[*loopnest.Array]map[string]*elemUse{}
+	seen := map[string]bool{} // the registers' runs counted
 	first, started := int64(0), false
 	p.Walk(params, func(in loopnest.Instance) {
 		if !within(in.Stmt, outer) {
@@ -279,14 +280,17 @@ func teamUses(p *loopnest.Program, outer *loopnest.Loop, phases []*phase, consts
 			if out[acc.Array] == nil {
 				out[acc.Array] = map[string]*elemUse{}
 			}
-			key := fmt.Sprint(acc.Address(params, in.Iter))
+			addr := acc.Address(params, in.Iter)
+			key := fmt.Sprint(addr)
 			u := out[acc.Array][key]
 			if u == nil {
 				u = &elemUse{pairs: map[string]bool{}}
 				out[acc.Array][key] = u
 			}
 			u.pairs[pair] = true
-			u.accesses++
+			if regs.counted(acc, in.Iter, addr, seen) {
+				u.accesses++
+			}
 			u.written = u.written || acc.Write
 		}
 	})
@@ -302,8 +306,8 @@ func teamUses(p *loopnest.Program, outer *loopnest.Loop, phases []*phase, consts
 // (footprintOf) and room in the model's shared memory per block; outputs
 // go first (their repeated updates would each reach global memory), then
 // inputs, each in the order of the arrays.
-func promoteIO(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, phases []*phase, consts map[string]int64, m *machine.Model, used int64, done map[*loopnest.Array]bool) []*ioPromotion {
-	uses := teamUses(r.Program, outer, phases, consts)
+func promoteIO(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, phases []*phase, consts map[string]int64, m *machine.Model, used int64, done map[*loopnest.Array]bool, regs *registers) []*ioPromotion {
+	uses := teamUses(r.Program, outer, phases, consts, regs)
 	var outs, ins []*ioPromotion
 	for _, a := range r.Program.Arrays {
 		if done[a] || uses[a] == nil {

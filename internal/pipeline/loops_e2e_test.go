@@ -29,7 +29,7 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	}
 	root := t.TempDir()
 	copyInputs(t, root)
-	kernels := []string{"row_recurrence", "col_recurrence", "gemv_acc"}
+	kernels := []string{"row_recurrence", "col_recurrence", "gemv_acc", "colsum_reg"}
 	for _, k := range kernels {
 		src, err := os.ReadFile(filepath.Join("testdata", "loops", k+".yaml"))
 		require.NoError(t, err)
@@ -55,11 +55,19 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	assert.Contains(t, gemv.Mapping, "loop j -> vector")
 	assert.Contains(t, gemv.Mapping, "loop i -> league+team")
 	assert.Contains(t, gemv.Kinds(), "thread_vector_reduce")
+	colsum := p.ByName["colsum_reg"]
+	assert.Contains(t, colsum.Mapping, "keep sum's accumulation into y[i] (")
+	assert.Contains(t, colsum.Mapping, ") in register pm_acc_0 across loop j: ")
 
 	require.NoError(t, Generate(p))
 	serial, err := os.ReadFile(filepath.Join(root, "generated", "row_recurrence", "serial.cpp"))
 	require.NoError(t, err)
 	assert.Contains(t, string(serial), "for (int64_t j = 1; j < m; ++j) {", "j stays a sequential loop")
+	serial, err = os.ReadFile(filepath.Join(root, "generated", "colsum_reg", "serial.cpp"))
+	require.NoError(t, err)
+	assert.Contains(t, string(serial), "double pm_acc_0 = 0;")
+	assert.Contains(t, string(serial), "pm_acc_0 += A[j * n + i] * x[j];")
+	assert.Contains(t, string(serial), "y[i] = pm_acc_0;")
 	for _, k := range kernels {
 		assert.FileExists(t, filepath.Join(root, "generated", k, "kk-cuda-3lvl.cu"))
 		assert.FileExists(t, filepath.Join(root, "generated", k, "direct-ompx.cpp"))
