@@ -56,6 +56,7 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
   // dynamic shared memory: the team buffer of the reductions (one double per
   // team thread, 16-byte aligned), then level 0 scratch
   const int64_t pm_buf_bytes = (int64_t{pm_threads} * 8 + 15) / 16 * 16, pm_shared = pm_buf_bytes + pm_scratch0_bytes;
+  pm::check_team_scratch("hommexx_laplace_simple_mapped_noinputs", pm_scratch0_bytes, pm_buf_bytes, pm::kOmpTeamSharedPerBlock);
   // level 1 scratch is a global slice per launched team: teams are bounded by
   // what is resident at once (as Kokkos sizes its level-1 pool), pm/ompx_grid.hpp
   const int64_t pm_max_teams = pm::ompx_grid::resident_teams(pm_lanes * pm_threads, pm_shared);

@@ -29,8 +29,10 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
   const int64_t pm_scratch0_bytes = 8 * ((2) * (np) * (np) * (nlev)), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;
   #if PM_HAS_OMPX_TEAM_SHARED_SCRATCH
+  pm::check_team_scratch("hommexx_laplace_simple_mapped_noinputs", pm_scratch0_bytes, 0, pm::kOmpTeamSharedPerBlock);
   const int64_t pm_global_per_team = pm_scratch1_bytes;  // level 0: team-shared memory
   #else
+  pm::check_team_scratch("hommexx_laplace_simple_mapped_noinputs", pm_scratch0_bytes, 0, 0);  // level 0 in global memory
   const int64_t pm_global_per_team = pm_scratch0_bytes + pm_scratch1_bytes;
   #endif
   char* const pm_global = pm::scratch_pool(pm_teams * pm_global_per_team);

@@ -25,6 +25,7 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
   const int64_t league_size = num_elem;
   const int64_t pm_scratch0_bytes = 8 * ((2) * (np) * (np) * (nlev)), pm_scratch1_bytes = 0;
+  pm::check_team_scratch("hommexx_laplace_simple_mapped_noinputs", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only
   std::vector<double> pm_scratch((pm_scratch0_bytes + pm_scratch1_bytes) / 8 + 1);  // both levels: host memory
   [[maybe_unused]] char* const pm_scratch0 = reinterpret_cast<char*>(pm_scratch.data());
   [[maybe_unused]] char* const pm_scratch1 = pm_scratch0 + pm_scratch0_bytes;
