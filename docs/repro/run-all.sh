@@ -110,6 +110,20 @@ build() {
 			docs/repro/ompx-bare-generic-mode/repro.cpp minimal-clang19
 	else say ompx-bare-generic-mode "SKIP: mage build failed ($out/logs/mage-build.log)"; fi
 
+	# scratch-rebase-out-of-window: the shifted pointer's device assembly
+	# converts DynamicSharedBuffer - ie * 18432 with cvta.shared; -DSLICE
+	# (pm::TeamSlice's indexing) converts only addresses inside the buffer.
+	local v
+	for v in shifted slice; do
+		mkdir -p $out/rebase-$v
+		clang++-22 $(llvm22_flags) $([ $v = slice ] && echo -DSLICE) -save-temps=obj \
+			docs/repro/scratch-rebase-out-of-window/repro.cpp -o $out/rebase-$v/repro >$out/logs/rebase-$v.log 2>&1 ||
+			{ say scratch-rebase-out-of-window@$v "SKIP: clang 22 did not build it ($out/logs/rebase-$v.log)"; continue; }
+		if grep -A2 'DynamicSharedBuffer;' $out/rebase-$v/repro-openmp-nvptx64-nvidia-cuda-sm_90.s | grep -A1 -- '-18432' | grep -q cvta.shared; then
+			say scratch-rebase-out-of-window@$v "$([ $v = slice ] && echo "NOT FIXED" || echo REPRODUCED): cvta.shared of DynamicSharedBuffer - ie * 18432"
+		else say scratch-rebase-out-of-window@$v "$([ $v = slice ] && echo "FIXED" || echo "NOT REPRODUCED"): no cvta.shared of a shifted buffer"; fi
+	done
+
 	# gcc-host-fallback-teams: a host program; its verdict is its last line.
 	if g++ -O2 -fopenmp -foffload=disable docs/repro/gcc-host-fallback-teams/repro.cpp -o $out/host-fallback-teams >$out/logs/host-fallback-teams.log 2>&1; then
 		OMP_NUM_THREADS=2 OMP_PROC_BIND=close OMP_PLACES=cores timeout 120 $out/host-fallback-teams 2000 32 >>$out/logs/host-fallback-teams.log 2>&1
@@ -166,6 +180,8 @@ run() {
 	run_prog ompx-bare-generic-mode@clang19-cuda pass build/clang19-sm90/lib 60 $out/minimal-clang19.cuda-mode
 	run_prog ompx-bare-generic-mode@snap_yi fail $c22 120 $out/snap_yi.direct-ompx.generic-mode $snap
 	run_prog ompx-bare-generic-mode@snap_yi-cuda pass $c22 120 $out/snap_yi.direct-ompx.cuda-mode $snap
+	run_prog scratch-rebase-out-of-window fail $c22 60 $out/rebase-shifted/repro
+	run_prog scratch-rebase-out-of-window@slice pass $c22 60 $out/rebase-slice/repro
 	run_prog llvm16-narrow-barrier fail $c16 20 $out/barrier.clang16 4
 	run_prog llvm16-narrow-barrier@32 pass $c16 20 $out/barrier.clang16 32
 }

@@ -87,7 +87,7 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t ie = league_rank;
-      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
       for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
         for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
           pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -105,8 +105,8 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       }
       ompx::sync_block_divergent();
       const double* const dvv = pm_team_dvv;
-      const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-      const double* const metdet = pm_team_metdet - (ie * np * np);
+      const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+      const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
       for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;
@@ -160,7 +160,7 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t ie = league_rank;
-        double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+        const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
         for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
           for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
             pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -178,8 +178,8 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
         }
         ompx::sync_block_divergent();
         const double* const dvv = pm_team_dvv;
-        const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-        const double* const metdet = pm_team_metdet - (ie * np * np);
+        const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+        const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
         for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
           const int64_t i = pm_flat1 / np;
           const int64_t j = pm_flat1 % np;

@@ -38,7 +38,7 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
     double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
     double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
     const int64_t ie = league_rank;
-    double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+    const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 4), [&](const int64_t pm_row) {
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 4), [&](const int64_t pm_col) {
         pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -56,8 +56,8 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
     });
     pmkk::team_barrier(team);
     const double* const dvv = pm_team_dvv;
-    const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-    const double* const metdet = pm_team_metdet - (ie * np * np);
+    const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+    const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;

@@ -58,7 +58,7 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       double* const pm_team_dinv = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16);  // scratch level 0
       double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       const int64_t ie = league_rank;
-      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
       #pragma omp for
       for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
         #pragma omp simd
@@ -82,8 +82,8 @@ void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64
       }
       #pragma omp barrier
       const double* const dvv = pm_team_dvv;
-      const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-      const double* const metdet = pm_team_metdet - (ie * np * np);
+      const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+      const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
       #pragma omp for
       for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
         const int64_t i = pm_flat1 / np;

@@ -105,9 +105,9 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
       }
       ompx::sync_block_divergent();
       const double* const dvv = pm_team_dvv;
-      const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-      const double* const field = pm_team_field - (ie * np * np * nlev);
-      double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
+      const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+      const pm::TeamSlice<const double> field{pm_team_field, ie * np * np * nlev};
+      const pm::TeamSlice<double> grad{pm_team_grad, ie * 2 * np * np * nlev};
       for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;
@@ -179,9 +179,9 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
         }
         ompx::sync_block_divergent();
         const double* const dvv = pm_team_dvv;
-        const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-        const double* const field = pm_team_field - (ie * np * np * nlev);
-        double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
+        const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+        const pm::TeamSlice<const double> field{pm_team_field, ie * np * np * nlev};
+        const pm::TeamSlice<double> grad{pm_team_grad, ie * 2 * np * np * nlev};
         for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
           const int64_t i = pm_flat1 / np;
           const int64_t j = pm_flat1 % np;

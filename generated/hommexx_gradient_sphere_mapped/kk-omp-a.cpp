@@ -56,9 +56,9 @@ void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t
     });
     pmkk::team_barrier(team);
     const double* const dvv = pm_team_dvv;
-    const double* const dinv = pm_team_dinv - (ie * 4 * np * np);
-    const double* const field = pm_team_field - (ie * np * np * nlev);
-    double* const grad = pm_team_grad - (ie * 2 * np * np * nlev);
+    const pm::TeamSlice<const double> dinv{pm_team_dinv, ie * 4 * np * np};
+    const pm::TeamSlice<const double> field{pm_team_field, ie * np * np * nlev};
+    const pm::TeamSlice<double> grad{pm_team_grad, ie * 2 * np * np * nlev};
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;

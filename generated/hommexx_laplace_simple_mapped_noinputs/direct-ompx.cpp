@@ -84,7 +84,7 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t ie = league_rank;
-      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
       for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;
@@ -145,7 +145,7 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t ie = league_rank;
-        double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+        const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
         for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
           const int64_t i = pm_flat1 / np;
           const int64_t j = pm_flat1 % np;

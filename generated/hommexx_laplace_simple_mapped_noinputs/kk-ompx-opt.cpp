@@ -34,7 +34,7 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);
     double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
     const int64_t ie = league_rank;
-    double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+    const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, np * np), [&](const int64_t pm_flat1) {
       const int64_t i = pm_flat1 / np;
       const int64_t j = pm_flat1 % np;

@@ -55,7 +55,7 @@ void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const
   #endif
       double* const pm_team_work = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
       const int64_t ie = league_rank;
-      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
       #pragma omp for
       for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
         const int64_t i = pm_flat1 / np;

@@ -87,7 +87,7 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t ie = league_rank;
-      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
       for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
         for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
           pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -105,8 +105,8 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       }
       ompx::sync_block_divergent();
       const double* const dvv = pm_team_dvv;
-      const double* const d = pm_team_d - (ie * 4 * np * np);
-      const double* const metdet = pm_team_metdet - (ie * np * np);
+      const pm::TeamSlice<const double> d{pm_team_d, ie * 4 * np * np};
+      const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
       for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;
@@ -159,7 +159,7 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       double* const pm_team_metdet = reinterpret_cast<double*>(pm_scratch0 + 8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64);  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t ie = league_rank;
-        double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+        const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
         for (int64_t pm_row = pm_thread; pm_row < 4; pm_row += pm_threads) {
           for (int64_t pm_col = pm_lane; pm_col < 4; pm_col += pm_lanes) {
             pm_team_dvv[pm_row * 4 + pm_col] = dvv[pm_row * 4 + pm_col];
@@ -177,8 +177,8 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
         }
         ompx::sync_block_divergent();
         const double* const dvv = pm_team_dvv;
-        const double* const d = pm_team_d - (ie * 4 * np * np);
-        const double* const metdet = pm_team_metdet - (ie * np * np);
+        const pm::TeamSlice<const double> d{pm_team_d, ie * 4 * np * np};
+        const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
         for (int64_t pm_flat1 = pm_thread; pm_flat1 < np * np; pm_flat1 += pm_threads) {
           const int64_t i = pm_flat1 / np;
           const int64_t j = pm_flat1 % np;

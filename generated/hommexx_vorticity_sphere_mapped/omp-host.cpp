@@ -40,7 +40,7 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
   #pragma omp for schedule(static)
     for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
       const int64_t ie = league_rank;
-      double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));
+      const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};
       for (int64_t pm_row = 0; pm_row < 4; ++pm_row) {
         #pragma omp simd
         for (int64_t pm_col = 0; pm_col < 4; ++pm_col) {
@@ -61,8 +61,8 @@ void hommexx_vorticity_sphere_mapped_kernel(const int64_t num_elem, const int64_
       }
       // team barrier: the team's threads ran one after the other
       const double* const dvv = pm_team_dvv;
-      const double* const d = pm_team_d - (ie * 4 * np * np);
-      const double* const metdet = pm_team_metdet - (ie * np * np);
+      const pm::TeamSlice<const double> d{pm_team_d, ie * 4 * np * np};
+      const pm::TeamSlice<const double> metdet{pm_team_metdet, ie * np * np};
       for (int64_t pm_flat1 = 0; pm_flat1 < np * np; ++pm_flat1) {
         const int64_t i = pm_flat1 / np;
         const int64_t j = pm_flat1 % np;

@@ -13,7 +13,31 @@
 #include "ompx_grid.hpp"
 #include "tune.hpp"
 
+#ifndef PM_HD
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define PM_HD __host__ __device__
+#else
+#define PM_HD
+#endif
+#endif
+
 namespace pm {
+// TeamSlice is a team's part of an array promoted to scratch, indexed as the
+// global array (the mapper's promotions, docs/mapping.md): x[i] and x + i
+// reach slice[i - offset]. The mapper's code used to shift the pointer
+// itself, slice - offset, a pointer outside the scratch buffer: undefined
+// behaviour, and after inlining LLVM moves that subtraction into the shared
+// address space before the generic conversion (cvta.shared of an address
+// outside the window), which faulted on the GPU
+// (docs/repro/scratch-rebase-out-of-window).
+template <class T>
+struct TeamSlice {
+  T* slice;
+  int64_t offset;
+  PM_HD T& operator[](const int64_t i) const { return slice[i - offset]; }
+  PM_HD T* operator+(const int64_t i) const { return slice + (i - offset); }
+};
+
 inline char* scratch_pool(const int64_t bytes) {
   static char* pool = nullptr;
   static int64_t have = 0;

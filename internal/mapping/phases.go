@@ -334,7 +334,7 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		// The code keeps indexing the array's flat global layout: its name
 		// becomes the scratch view shifted back by the team's slice offset.
 		scratch = append(scratch, spec.Scratch{Name: scratchName(pr.array), Type: "double", Size: sliceExpr(pr.array), Level: "0", Pos: pr.array.Pos})
-		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("double* const %s = %s - %s * (%s);", pr.array.Name, scratchName(pr.array), outer.Index, sliceExpr(pr.array))})
+		body = append(body, &spec.Node{Kind: "code", Code: shifted("double", pr.array.Name, scratchName(pr.array), outer.Index+" * ("+sliceExpr(pr.array)+")")})
 	}
 	// Inputs: copied in (the parts every team shares first), then one
 	// barrier; outputs: the argument's pointer kept for the copy out; then
@@ -362,12 +362,8 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		body = append(body, &spec.Node{Kind: "team_barrier"})
 	}
 	for _, pr := range append(slices.Clone(ins), outs...) {
-		constness := map[string]string{"inputs": "const ", "outputs": ""}[pr.kind]
-		at := scratchName(pr.array)
-		if off := pr.fp.offset(); off != "0" {
-			at += " - (" + off + ")"
-		}
-		body = append(body, &spec.Node{Kind: "code", Code: fmt.Sprintf("%sdouble* const %s = %s;", constness, pr.array.Name, at)})
+		elem := map[string]string{"inputs": "const double", "outputs": "double"}[pr.kind]
+		body = append(body, &spec.Node{Kind: "code", Code: shifted(elem, pr.array.Name, scratchName(pr.array), pr.fp.offset())})
 	}
 	for _, p := range phases {
 		if p.barrier != nil {
@@ -429,4 +425,17 @@ func tripKnown(x *loopnest.Loop, consts map[string]int64) (int64, bool) {
 	hi, ok1 := eval(x.Upper[0])
 	lo, ok2 := eval(x.Lower[0])
 	return hi - lo, ok1 && ok2
+}
+
+// shifted declares name, indexed as the global array, over the team's part in
+// scratch that starts at element offset of it. A nonzero offset goes through
+// pm::TeamSlice, not a pointer shifted back (scratch - offset): that points
+// outside the scratch buffer, undefined behaviour that LLVM turns into a
+// shared address outside the window on NVPTX
+// (docs/repro/scratch-rebase-out-of-window).
+func shifted(elem, name, scratch, offset string) string {
+	if offset == "0" {
+		return fmt.Sprintf("%s* const %s = %s;", elem, name, scratch)
+	}
+	return fmt.Sprintf("const pm::TeamSlice<%s> %s{%s, %s};", elem, name, scratch, offset)
 }

@@ -272,7 +272,7 @@ func TestPhasedLaplaceSimple(t *testing.T) {
 		"team_thread_for: [n, m] in [0, np) x [0, np)",
 		// the gradient lives in team scratch, as in the hand-written form
 		"promote work to level-0 team scratch pm_team_work: written in phase 1, read in phase 2 of the same iteration of ie; its part per iteration, work[ie][0:2][0:np][0:np][0:nlev], is 2304 doubles = 18432 bytes per team",
-		"| double* const work = pm_team_work - ie * ((2) * (np) * (np) * (nlev));",
+		"| const pm::TeamSlice<double> work{pm_team_work, ie * ((2) * (np) * (np) * (nlev))};",
 	} {
 		assert.Contains(t, text, want)
 	}

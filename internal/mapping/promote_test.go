@@ -90,7 +90,7 @@ func TestPromoteToTeamScratch(t *testing.T) {
 			if promoted {
 				require.Len(t, k.Pattern.Scratch, 1)
 				assert.Equal(t, spec.Scratch{Name: "pm_team_T", Type: "double", Size: "(n) * (m)", Level: "0", Pos: k.Pattern.Scratch[0].Pos}, k.Pattern.Scratch[0])
-				assert.Equal(t, "double* const T = pm_team_T - e * ((n) * (m));", k.Pattern.Body[1].Code)
+				assert.Equal(t, "const pm::TeamSlice<double> T{pm_team_T, e * ((n) * (m))};", k.Pattern.Body[1].Code)
 			} else {
 				assert.Empty(t, k.Pattern.Scratch)
 				assert.NotContains(t, k.Pattern.Body[1].Code, "pm_team_T")
@@ -198,7 +198,7 @@ func TestPromoteInputsAndOutputs(t *testing.T) {
 			if strings.Contains(k.Mapping, "promote X") {
 				assert.Contains(t, views, "pm_team_X")
 				assert.Contains(t, code.String(), "pm_team_X[pm_row * 4 + pm_col] = X[e * n * n + pm_row * 4 + pm_col];")
-				assert.Contains(t, code.String(), "const double* const X = pm_team_X - (e * n * n);")
+				assert.Contains(t, code.String(), "const pm::TeamSlice<const double> X{pm_team_X, e * n * n};")
 				// the copy in, its barrier, then the first phase
 				assert.Contains(t, tree, "team_thread_for:pm_row thread_vector_for:pm_col [code] team_barrier [code]")
 			} else {
@@ -206,7 +206,7 @@ func TestPromoteInputsAndOutputs(t *testing.T) {
 			}
 			if strings.Contains(k.Mapping, "promote Y") {
 				assert.Contains(t, code.String(), "double* const pm_global_Y = Y;")
-				assert.Contains(t, code.String(), "double* const Y = pm_team_Y - (e * n * m);")
+				assert.Contains(t, code.String(), "const pm::TeamSlice<double> Y{pm_team_Y, e * n * m};")
 				assert.Contains(t, code.String(), "pm_global_Y[e * n * m + pm_row * 8 + pm_col] = pm_team_Y[pm_row * 8 + pm_col];")
 				// the last phase, a barrier, then the copy out
 				assert.True(t, strings.HasSuffix(tree, "team_barrier team_thread_for:pm_row thread_vector_for:pm_col [code]"), tree)
