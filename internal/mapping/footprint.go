@@ -5,8 +5,8 @@ package mapping
 // the bounds of the loops inside it (interval arithmetic), each dimension an
 // interval shifted by a multiple of the league index. The promoted part is
 // the contiguous run of the array's flat layout that holds the box, so that
-// the code's flat indices stay valid through a pointer shifted by the run's
-// offset (promote.go).
+// the code's flat indices stay valid through a pm::TeamSlice with the run's
+// offset (phases.go, shifted).
 
 import (
 	"fmt"

@@ -30,7 +30,7 @@ type promotion struct {
 }
 
 // scratchName is the team scratch view that holds a promoted array; the
-// code's own name for the array becomes a pointer into it.
+// code's own name for the array becomes a pm::TeamSlice of it (shifted).
 func scratchName(a *loopnest.Array) string { return "pm_team_" + a.Name }
 
 // promotions decides, for each array written in one phase and read in a

@@ -62,8 +62,9 @@ func lowerWith(t *testing.T, src, m, intent string) *spec.Kernel {
 }
 
 // The decision and its reason, and the tree: a promoted T is a level-0
-// scratch view of its slice, the code's T a pointer shifted by the team's
-// offset, so the flat global indices stay valid; a kept T is not in scratch.
+// scratch view of its slice, the code's T a pm::TeamSlice of it with the
+// team's offset, so the flat global indices stay valid; a kept T is not in
+// scratch.
 func TestPromoteToTeamScratch(t *testing.T) {
 	cases := []struct {
 		name, dims, write, read, m, intent string
