@@ -447,7 +447,8 @@ func stampBatch(recs []Record, b Batch, pr Run) []Record {
 // later part re-measures after a fix. Records of that code from several
 // batches are pooled as more trials: a batch whose trials collide with an
 // earlier batch's is numbered after them, in part order then record order
-// (batch_trial keeps its own number). A record whose code is not known
+// (batch_trial keeps its own number); a failed trial of a batch before the
+// last is dropped (the later one re-measured after a fix). A record whose code is not known
 // (older folders) replaces the earlier record of its (cell, size, trial).
 // Each drop and renumbering is said in notes.
 func latestOnly(recs []Record) (kept []Record, notes []string) {
@@ -498,7 +499,8 @@ func latestOnly(recs []Record) (kept []Record, notes []string) {
 
 // pool numbers the records idx (of one (cell, size, tuned), in part order)
 // as trials of one code, the last record's: it marks in drop those of
-// another code and those a later record of unknown code replaces, renumbers
+// another code, failed ones of the code a later batch measured again, and
+// those a later record of unknown code replaces, renumbers
 // in recs a batch's records that collide with an earlier batch's, and says
 // each drop and renumbering.
 func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
@@ -518,8 +520,22 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 		}
 		of[r.BatchID] = append(of[r.BatchID], i)
 	}
-	slot := map[int]int{} // trial -> the record that holds it
 	poolable := func(i int) bool { same, known := sameCode(recs[i], lastRec); return same && known }
+	// A failed trial of a batch that a later batch measured again with the
+	// same code goes: the later batch re-measured after a fix of the
+	// harness, and a failed trial pooled would leave the measurement unusable.
+	for _, b := range batches[:len(batches)-1] {
+		of[b] = slices.DeleteFunc(of[b], func(i int) bool {
+			if recs[i].Usable() || !poolable(i) {
+				return false
+			}
+			drop[i] = true
+			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: it failed, and batch %s measured the same code again",
+				measurementName(recs[i]), batchTrial(recs[i]), b, lastRec.BatchID))
+			return true
+		})
+	}
+	slot := map[int]int{} // trial -> the record that holds it
 	for _, b := range batches {
 		collides, pooled := false, true
 		for _, i := range of[b] {

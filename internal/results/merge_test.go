@@ -101,7 +101,7 @@ func writeRun(t *testing.T, dir, runJSON string, lines ...string) {
 
 func kernelRec(cell, commit, build string, size, trial int, tc string) string {
 	parts := strings.Split(cell, ".")
-	return fmt.Sprintf(`{"kind":"kernel","cell":%q,"kernel":%q,"variant":%q,"toolchain":%q,"size":%d,"trial":%d,"verified":true,"gbps":1,"device":"NVIDIA H200","target":"sm_90","commit":%q,"build_key":%q,"toolchain_version":%q}`,
+	return fmt.Sprintf(`{"kind":"kernel","cell":%q,"kernel":%q,"variant":%q,"toolchain":%q,"size":%d,"trial":%d,"verified":true,"median_s":0.001,"gbps":1,"device":"NVIDIA H200","target":"sm_90","commit":%q,"build_key":%q,"toolchain_version":%q}`,
 		cell, parts[0], parts[1], parts[2], size, trial, commit, build, tc)
 }
 
@@ -234,29 +234,33 @@ func gpuRec(cell, commit, build, hash string, size, trial int, tuned bool) strin
 // Trials of the same device code run at two commits (only the harness's host
 // code changed, so the build keys differ) are pooled: the later batch's
 // colliding trials are numbered after the earlier's, with a note each; a
-// (cell, size) whose device code changed keeps only the later code's trials.
+// (cell, size) whose device code changed keeps only the later code's trials,
+// and a failed trial the later batch measured again with the same code goes.
 // Merging the result again, alone or with its last part, changes nothing.
 func TestMergePoolsTrialsOfTheSameCode(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
-	const cell, other = "spmv.kk.clang19-sm90", "dot.kk.clang19-sm90"
+	const cell, other, failed = "spmv.kk.clang19-sm90", "dot.kk.clang19-sm90", "axpby.kk.clang19-sm90"
 	writeRun(t, a, `{"id":"a","commit":"c1","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
 		gpuRec(cell, "c1", "k1", "h", 8, 1, false),
 		gpuRec(cell, "c1", "k1", "h", 8, 1, true),
-		gpuRec(other, "c1", "k3", "d1", 8, 1, false))
+		gpuRec(other, "c1", "k3", "d1", 8, 1, false),
+		strings.Replace(gpuRec(failed, "c1", "k5", "x", 8, 1, false), `"verified":true`, `"verified":false,"error":"harness"`, 1))
 	writeRun(t, b, `{"id":"b","commit":"c2","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
 		gpuRec(cell, "c2", "k2", "h", 8, 1, false),
 		gpuRec(cell, "c2", "k2", "h", 8, 2, false),
 		gpuRec(other, "c2", "k4", "d2", 8, 1, false),
-		gpuRec(other, "c2", "k4", "d2", 8, 2, false))
+		gpuRec(other, "c2", "k4", "d2", 8, 2, false),
+		gpuRec(failed, "c2", "k6", "x", 8, 1, false))
 	out := filepath.Join(root, "out")
 	require.NoError(t, Merge(out, []string{a, b}))
-	want := []string{"8#1 a", "8#1+tuned a", "8#2 b (was 1)", "8#3 b (was 2)", "8#1 b", "8#2 b"}
-	assert.Equal(t, want, trials(t, out), "the tuned trial of a stays; dot's trial of a ran another device code")
+	want := []string{"8#1 a", "8#1+tuned a", "8#2 b (was 1)", "8#3 b (was 2)", "8#1 b", "8#2 b", "8#1 b"}
+	assert.Equal(t, want, trials(t, out), "the tuned trial of a stays; dot's trial of a ran another device code; axpby's failed in a")
 	run, err := ReadRun(out)
 	require.NoError(t, err)
 	notes := []string{
 		"dot.kk.clang19-sm90 size 8: trial 1 of batch a dropped: another code than trial 2 of batch b",
+		"axpby.kk.clang19-sm90 size 8: trial 1 of batch a dropped: it failed, and batch b measured the same code again",
 		"spmv.kk.clang19-sm90 size 8: trial 1 of batch b numbered 2: the same code as trial 1 of batch a",
 		"spmv.kk.clang19-sm90 size 8: trial 2 of batch b numbered 3: the same code as trial 1 of batch a"}
 	assert.ElementsMatch(t, notes, run.MergeNotes)
@@ -264,7 +268,7 @@ func TestMergePoolsTrialsOfTheSameCode(t *testing.T) {
 	require.NoError(t, err)
 
 	for _, parts := range [][]string{{out}, {out, b}, {out, a, b}} {
-		require.NoError(t, MergeWith(out, parts, MergeOptions{Kernels: []string{"spmv", "dot"}}))
+		require.NoError(t, MergeWith(out, parts, MergeOptions{Kernels: []string{"spmv", "dot", "axpby"}}))
 		again, err := os.ReadFile(filepath.Join(out, JSONLFile))
 		require.NoError(t, err)
 		assert.Equal(t, string(jsonl), string(again), "merged again with %d parts: the same records", len(parts))
