@@ -448,8 +448,9 @@ func stampBatch(recs []Record, b Batch, pr Run) []Record {
 // batches are pooled as more trials: a batch whose trials collide with an
 // earlier batch's is numbered after them, in part order then record order
 // (batch_trial keeps its own number); a failed trial of a batch before the
-// last is dropped (the later one re-measured after a fix). A record whose code is not known
-// (older folders) replaces the earlier record of its (cell, size, trial).
+// last is dropped (the later one re-measured after a fix). A record whose
+// code is not known (older folders) replaces the earlier record of its
+// (cell, size, trial).
 // Each drop and renumbering is said in notes.
 func latestOnly(recs []Record) (kept []Record, notes []string) {
 	keys := make([]string, len(recs))
@@ -468,10 +469,7 @@ func latestOnly(recs []Record) (kept []Record, notes []string) {
 		last[keys[i]] = i
 	}
 	// The kernel records named once, by (cell, size, tuned) in part order.
-	type group struct {
-		recs []int
-	}
-	groups := map[string]*group{}
+	groups := map[string][]int{}
 	var order []string
 	for i, r := range recs {
 		if r.Kind != KindKernel || last[keys[i]] != i {
@@ -479,14 +477,13 @@ func latestOnly(recs []Record) (kept []Record, notes []string) {
 		}
 		m := measurement(r)
 		if groups[m] == nil {
-			groups[m] = &group{}
 			order = append(order, m)
 		}
-		groups[m].recs = append(groups[m].recs, i)
+		groups[m] = append(groups[m], i)
 	}
 	drop := map[int]bool{}
 	for _, m := range order {
-		notes = append(notes, pool(recs, groups[m].recs, drop)...)
+		notes = append(notes, pool(recs, groups[m], drop)...)
 	}
 	for i, r := range recs {
 		if keys[i] != "" && last[keys[i]] != i || drop[i] {
