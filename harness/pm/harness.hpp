@@ -973,7 +973,6 @@ class Run {
     if (opt_.configs.empty()) {
       tuning().read.clear();
       protocol(call);
-      all_read(opt_.defaults, "--defaults");
       emit(nullptr);
       tuning().defaults = nullptr;
       return;
@@ -983,7 +982,6 @@ class Run {
       tuning().read.clear();
       protocol(call);
       all_read(config, "--config");
-      all_read(opt_.defaults, "--defaults");
       emit(&config);
       tuning().config = nullptr;
       // The next configuration starts a measurement of its own.
@@ -1000,6 +998,11 @@ class Run {
  private:
   // all_read dies when set names a tunable the program never read: a
   // misspelt name would otherwise measure the generated value unnoticed.
+  // --defaults is not held to it: the run passes a strategy's model defaults
+  // (names checked where variants/strategies.yaml is loaded) to each of its
+  // programs, and a program may not read one (a team launch with team
+  // scratch takes its teams by occupancy, not max_teams); the record names
+  // only the defaults the program read.
   static void all_read(const std::vector<std::pair<std::string, int64_t>>& set, const char* flag) {
     const auto& read = tuning().read;
     for (const auto& kv : set)
@@ -1160,9 +1163,11 @@ class Run {
       }
       std::printf("}");
     }
-    // The defaults in effect: those no configuration replaced.
+    // The defaults in effect: those the program read and no configuration replaced.
     bool first_default = true;
+    const auto& read = tuning().read;
     for (const auto& kv : opt_.defaults) {
+      if (std::find(read.begin(), read.end(), kv.first) == read.end()) continue;
       bool replaced = false;
       if (config)
         for (const auto& c : *config) replaced = replaced || c.first == kv.first;

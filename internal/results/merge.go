@@ -82,6 +82,8 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 			merged = pr
 			merged.Cells, merged.Batches, merged.MergedFrom, merged.MergeNotes = Cells{}, nil, nil, nil
 		}
+		// A merged part's notes stay: what it dropped is gone from its records.
+		merged.MergeNotes = AppendNew(merged.MergeNotes, pr.MergeNotes...)
 		merged.Vocabulary = Union(merged.Vocabulary, pr.Vocabulary)
 		if pr.Started != "" && (merged.Started == "" || pr.Started < merged.Started) {
 			merged.Started = pr.Started
@@ -175,7 +177,8 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 		}
 		sources = append(sources, source{dir, logs})
 	}
-	recs, merged.MergeNotes = latestOnly(recs)
+	recs, notes := latestOnly(recs)
+	merged.MergeNotes = AppendNew(merged.MergeNotes, notes...)
 	if err := onePlatform(recs, runs); err != nil {
 		return err
 	}
@@ -433,20 +436,29 @@ func stampBatch(recs []Record, b Batch, pr Run) []Record {
 	return out
 }
 
-// latestOnly keeps, for each (cell, size, trial), the kernel record of the
-// last folder that measured it, and for each toolchain its last record of
-// each stream op: a later batch re-measures after a fix. The trials of one
-// (cell, size) are pooled, so they must come from one binary: trials of
-// another build than the last record's are dropped, each drop said in notes.
+// latestOnly keeps, for each toolchain, its last record of each stream op,
+// and of the kernel records those that may be pooled as the trials of one
+// measurement. A record is named by (batch, cell, size, trial, tuned): one
+// seen twice (a folder merged again into itself) is one, the last. A
+// record's code is the device code it ran on a GPU (device_hash: the
+// harness's host code may differ), else its build (build_key; host cells,
+// whose harness and kernel are one binary). For each (cell, size, tuned),
+// the records of the code of its last record are kept, others dropped: a
+// later part re-measures after a fix. Records of that code from several
+// batches are pooled as more trials: a batch whose trials collide with an
+// earlier batch's is numbered after them, in part order then record order
+// (batch_trial keeps its own number); a failed trial of a batch before the
+// last is dropped (the later one re-measured after a fix). A record whose
+// code is not known (older folders) replaces the earlier record of its
+// (cell, size, trial).
+// Each drop and renumbering is said in notes.
 func latestOnly(recs []Record) (kept []Record, notes []string) {
 	keys := make([]string, len(recs))
 	last := map[string]int{}
-	build := map[string]Record{} // (cell, size) -> its last record
 	for i, r := range recs {
 		switch r.Kind {
 		case KindKernel:
-			keys[i] = r.Unit().String() // each trial is kept
-			build[measurement(r)] = r
+			keys[i] = recordID(r)
 		case KindCopy:
 			keys[i] = "copy@" + r.Toolchain
 		case KindStream:
@@ -456,23 +468,194 @@ func latestOnly(recs []Record) (kept []Record, notes []string) {
 		}
 		last[keys[i]] = i
 	}
+	// The kernel records named once, by (cell, size, tuned) in part order.
+	groups := map[string][]int{}
+	var order []string
 	for i, r := range recs {
-		if keys[i] != "" && last[keys[i]] != i {
+		if r.Kind != KindKernel || last[keys[i]] != i {
 			continue
 		}
-		if r.Kind == KindKernel {
-			if b := build[measurement(r)]; r.BuildKey != "" && b.BuildKey != "" && r.BuildKey != b.BuildKey {
-				notes = append(notes, fmt.Sprintf("%s size %d: trial %d of batch %s dropped: another build than trial %d of batch %s",
-					r.Cell, r.Size, r.Unit().Trial, r.BatchID, b.Unit().Trial, b.BatchID))
-				continue
-			}
+		m := measurement(r)
+		if groups[m] == nil {
+			order = append(order, m)
+		}
+		groups[m] = append(groups[m], i)
+	}
+	drop := map[int]bool{}
+	for _, m := range order {
+		notes = append(notes, pool(recs, groups[m], drop)...)
+	}
+	for i, r := range recs {
+		if keys[i] != "" && last[keys[i]] != i || drop[i] {
+			continue
 		}
 		kept = append(kept, r)
 	}
 	return kept, notes
 }
 
-func measurement(r Record) string { return fmt.Sprintf("%s@%d", r.Cell, r.Size) }
+// pool numbers the records idx (of one (cell, size, tuned), in part order)
+// as trials of one code, the last record's: it marks in drop those of
+// another code, failed ones of the code a later batch measured again, and
+// those a later record of unknown code replaces, renumbers
+// in recs a batch's records that collide with an earlier batch's, and says
+// each drop and renumbering.
+func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
+	lastRec := recs[idx[len(idx)-1]]
+	var batches []string
+	of := map[string][]int{} // batch id -> its records of the group
+	for _, i := range idx {
+		r := recs[i]
+		if same, known := sameCode(r, lastRec); known && !same {
+			drop[i] = true
+			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: another code than trial %d of batch %s",
+				measurementName(r), batchTrial(r), r.BatchID, batchTrial(lastRec), lastRec.BatchID))
+			continue
+		}
+		if of[r.BatchID] == nil {
+			batches = append(batches, r.BatchID)
+		}
+		of[r.BatchID] = append(of[r.BatchID], i)
+	}
+	poolable := func(i int) bool { same, known := sameCode(recs[i], lastRec); return same && known }
+	// A failed trial of a batch that a later batch measured again with the
+	// same code goes: the later batch re-measured after a fix of the
+	// harness, and a failed trial pooled would leave the measurement unusable.
+	for _, b := range batches[:len(batches)-1] {
+		of[b] = slices.DeleteFunc(of[b], func(i int) bool {
+			if recs[i].Usable() || !poolable(i) {
+				return false
+			}
+			drop[i] = true
+			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: it failed, and batch %s measured the same code again",
+				measurementName(recs[i]), batchTrial(recs[i]), b, lastRec.BatchID))
+			return true
+		})
+	}
+	slot := map[int]int{} // trial -> the record that holds it
+	for _, b := range batches {
+		collides, pooled := false, true
+		for _, i := range of[b] {
+			if h, ok := slot[batchTrial(recs[i])]; ok {
+				collides = true
+				pooled = pooled && poolable(i) && poolable(h)
+			}
+		}
+		if !collides || !pooled {
+			for _, i := range of[b] {
+				t := batchTrial(recs[i])
+				if h, ok := slot[t]; ok {
+					drop[h] = true // a record of unknown code: the later wins
+				}
+				if recs[i].BatchTrial > 0 { // numbered anew by an earlier merge
+					recs[i].Trial, recs[i].BatchTrial = t, 0
+				}
+				slot[t] = i
+			}
+			continue
+		}
+		held := heldTrials(recs, slot)
+		next := slices.Max(slices.Collect(maps.Keys(slot)))
+		for _, i := range of[b] {
+			next++
+			t := batchTrial(recs[i])
+			recs[i].Trial, recs[i].BatchTrial = next, t
+			slot[next] = i
+			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s numbered %d: the same code as %s",
+				measurementName(recs[i]), t, b, next, held))
+		}
+	}
+	return notes
+}
+
+// sameCode reports whether two kernel records ran the same code, and
+// whether that is known: on a GPU their device hashes, else (host cells,
+// records without a device hash) their build keys, and neither of records
+// of two device models.
+func sameCode(a, b Record) (same, known bool) {
+	switch {
+	case a.Device != b.Device:
+		return false, a.Device != "" && b.Device != ""
+	case a.Target != "host" && b.Target != "host" && a.DeviceHash != "" && b.DeviceHash != "":
+		return a.DeviceHash == b.DeviceHash, true
+	case a.BuildKey != "" && b.BuildKey != "":
+		return a.BuildKey == b.BuildKey, true
+	}
+	return false, false
+}
+
+// heldTrials says which trials of which batches slot holds: "trials 1-2 of
+// batch a, trial 3 of batch b".
+func heldTrials(recs []Record, slot map[int]int) string {
+	var batches []string
+	by := map[string][]int{}
+	for _, t := range slices.Sorted(maps.Keys(slot)) {
+		b := recs[slot[t]].BatchID
+		if by[b] == nil {
+			batches = append(batches, b)
+		}
+		by[b] = append(by[b], t)
+	}
+	var say []string
+	for _, b := range batches {
+		ts := by[b]
+		var runs []string
+		for k := 0; k < len(ts); {
+			e := k
+			for e+1 < len(ts) && ts[e+1] == ts[e]+1 {
+				e++
+			}
+			if e == k {
+				runs = append(runs, fmt.Sprint(ts[k]))
+			} else {
+				runs = append(runs, fmt.Sprintf("%d-%d", ts[k], ts[e]))
+			}
+			k = e + 1
+		}
+		word := "trials"
+		if len(ts) == 1 {
+			word = "trial"
+		}
+		say = append(say, fmt.Sprintf("%s %s of batch %s", word, strings.Join(runs, ", "), b))
+	}
+	return strings.Join(say, ", ")
+}
+
+// batchTrial is the trial number a record's batch gave it.
+func batchTrial(r Record) int {
+	if r.BatchTrial > 0 {
+		return r.BatchTrial
+	}
+	return r.Unit().Trial
+}
+
+// recordID names a kernel record across merges: its batch and its batch's
+// (cell, size, trial, tuned); a record of unknown code (neither device hash
+// nor build key) by its (cell, size, trial, tuned) alone, so that a later
+// batch's replaces it.
+func recordID(r Record) string {
+	u := r.Unit()
+	u.Trial = batchTrial(r)
+	if r.DeviceHash == "" && r.BuildKey == "" {
+		return u.String()
+	}
+	return r.BatchID + "/" + u.String()
+}
+
+// measurement keys a record's (cell, size, tuned): the trials of one figure.
+func measurement(r Record) string {
+	u := r.Unit()
+	u.Trial = 0
+	return u.String()
+}
+
+// measurementName is a record's (cell, size, tuned) in a note.
+func measurementName(r Record) string {
+	if r.TunedBest {
+		return fmt.Sprintf("%s size %d tuned", r.Cell, r.Size)
+	}
+	return fmt.Sprintf("%s size %d", r.Cell, r.Size)
+}
 
 // CopyFile copies src to dst, making dst's folder.
 func CopyFile(src, dst string) error {

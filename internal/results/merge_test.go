@@ -101,7 +101,7 @@ func writeRun(t *testing.T, dir, runJSON string, lines ...string) {
 
 func kernelRec(cell, commit, build string, size, trial int, tc string) string {
 	parts := strings.Split(cell, ".")
-	return fmt.Sprintf(`{"kind":"kernel","cell":%q,"kernel":%q,"variant":%q,"toolchain":%q,"size":%d,"trial":%d,"verified":true,"gbps":1,"device":"NVIDIA H200","target":"sm_90","commit":%q,"build_key":%q,"toolchain_version":%q}`,
+	return fmt.Sprintf(`{"kind":"kernel","cell":%q,"kernel":%q,"variant":%q,"toolchain":%q,"size":%d,"trial":%d,"verified":true,"median_s":0.001,"gbps":1,"device":"NVIDIA H200","target":"sm_90","commit":%q,"build_key":%q,"toolchain_version":%q}`,
 		cell, parts[0], parts[1], parts[2], size, trial, commit, build, tc)
 }
 
@@ -152,10 +152,10 @@ func TestMergeTakesOneSuiteAndKeepsEachPart(t *testing.T) {
 	assert.Equal(t, StateFinished, run.State)
 
 	// A later partial run, into the current folder: its parts stay parts,
-	// and the later measurement of a (cell, size, trial) wins.
+	// and the later measurement of a (cell, size), of another build, wins.
 	writeRun(t, later, `{"id":"later","commit":"c3","finished":"x","sizes":"ci","trials":3,"templates":{"templates/kernels/snap_ui.yaml":"new","templates/kernels/lcals_a.yaml":"l"},`+fmt.Sprintf(h200, "C")+`}`,
-		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b4", 8, 1, "19.1.7"),
-		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b4", 8, 2, "19.1.7"))
+		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b5", 8, 1, "19.1.7"),
+		kernelRec("snap_ui.omp-raw.clang19-sm90", "c3", "b5", 8, 2, "19.1.7"))
 	require.NoError(t, MergeWith(suite, []string{suite, later}, MergeOptions{Kernels: []string{"snap_ui"}}))
 	run, err = ReadRun(suite)
 	require.NoError(t, err)
@@ -190,16 +190,92 @@ func TestMergeKeepsOneBuildPerMeasurement(t *testing.T) {
 		kernelRec("spmv.kk.clang19-sm90", "c2", "old", 16, 1, "19.1.7"))
 	out := filepath.Join(root, "out")
 	require.NoError(t, Merge(out, []string{a, b}))
-	recs, err := ReadJSONL(out)
+	assert.Equal(t, []string{"16#2 a", "8#1 b", "16#1 b"}, trials(t, out), "size 8's trials of a were another build; size 16's trials share one")
+	run, err := ReadRun(out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"spmv.kk.clang19-sm90 size 8: trial 1 of batch a dropped: another code than trial 1 of batch b",
+		"spmv.kk.clang19-sm90 size 8: trial 2 of batch a dropped: another code than trial 1 of batch b"}, run.MergeNotes)
+}
+
+// trials lists a folder's kernel records as "size#trial batch", with
+// "+tuned" for a tuned one and "(was N)" for one a merge numbered anew.
+func trials(t *testing.T, dir string) []string {
+	t.Helper()
+	recs, err := ReadJSONL(dir)
 	require.NoError(t, err)
 	var got []string
 	for _, r := range recs {
-		got = append(got, fmt.Sprintf("%d#%d %s", r.Size, r.Unit().Trial, r.BatchID))
+		if r.Kind != KindKernel {
+			continue
+		}
+		s := fmt.Sprintf("%d#%d %s", r.Size, r.Unit().Trial, r.BatchID)
+		if r.TunedBest {
+			s = strings.Replace(s, " ", "+tuned ", 1) // after the trial
+		}
+		if r.BatchTrial > 0 {
+			s += fmt.Sprintf(" (was %d)", r.BatchTrial)
+		}
+		got = append(got, s)
 	}
-	assert.Equal(t, []string{"16#2 a", "8#1 b", "16#1 b"}, got, "trial 2 of size 8 was another build; size 16's trials share one")
+	return got
+}
+
+// gpuRec is a record of a GPU cell with its device code's hash; a tuned
+// record is the measurement at the tuned best.
+func gpuRec(cell, commit, build, hash string, size, trial int, tuned bool) string {
+	r := strings.Replace(kernelRec(cell, commit, build, size, trial, "19.1.7"), `"kind"`, fmt.Sprintf(`"device_hash":%q,"kind"`, hash), 1)
+	if tuned {
+		r = strings.Replace(r, `"kind"`, `"tuned":true,"kind"`, 1)
+	}
+	return r
+}
+
+// Trials of the same device code run at two commits (only the harness's host
+// code changed, so the build keys differ) are pooled: the later batch's
+// colliding trials are numbered after the earlier's, with a note each; a
+// (cell, size) whose device code changed keeps only the later code's trials,
+// and a failed trial the later batch measured again with the same code goes.
+// Merging the result again, alone or with its last part, changes nothing.
+func TestMergePoolsTrialsOfTheSameCode(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	const cell, other, failed = "spmv.kk.clang19-sm90", "dot.kk.clang19-sm90", "axpby.kk.clang19-sm90"
+	writeRun(t, a, `{"id":"a","commit":"c1","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		gpuRec(cell, "c1", "k1", "h", 8, 1, false),
+		gpuRec(cell, "c1", "k1", "h", 8, 1, true),
+		gpuRec(other, "c1", "k3", "d1", 8, 1, false),
+		strings.Replace(gpuRec(failed, "c1", "k5", "x", 8, 1, false), `"verified":true`, `"verified":false,"error":"harness"`, 1))
+	writeRun(t, b, `{"id":"b","commit":"c2","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		gpuRec(cell, "c2", "k2", "h", 8, 1, false),
+		gpuRec(cell, "c2", "k2", "h", 8, 2, false),
+		gpuRec(other, "c2", "k4", "d2", 8, 1, false),
+		gpuRec(other, "c2", "k4", "d2", 8, 2, false),
+		gpuRec(failed, "c2", "k6", "x", 8, 1, false))
+	out := filepath.Join(root, "out")
+	require.NoError(t, Merge(out, []string{a, b}))
+	want := []string{"8#1 a", "8#1+tuned a", "8#2 b (was 1)", "8#3 b (was 2)", "8#1 b", "8#2 b", "8#1 b"}
+	assert.Equal(t, want, trials(t, out), "the tuned trial of a stays; dot's trial of a ran another device code; axpby's failed in a")
 	run, err := ReadRun(out)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"spmv.kk.clang19-sm90 size 8: trial 2 of batch a dropped: another build than trial 1 of batch b"}, run.MergeNotes)
+	notes := []string{
+		"dot.kk.clang19-sm90 size 8: trial 1 of batch a dropped: another code than trial 2 of batch b",
+		"axpby.kk.clang19-sm90 size 8: trial 1 of batch a dropped: it failed, and batch b measured the same code again",
+		"spmv.kk.clang19-sm90 size 8: trial 1 of batch b numbered 2: the same code as trial 1 of batch a",
+		"spmv.kk.clang19-sm90 size 8: trial 2 of batch b numbered 3: the same code as trial 1 of batch a"}
+	assert.ElementsMatch(t, notes, run.MergeNotes)
+	jsonl, err := os.ReadFile(filepath.Join(out, JSONLFile))
+	require.NoError(t, err)
+
+	for _, parts := range [][]string{{out}, {out, b}, {out, a, b}} {
+		require.NoError(t, MergeWith(out, parts, MergeOptions{Kernels: []string{"spmv", "dot", "axpby"}}))
+		again, err := os.ReadFile(filepath.Join(out, JSONLFile))
+		require.NoError(t, err)
+		assert.Equal(t, string(jsonl), string(again), "merged again with %d parts: the same records", len(parts))
+		run, err := ReadRun(out)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, notes, run.MergeNotes)
+	}
 }
 
 // A folder holds one platform's measurements: parts of two GPU models are

@@ -107,6 +107,10 @@ type Record struct {
 	DeviceHash       string `json:"device_hash,omitempty"` // build.DeviceHash of the binary's device code
 	ToolchainVersion string `json:"toolchain_version,omitempty"`
 	GPUUUID          string `json:"gpu_uuid,omitempty"`
+	// The trial number its batch gave it, where a merge numbered it anew
+	// (pooled with another batch's trials of the same code): with BatchID
+	// it names the record, so a merge done again finds it.
+	BatchTrial int `json:"batch_trial,omitempty"`
 
 	// Where a scheduled run measured it (internal/cluster).
 	Shard       string `json:"shard,omitempty"`
