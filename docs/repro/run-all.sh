@@ -113,11 +113,14 @@ build() {
 	# scratch-rebase-out-of-window: the shifted pointer's device assembly
 	# converts DynamicSharedBuffer - ie * 18432 with cvta.shared; -DSLICE
 	# (pm::TeamSlice's indexing) converts only addresses inside the buffer.
-	local v
+	# Built inside its folder: the offload linker keeps its temporaries in
+	# the working directory.
+	local v flags root=$PWD
+	flags=$(llvm22_flags)
 	for v in shifted slice; do
 		mkdir -p $out/rebase-$v
-		clang++-22 $(llvm22_flags) $([ $v = slice ] && echo -DSLICE) -save-temps=obj \
-			docs/repro/scratch-rebase-out-of-window/repro.cpp -o $out/rebase-$v/repro >$out/logs/rebase-$v.log 2>&1 ||
+		(cd $out/rebase-$v && clang++-22 $flags $([ $v = slice ] && echo -DSLICE) -save-temps=obj \
+			"$root/docs/repro/scratch-rebase-out-of-window/repro.cpp" -o repro) >$out/logs/rebase-$v.log 2>&1 ||
 			{ say scratch-rebase-out-of-window@$v "SKIP: clang 22 did not build it ($out/logs/rebase-$v.log)"; continue; }
 		if grep -A2 'DynamicSharedBuffer;' $out/rebase-$v/repro-openmp-nvptx64-nvidia-cuda-sm_90.s | grep -A1 -- '-18432' | grep -q cvta.shared; then
 			say scratch-rebase-out-of-window@$v "$([ $v = slice ] && echo "NOT FIXED" || echo REPRODUCED): cvta.shared of DynamicSharedBuffer - ie * 18432"
