@@ -22,8 +22,8 @@ type CellSpace struct {
 	Constraints []Constraint       // those that apply to the cell
 	spaces      *Spaces
 	env         spec.Env
-	teams       []*spec.Node     // team patterns, for scratch_bytes
-	consts      map[string]int64 // the kernels' scratch_consts, for scratch_bytes
+	teams       []*spec.Node     // team patterns: their scratch levels, leagues
+	scratch     [][]spec.Scratch // each team launch's scratch views, the kernels' scratch_consts put in: for scratch_bytes
 }
 
 // Cell is the space of kernel k (with the kernels a composite uses) under
@@ -33,10 +33,11 @@ type CellSpace struct {
 // levels means vector_size 1).
 func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64) (*CellSpace, error) {
 	c := &CellSpace{Values: map[string][]int64{}, Fixed: map[string]string{}, Rendered: map[string]bool{}, Default: Config{},
-		spaces: s, env: k.Env(size), consts: map[string]int64{}}
+		spaces: s, env: k.Env(size)}
+	consts := map[string]int64{}
 	for _, kk := range append([]*spec.Kernel{k}, uses...) {
 		if sc := s.Kernels[kk.Name]; sc != nil {
-			maps.Copy(c.consts, sc.ScratchConsts)
+			maps.Copy(consts, sc.ScratchConsts)
 		}
 		for _, t := range kk.Tunables {
 			if _, dup := c.Default[t.Name]; !dup {
@@ -52,6 +53,7 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 		}
 		c.teams = append(c.teams, teams(kk.Pattern)...)
 	}
+	c.scratch = withConsts(c.teams, consts)
 	for name, val := range v.Tunables {
 		if _, ok := c.Default[name]; ok || s.launches(name, k, uses) {
 			c.Default[name] = val
@@ -279,9 +281,9 @@ func (c *CellSpace) Unchecked(m Machine) []string {
 // scratch_consts are put in.
 func (c *CellSpace) scratchBytes(env spec.Env) (int64, bool) {
 	var most int64
-	for _, t := range c.teams {
+	for _, views := range c.scratch {
 		var launch int64
-		for _, s := range t.Scratch {
+		for _, s := range views {
 			level := s.Level
 			if v, ok := env[level]; ok && v.Int {
 				level = strconv.FormatInt(v.I, 10)
@@ -289,7 +291,7 @@ func (c *CellSpace) scratchBytes(env spec.Env) (int64, bool) {
 			if level != "0" {
 				continue
 			}
-			n, err := spec.Eval(c.withConsts(s.Size), env)
+			n, err := spec.Eval(s.Size, env)
 			if err != nil || !n.Int {
 				return 0, false
 			}
@@ -300,14 +302,21 @@ func (c *CellSpace) scratchBytes(env spec.Env) (int64, bool) {
 	return most, true
 }
 
-// withConsts puts the values of scratch_consts into a size expression, the
-// longest term first (so that a term inside another is not replaced first).
-func (c *CellSpace) withConsts(size string) string {
-	terms := slices.SortedFunc(maps.Keys(c.consts), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	for _, t := range terms {
-		size = strings.ReplaceAll(size, t, "("+strconv.FormatInt(c.consts[t], 10)+")")
+// withConsts is each team's scratch views with the values of
+// scratch_consts put into their sizes, the longest term first (so that a
+// term inside another is not replaced first).
+func withConsts(teams []*spec.Node, consts map[string]int64) [][]spec.Scratch {
+	terms := slices.SortedFunc(maps.Keys(consts), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	out := make([][]spec.Scratch, len(teams))
+	for i, t := range teams {
+		out[i] = slices.Clone(t.Scratch)
+		for j := range out[i] {
+			for _, term := range terms {
+				out[i][j].Size = strings.ReplaceAll(out[i][j].Size, term, "("+strconv.FormatInt(consts[term], 10)+")")
+			}
+		}
 	}
-	return size
+	return out
 }
 
 func number(f float64) spec.Value {
