@@ -88,10 +88,7 @@ func byClaim(rs []report.ClaimResult) map[string]report.ClaimResult {
 // pooledMeasurements are the (cell, size) of f whose records come from
 // several of its parts' folders: trials of the same code pooled by the merge.
 func pooledMeasurements(f *results.Folder) map[string]bool {
-	folderOf := map[string]string{}
-	for _, b := range f.Run.Batches {
-		folderOf[b.ID] = b.Folder
-	}
+	folderOf := batchFolders(f)
 	parts := map[string]map[string]bool{}
 	for _, r := range f.Kernel {
 		k := fmt.Sprintf("%s@%d", r.Cell, r.Size)
@@ -124,10 +121,7 @@ func pairKey(r report.Ratio, sizes string) string {
 // sourceFolders splits a merged folder's records back into the folders they
 // came from (run.json's batches name each part's folder).
 func sourceFolders(f *results.Folder) map[string]*results.Folder {
-	folderOf := map[string]string{}
-	for _, b := range f.Run.Batches {
-		folderOf[b.ID] = b.Folder
-	}
+	folderOf := batchFolders(f)
 	out := map[string]*results.Folder{}
 	part := func(r results.Record) *results.Folder {
 		name := folderOf[r.BatchID]
@@ -147,6 +141,15 @@ func sourceFolders(f *results.Folder) map[string]*results.Folder {
 	for _, r := range f.Copy {
 		p := part(r)
 		p.Copy = append(p.Copy, r)
+	}
+	return out
+}
+
+// batchFolders maps each batch of a merged folder to the folder it came from.
+func batchFolders(f *results.Folder) map[string]string {
+	out := map[string]string{}
+	for _, b := range f.Run.Batches {
+		out[b.ID] = b.Folder
 	}
 	return out
 }
