@@ -252,9 +252,9 @@ func (l *lowering) reduction(v *loopnest.Loop) (*reduction, string) {
 			return nil, fmt.Sprintf("statements accumulate into %s and %s", target.Text, acc.Text)
 		}
 		target = acc
-		m := plusAssign.FindStringSubmatch(stmtCode(s))
-		if s.Term != "" {
-			m = []string{"", lvalue(acc), s.Term}
+		m := []string{"", lvalue(acc), s.Term}
+		if s.Term == "" {
+			m = plusAssign.FindStringSubmatch(s.Code)
 		}
 		if m == nil {
 			return nil, fmt.Sprintf("the code of %s is not one `target += value;`", s.Name)

@@ -129,11 +129,7 @@ func sameRun(d *depend.Dep, l *loopnest.Loop) bool {
 // there is none, or when a statement between them touches an element it
 // touches (moving its value down to the loop could change what it reads).
 func (regs *registers) initOf(r *depend.Result, reg *accReg) *loopnest.Stmt {
-	body := r.Program.Body
-	if reg.loop.Parent != nil {
-		body = reg.loop.Parent.Body
-	}
-	at := slices.IndexFunc(body, func(n loopnest.Node) bool { return n.Loop == reg.loop })
+	body, at := siblings(r.Program, reg.loop)
 	for j := at - 1; j >= 0 && body[j].Stmt != nil; j-- {
 		s := body[j].Stmt
 		if s.Value == "" || regs.inits[s] != nil || !sameElement(writeOf(s), reg.target) {
@@ -162,11 +158,7 @@ func (regs *registers) initOf(r *depend.Result, reg *accReg) *loopnest.Stmt {
 // accesses, must not touch the element; the search stops at the first that
 // may.
 func (regs *registers) tailOf(r *depend.Result, reg *accReg) []*loopnest.Stmt {
-	body := r.Program.Body
-	if reg.loop.Parent != nil {
-		body = reg.loop.Parent.Body
-	}
-	at := slices.IndexFunc(body, func(n loopnest.Node) bool { return n.Loop == reg.loop })
+	body, at := siblings(r.Program, reg.loop)
 	var tail, between []*loopnest.Stmt
 	for j := at + 1; j < len(body) && body[j].Stmt != nil; j++ {
 		s := body[j].Stmt
@@ -197,6 +189,15 @@ func (regs *registers) tailOf(r *depend.Result, reg *accReg) []*loopnest.Stmt {
 		between = append(between, s)
 	}
 	return tail
+}
+
+// siblings is the body that holds loop l and l's place in it.
+func siblings(p *loopnest.Program, l *loopnest.Loop) ([]loopnest.Node, int) {
+	body := p.Body
+	if l.Parent != nil {
+		body = l.Parent.Body
+	}
+	return body, slices.IndexFunc(body, func(n loopnest.Node) bool { return n.Loop == l })
 }
 
 // accumTarget is the write of a statement's accumulation.
