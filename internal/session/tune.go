@@ -245,7 +245,8 @@ func deviceKey(mach host.Info) string {
 }
 
 // deviceMachine is what the constraints read of the GPU here, from its
-// machine model (shared_mem_per_block: the opt-in limit where it has one) (nil when no model names it: those constraints are listed as
+// machine model, shared_mem_per_block being the opt-in limit where it has
+// one (nil when no model names it: those constraints are listed as
 // unchecked).
 func deviceMachine(model *machine.Model) tune.Machine {
 	if model == nil {
