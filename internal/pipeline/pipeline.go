@@ -62,7 +62,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		}
 	}
 	var err error
-	p.Kernels, err = mapping.LoadKernels(p.Cfg.Root)
+	p.Kernels, err = loadKernels(p.Cfg.Root)
 	add(err)
 	p.ByName = spec.ByName(p.Kernels)
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
@@ -105,6 +105,10 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	toolchain.Discover(ctx, p.Toolchains, p.Caps, toolchain.ExecProbe)
 	return p, nil
 }
+
+// loadKernels is mapping.LoadKernels; a variable so that the bad-input tests,
+// which load one tree again and again, lower its loop kernels once.
+var loadKernels = mapping.LoadKernels
 
 func absRoot(root string) string {
 	a, err := filepath.Abs(root)
