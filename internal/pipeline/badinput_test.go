@@ -3,20 +3,15 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,11 +21,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/golden"
 	"github.com/portmatrix/portmatrix/internal/layout"
-	"github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
-	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -287,7 +279,6 @@ func TestBadInputCorpus(t *testing.T) {
 	require.GreaterOrEqual(t, len(badCases), 60)
 	names := map[string]bool{}
 	root := filepath.Join(t.TempDir(), "tree")
-	memo := shareLowering(t)
 	for _, c := range badCases {
 		require.False(t, names[c.name], "case %s twice", c.name)
 		names[c.name] = true
@@ -298,7 +289,7 @@ func TestBadInputCorpus(t *testing.T) {
 			c.check(t, root, nil)
 		})
 	}
-	memo.unchanged(t, root, nil)
+	lowering.unchanged(t, root, nil)
 	// No golden file is left without its case.
 	files, _ := filepath.Glob(filepath.Join("testdata", "bad", "*.golden"))
 	var stale []string
@@ -317,7 +308,6 @@ func TestBadInputCorpus(t *testing.T) {
 // (The build cases are left out: they compile, and name no list.)
 func TestBadInputCorpusWithNewKernelAndStrategy(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "tree")
-	memo := shareLowering(t)
 	copyInputs(t, root)
 	addVocabulary(t, root)
 	_, err := Load(context.Background(), Config{Root: root, Log: io.Discard})
@@ -332,7 +322,7 @@ func TestBadInputCorpusWithNewKernelAndStrategy(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) { c.check(t, root, addVocabulary) })
 	}
-	memo.unchanged(t, root, addVocabulary)
+	lowering.unchanged(t, root, addVocabulary)
 }
 
 // addVocabulary adds to the tree at root a kernel (AXPBY under a name no
@@ -381,7 +371,7 @@ func vocabOf(t *testing.T, root string) golden.Vocab {
 // not nil, done to it before the case's edits) and compares its message with
 // the golden file, whose placeholders stand for the names of that copy. The
 // cases of a test copy to one root, so that those that leave the kernels
-// alone share their lowering (shareLowering); a build case, whose message
+// alone share their lowering (loweringMemo); a build case, whose message
 // quotes the compiler on a path under the root, copies to its own.
 func (c badCase) check(t *testing.T, root string, more func(*testing.T, string)) {
 	if c.stage == "build" {
@@ -435,80 +425,4 @@ func freshTree(t *testing.T, root string, more func(*testing.T, string)) {
 	if more != nil {
 		more(t, root)
 	}
-}
-
-// loweringMemo stands for mapping.LoadKernels while a corpus test runs: most
-// cases leave the kernels alone, and lowering the loop kernels is most of a
-// Load's time (under -race, seconds a case). A tree is known by its path and
-// the names and bytes of the files LoadKernels reads (treeKey), so a case
-// that edits or adds a kernel lowers its own; only a load without error is
-// kept.
-type loweringMemo struct {
-	mu   sync.Mutex
-	kept map[string][]*spec.Kernel
-}
-
-// shareLowering makes Load lower through a memo until t ends. (Load's
-// loadKernels is swapped: no test of the package runs in parallel.)
-func shareLowering(t *testing.T) *loweringMemo {
-	m := &loweringMemo{kept: map[string][]*spec.Kernel{}}
-	was := loadKernels
-	loadKernels = m.load
-	t.Cleanup(func() { loadKernels = was })
-	return m
-}
-
-func (m *loweringMemo) load(root string) ([]*spec.Kernel, error) {
-	key, err := treeKey(root)
-	if err != nil {
-		return mapping.LoadKernels(root)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if kernels, ok := m.kept[key]; ok {
-		return slices.Clone(kernels), nil
-	}
-	kernels, err := mapping.LoadKernels(root)
-	if err == nil {
-		m.kept[key] = slices.Clone(kernels)
-	}
-	return kernels, err
-}
-
-// unchanged asserts that the lowering kept for the unedited tree at root
-// (with more done to it) equals a fresh one: the cases shared it, and none
-// changed it.
-func (m *loweringMemo) unchanged(t *testing.T, root string, more func(*testing.T, string)) {
-	freshTree(t, root, more)
-	key, err := treeKey(root)
-	require.NoError(t, err)
-	kept, ok := m.kept[key]
-	require.True(t, ok, "the unedited tree was loaded")
-	fresh, err := mapping.LoadKernels(root)
-	require.NoError(t, err)
-	assert.Equal(t, fresh, kept)
-}
-
-// treeKey is root with a digest of the names and contents of the files
-// mapping.LoadKernels reads: the kernel descriptions and the machine models.
-func treeKey(root string) (string, error) {
-	h := sha256.New()
-	for _, dir := range []string{layout.Kernels, machine.Dir} {
-		err := filepath.WalkDir(layout.Path(root, dir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "%s %d\n", path, len(b))
-			h.Write(b)
-			return nil
-		})
-		if err != nil {
-			return "", err
-		}
-	}
-	return fmt.Sprintf("%s %x", root, h.Sum(nil)), nil
 }
