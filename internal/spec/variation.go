@@ -9,7 +9,6 @@ package spec
 
 import (
 	"os"
-	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -41,19 +40,8 @@ func parseVariation(d diag.Decoder, k *Kernel, root *yaml.Node) {
 	v.pos["variation_of"] = d.Pos(f["variation_of"])
 	if f["promote"] != nil {
 		v.pos["promote"] = d.Pos(f["@promote"])
-		v.Promote = []string{}
-		for _, item := range d.Seq(f["promote"], "promote") {
-			kind := d.String(item, "promote kind")
-			switch {
-			case !slices.Contains(loopnest.PromoteKinds, kind):
-				d.Add(item, "unknown promote kind %q (known: %s)", kind, strings.Join(loopnest.PromoteKinds, ", "))
-			case slices.Contains(v.Promote, kind):
-				d.Add(item, "promote kind %q named twice", kind)
-			default:
-				v.Promote = append(v.Promote, kind)
-			}
-		}
 	}
+	v.Promote = loopnest.DecodePromote(d, f["promote"])
 	k.Variation = v
 }
 
