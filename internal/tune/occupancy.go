@@ -11,20 +11,27 @@ import (
 
 // Occupancy is the pruned search's model of a GPU: the machine model's
 // occupancy rule (internal/machine) over the registers and static shared
-// memory of each cell's team kernels, read by the build (cuobjdump). It
-// rules a configuration out, before anything runs, when
+// memory of each cell's team kernels, read by the build (cuobjdump). A
+// block is a team launch's team_size x vector threads as the kernel's team
+// pattern declares them (CellSpace.Blocks). It rules a configuration out,
+// before anything runs, when
 //
-//   - no block of team_size x vector_size threads launches (registers or
-//     shared memory per block),
+//   - a team kernel cannot launch the block at all (registers or shared
+//     memory per block): every team kernel of the program launches with
+//     the same team shape, so the one that cannot makes the run fail
+//     ("too many resources requested for launch");
 //   - the blocks an SM holds keep fewer than machine.MinResidentFraction of its
-//     threads resident, or
+//     threads resident, for every team kernel (a heuristic: one kernel that
+//     keeps the SM busy keeps the configuration); or
 //   - a launch bound (max_teams, max_active_teams) at or above every
 //     league the configuration launches: the same launch as the default's
 //     bound (or the space's largest), measured once.
 //
-// A cell without kernel resources is judged with 0 registers; when several
-// kernels could be the team launch, a configuration is ruled out only when
-// every one of them rules it out.
+// A cell without kernel resources is judged with 0 registers. The team
+// kernels are machine.TeamKernels; where those are guessed (no layer's team
+// launch among them) and the cell also launches ranges, a kernel may be a
+// range launch of its own block size, so the first rule then needs every
+// one of them to refuse the block.
 type Occupancy struct {
 	Model     *machine.Model
 	Resources map[string][]machine.Resources // by cell ID: the build's kernels
@@ -39,31 +46,49 @@ func (o Occupancy) Admits(t Target, c Config) error {
 	if err := o.bounds(t, c); err != nil {
 		return err
 	}
-	ts, ok1 := c["team_size"]
-	vs, ok2 := c["vector_size"]
-	if !ok1 || !ok2 || o.Model == nil || o.Model.Kind != machine.KindGPU {
+	if o.Model == nil || o.Model.Kind != machine.KindGPU || t.Space == nil {
 		return nil
 	}
-	threads := int(ts * vs)
-	ks := machine.TeamKernels(o.Resources[t.Cell])
+	blocks, ok := t.Space.Blocks(c)
+	if !ok || len(blocks) == 0 {
+		return nil
+	}
+	// A kernel that cannot launch the smallest of the cell's blocks launches
+	// none (registers and shared memory grow with the block); residency is
+	// judged at the largest.
+	small, large := slices.Min(blocks), slices.Max(blocks)
+	rs := o.Resources[t.Cell]
+	ks := machine.TeamKernels(rs)
 	if len(ks) == 0 {
 		ks = []machine.Resources{{Kernel: "(no resources recorded)"}}
 	}
-	var why error
+	sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.otherLaunch
+	var refused error
+	launch := 0
 	for _, k := range ks {
-		occ, err := o.Model.Occupancy(k.Launch(threads, 0))
-		switch {
-		case err != nil:
+		occ, err := o.Model.Occupancy(k.Launch(small, 0))
+		if err != nil {
 			return nil // no rule for this device: nothing is ruled out
-		case occ.BlocksPerSM == 0:
-			why = fmt.Errorf("a block of %d threads does not launch (%s)", threads, occ.Limiter)
-		case float64(occ.BlocksPerSM*threads) < machine.MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM):
-			why = fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
-		default:
+		}
+		if occ.BlocksPerSM > 0 {
+			launch++
+			continue
+		}
+		refused = fmt.Errorf("a block of %d threads does not launch (%s)", small, occ.Limiter)
+		if sure {
+			return refused
+		}
+	}
+	if launch == 0 {
+		return refused
+	}
+	for _, k := range ks {
+		occ, _ := o.Model.Occupancy(k.Launch(large, 0))
+		if occ.BlocksPerSM > 0 && float64(occ.BlocksPerSM*large) >= machine.MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM) {
 			return nil
 		}
 	}
-	return why
+	return fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
 }
 
 // bounds rules out a launch bound at or above every league of c, unless it
@@ -89,6 +114,24 @@ func (o Occupancy) bounds(t Target, c Config) error {
 		}
 	}
 	return nil
+}
+
+// Blocks are the threads per block of the cell's team launches at cfg: each
+// team pattern's team_size x vector, as the kernel declares them (team_size:
+// team_size, map_team_size or snap_team), so no tunable's name is the
+// model's; false when one does not evaluate to an integer.
+func (c *CellSpace) Blocks(cfg Config) ([]int, bool) {
+	env := maps2env(c.env, cfg)
+	var out []int
+	for _, t := range c.teams {
+		team, err1 := spec.Eval(t.TeamSize, env)
+		vector, err2 := spec.Eval(t.Vector, env)
+		if err1 != nil || err2 != nil || !team.Int || !vector.Int {
+			return nil, false
+		}
+		out = append(out, int(team.I*vector.I))
+	}
+	return out, true
 }
 
 // Leagues are the league sizes of the cell's team launches at cfg (false
