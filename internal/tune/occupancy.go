@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
@@ -27,7 +28,9 @@ import (
 //     league the configuration launches: the same launch as the default's
 //     bound (or the space's largest), measured once.
 //
-// A cell without kernel resources is judged with 0 registers. The team
+// The first rule holds for launches of exactly the block asked for (CUDA,
+// kernel mode: exactLaunch). A cell without kernel resources is judged
+// with 0 registers. The team
 // kernels are machine.TeamKernels; where those are guessed (no layer's team
 // launch among them) and the cell also launches ranges, a kernel may be a
 // range launch of its own block size, so the first rule then needs every
@@ -62,33 +65,52 @@ func (o Occupancy) Admits(t Target, c Config) error {
 	if len(ks) == 0 {
 		ks = []machine.Resources{{Kernel: "(no resources recorded)"}}
 	}
-	sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.otherLaunch
-	var refused error
-	launch := 0
-	for _, k := range ks {
-		occ, err := o.Model.Occupancy(k.Launch(small, 0))
-		if err != nil {
-			return nil // no rule for this device: nothing is ruled out
+	exact := exactLaunch(t.Variant)
+	if exact {
+		sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.otherLaunch
+		var refused error
+		launch := 0
+		for _, k := range ks {
+			occ, err := o.Model.Occupancy(k.Launch(small, 0))
+			if err != nil {
+				return nil // no rule for this device: nothing is ruled out
+			}
+			if occ.BlocksPerSM > 0 {
+				launch++
+				continue
+			}
+			refused = fmt.Errorf("a block of %d threads does not launch (%s)", small, occ.Limiter)
+			if sure {
+				return refused
+			}
 		}
-		if occ.BlocksPerSM > 0 {
-			launch++
-			continue
-		}
-		refused = fmt.Errorf("a block of %d threads does not launch (%s)", small, occ.Limiter)
-		if sure {
+		if launch == 0 {
 			return refused
 		}
 	}
-	if launch == 0 {
-		return refused
-	}
 	for _, k := range ks {
-		occ, _ := o.Model.Occupancy(k.Launch(large, 0))
+		occ, err := o.Model.Occupancy(k.Launch(large, 0))
+		if err != nil {
+			return nil // no rule for this device: nothing is ruled out
+		}
+		if occ.BlocksPerSM == 0 && !exact {
+			return nil // the runtime fits the threads to the kernel: their residency is its
+		}
 		if occ.BlocksPerSM > 0 && float64(occ.BlocksPerSM*large) >= machine.MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM) {
 			return nil
 		}
 	}
 	return fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
+}
+
+// exactLaunch says whether v launches a block of exactly the threads asked
+// for, so a block the kernel cannot hold fails the launch: CUDA's <<<>>>
+// and kernel mode's ompx_bare (a capability the strategy requires). Plain
+// OpenMP's thread_limit is a bound the runtime lowers to what the kernel
+// can launch (a 1024-thread omp-raw team of a 130-register kernel ran and
+// verified on the H100), so there it rules nothing out.
+func exactLaunch(v *matrix.Variant) bool {
+	return v != nil && (v.Strategy.Device == "cuda" || slices.Contains(v.Strategy.Requires, "ompx_bare"))
 }
 
 // bounds rules out a launch bound at or above every league of c, unless it
@@ -102,7 +124,7 @@ func (o Occupancy) bounds(t Target, c Config) error {
 	league := slices.Max(leagues)
 	for _, name := range launchBounds {
 		v, has := c[name]
-		if !has || v < league {
+		if !has || v < league || len(s.Values[name]) == 0 { // not a tunable of the space: not judged here
 			continue
 		}
 		keep := slices.Max(s.Values[name])
