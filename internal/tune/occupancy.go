@@ -53,8 +53,11 @@ func (o Occupancy) Admits(t Target, c Config) error {
 		return nil
 	}
 	blocks, ok := t.Space.Blocks(c)
-	if !ok || len(blocks) == 0 {
+	if !ok {
 		return nil
+	}
+	if len(blocks) == 0 {
+		return o.ranges(t, c)
 	}
 	// A kernel that cannot launch the smallest of the cell's blocks launches
 	// none (registers and shared memory grow with the block); residency is
@@ -101,6 +104,40 @@ func (o Occupancy) Admits(t Target, c Config) error {
 		}
 	}
 	return fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
+}
+
+// ranges rules out, in a cell of range launches only, a block of a block
+// tunable's threads (range_block) that no kernel launches: the layers make
+// each block size its own kernel, told apart only by a template argument,
+// so every kernel must refuse it. Residency is not judged: a range
+// launch's grid strides over its elements whatever the block.
+func (o Occupancy) ranges(t Target, c Config) error {
+	ks := machine.TeamKernels(o.Resources[t.Cell]) // no team launch here: every kernel of the cell
+	if !exactLaunch(t.Variant) || len(ks) == 0 {
+		return nil
+	}
+	for _, name := range t.Space.Names {
+		if d := t.Space.spaces.Tunables[name]; d == nil || !d.Block {
+			continue
+		}
+		threads := int(c[name])
+		var why string
+		for _, k := range ks {
+			occ, err := o.Model.Occupancy(k.Launch(threads, 0))
+			if err != nil {
+				return nil // no rule for this device: nothing is ruled out
+			}
+			if occ.BlocksPerSM > 0 {
+				why = ""
+				break
+			}
+			why = occ.Limiter
+		}
+		if why != "" {
+			return fmt.Errorf("a block of %d threads does not launch (%s)", threads, why)
+		}
+	}
+	return nil
 }
 
 // exactLaunch says whether v launches a block of exactly the threads asked
