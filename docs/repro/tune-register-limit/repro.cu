@@ -37,11 +37,12 @@ int main() {
   int verdict = 1;
   for (int threads : {a.maxThreadsPerBlock, a.maxThreadsPerBlock + 32}) {
     if (threads > 1024) break;
-    const int warps = (threads + 31) / 32, need = perWarp * ((warps + 3) / 4 * 4);
+    const int warps = (threads + 31) / 32, held = (warps + 3) / 4 * 4;  // warps rounded to the 4 sub-partitions
+    const int need = perWarp * held;
     heavy<<<n / threads, threads>>>(in, out, n);
     const cudaError_t e = cudaGetLastError();
     cudaDeviceSynchronize();
-    std::printf("%4d threads: %d warps x %d = %d registers (65536 a block): %s\n", threads, warps, perWarp, need,
+    std::printf("%4d threads: %d warps (%d held) x %d = %d registers (65536 a block): %s\n", threads, warps, held, perWarp, need,
                 e == cudaSuccess ? "launched" : cudaGetErrorString(e));
     if (threads > a.maxThreadsPerBlock && e == cudaErrorLaunchOutOfResources) verdict = 0;
   }
