@@ -18,7 +18,7 @@ import (
 
 // TestRegisterLimitTuning replays a pruned H200 tuning of HOMMEXX's
 // laplace_simple kernels (testdata/h200-hommexx-tuning: its tuning.jsonl
-// and the kernels the build read, tuning-kernels.json). 34 evaluations of
+// and the kernels the build read, tuning-kernels.json). 31 evaluations of
 // the clang 22 kernel-mode cells failed: cuLaunchKernel refused blocks of
 // 512 and 1024 threads of the league-loop team kernel ("too many resources
 // requested for launch": 130 registers x 512 threads is over the 65536 of a
