@@ -103,8 +103,13 @@ func (o Occupancy) Admits(t Target, c Config) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
+	return ErrFewResident
 }
+
+// ErrFewResident marks the residency heuristic's refusals: a configuration
+// that launches but leaves the SM mostly idle. It prunes the search; it
+// never keeps the default (the as-published launch) from being measured.
+var ErrFewResident = fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
 
 // ranges rules out, in a cell of range launches only, a block of a block
 // tunable's threads (range_block) that no kernel launches: the layers make
