@@ -133,6 +133,11 @@ build() {
 		say gcc-host-fallback-teams "$(tail -1 $out/logs/host-fallback-teams.log)"
 	else say gcc-host-fallback-teams "SKIP: g++ did not build it ($out/logs/host-fallback-teams.log)"; fi
 
+	# tune-register-limit: a CUDA program; on the GPU its verdict is its last line.
+	if nvcc -O3 -arch=sm_90 -Xptxas -v docs/repro/tune-register-limit/repro.cu -o $out/tune-register-limit >$out/logs/tune-register-limit.log 2>&1; then
+		say tune-register-limit "built ($(grep -m1 -oE 'Used [0-9]+ registers' $out/logs/tune-register-limit.log))"
+	else say tune-register-limit "SKIP: nvcc did not build it ($out/logs/tune-register-limit.log)"; fi
+
 	# llvm16-narrow-barrier: 4 and 32 threads a team.
 	if clang++-16 $(llvm16_flags) docs/repro/llvm16-narrow-barrier/barrier.cpp -o $out/barrier.clang16 >$out/logs/barrier.log 2>&1; then
 		say llvm16-narrow-barrier "built (runs on the GPU with build/clang16-sm90/lib)"
@@ -185,6 +190,9 @@ run() {
 	run_prog ompx-bare-generic-mode@snap_yi-cuda pass $c22 120 $out/snap_yi.direct-ompx.cuda-mode $snap
 	run_prog scratch-rebase-out-of-window fail $c22 60 $out/rebase-shifted/repro
 	run_prog scratch-rebase-out-of-window@slice pass $c22 60 $out/rebase-slice/repro
+	if [ -x $out/tune-register-limit ]; then
+		say tune-register-limit "$(timeout 60 $out/tune-register-limit 2>&1 | tail -1 | sed 's/^tune-register-limit: //')"
+	else say tune-register-limit "SKIP: $out/tune-register-limit not built"; fi
 	run_prog llvm16-narrow-barrier fail $c16 20 $out/barrier.clang16 4
 	run_prog llvm16-narrow-barrier@32 pass $c16 20 $out/barrier.clang16 32
 }

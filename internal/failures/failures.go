@@ -23,8 +23,10 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // File is the list of explanations, relative to the repository root.
@@ -34,7 +36,11 @@ const File = "results/failures.yaml"
 const (
 	StageBuild = "build" // a row of build.csv with status failed
 	StageRun   = "run"   // a kernel record with an error or not verified
+	StageTune  = "tune"  // a tuning evaluation (tuning.jsonl) with an error or not verified
 )
+
+// Stages lists the stages, in pipeline order.
+var Stages = []string{StageBuild, StageRun, StageTune}
 
 // Resolutions of an explanation, and the field each one needs.
 const (
@@ -94,8 +100,8 @@ func Load(file string) ([]Explanation, error) {
 			d.Add(f["id"], "explanation %q is listed twice", e.ID)
 		}
 		seen[e.ID] = true
-		if e.Stage != StageBuild && e.Stage != StageRun {
-			d.Add(f["stage"], "stage %q is not %s or %s", e.Stage, StageBuild, StageRun)
+		if !slices.Contains(Stages, e.Stage) {
+			d.Add(f["stage"], "stage %q is not one of %s", e.Stage, strings.Join(Stages, ", "))
 		}
 		for _, g := range []string{"kernel", "variant", "toolchain"} {
 			if _, err := path.Match(d.String(f[g], g), ""); err != nil {
@@ -153,9 +159,10 @@ func Explain(ex []Explanation, f Failure) *Explanation {
 	return nil
 }
 
-// Collect reads a results folder's failures: the failed rows of build.csv
-// and the kernel records that carry an error or were not verified. A folder
-// without build.csv or results.jsonl (a tuning folder) has none of that kind.
+// Collect reads a results folder's failures: the failed rows of build.csv,
+// the kernel records that carry an error or were not verified, and the
+// tuning evaluations (tuning.jsonl, each key's last) that were not verified.
+// A folder without one of those files has no failure of its kind.
 func Collect(dir string) ([]Failure, error) {
 	run, err := results.ReadRun(dir)
 	if err != nil {
@@ -188,6 +195,24 @@ func Collect(dir string) ([]Failure, error) {
 			}
 			out = append(out, Failure{base, StageRun, r.Kernel, r.Variant, r.Toolchain, msg, tools[r.Toolchain]})
 		}
+	}
+	keys, evals, err := tune.Evaluations(dir)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if evals[i].Verified {
+			continue
+		}
+		msg := evals[i].Error
+		if msg == "" {
+			msg = "not verified"
+		}
+		kernel, variant, tc, ok := matrix.SplitCellID(k.Cell)
+		if !ok {
+			return nil, fmt.Errorf("%s: cell %q is not kernel.variant.toolchain", filepath.Join(dir, results.TuningFile), k.Cell)
+		}
+		out = append(out, Failure{base, StageTune, kernel, variant, tc, msg, tools[tc]})
 	}
 	return out, nil
 }

@@ -55,7 +55,7 @@ func TestLoadReportsEveryProblemWithItsPosition(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		`:3:12: stage "link" is not build or run`,
+		`:3:12: stage "link" is not one of build, run, tune`,
 		`:4:13: bad kernel pattern`,
 		`:7:12: bad error pattern`,
 		`:2:5: resolution gate needs a gate field`,

@@ -41,6 +41,27 @@ type Program struct {
 // out at its end), read-only inputs reused by the team (copied in first).
 var PromoteKinds = []string{"temporaries", "outputs", "inputs"}
 
+// DecodePromote reads a promote: list of PromoteKinds; nil when n is nil
+// (the field is absent), an empty list for [].
+func DecodePromote(d diag.Decoder, n *yaml.Node) []string {
+	if n == nil {
+		return nil
+	}
+	out := []string{}
+	for _, item := range d.Seq(n, "promote") {
+		kind := d.String(item, "promote kind")
+		switch {
+		case !slices.Contains(PromoteKinds, kind):
+			d.Add(item, "unknown promote kind %q (known: %s)", kind, strings.Join(PromoteKinds, ", "))
+		case slices.Contains(out, kind):
+			d.Add(item, "promote kind %q named twice", kind)
+		default:
+			out = append(out, kind)
+		}
+	}
+	return out
+}
+
 // Promotes reports whether the mapper may promote arrays of kind.
 func (p *Program) Promotes(kind string) bool {
 	return p.Promote == nil || slices.Contains(p.Promote, kind)
@@ -165,20 +186,7 @@ func Decode(d diag.Decoder, n *yaml.Node) *Program {
 	for _, kv := range d.Pairs(f["arrays"], "arrays") {
 		r.array(kv[0], kv[1])
 	}
-	if f["promote"] != nil {
-		p.Promote = []string{}
-		for _, item := range d.Seq(f["promote"], "promote") {
-			kind := d.String(item, "promote kind")
-			switch {
-			case !slices.Contains(PromoteKinds, kind):
-				d.Add(item, "unknown promote kind %q (known: %s)", kind, strings.Join(PromoteKinds, ", "))
-			case slices.Contains(p.Promote, kind):
-				d.Add(item, "promote kind %q named twice", kind)
-			default:
-				p.Promote = append(p.Promote, kind)
-			}
-		}
-	}
+	p.Promote = DecodePromote(d, f["promote"])
 	r.collectLoopNames(f["body"])
 	p.Body = r.body(f["body"], nil, "loops body")
 	r.nameLoops()

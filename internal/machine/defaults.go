@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -83,22 +84,41 @@ func Defaults(m *Model, want map[string]string, c CellLaunch) (map[string]int64,
 // STREAM, checks), which no launch parameter of the cell sizes.
 const harnessKernel = "_ZN2pm6device"
 
-// TeamKernels are the kernels of c that launch teams: the kernel-mode
-// layer's team launches (pmkk::ompx_impl::launch_team) when there are any,
-// else every kernel but the harness's.
-func TeamKernels(ks []Resources) []Resources {
-	var team, own []Resources
+// cudaHelper starts the names of CUDA's helper functions
+// (__cuda_sm20_div_s64, __cuda_sm20_rem_s64) that cuobjdump lists with the
+// kernels: device functions, not launches.
+const cudaHelper = "__cuda_"
+
+// teamLaunches mark the kernel-mode layer's team launches in a mangled name:
+// pmkk::ompx_impl::launch_team<bool> (harness/kk/ompx.hpp) and the scratch
+// launch pmkk::ompx_team_impl::launch<bool> (harness/kk/ompx_team.hpp).
+var teamLaunches = []string{"launch_team", "ompx_team_impl6launchI"}
+
+// TeamLaunches are the kernels of ks that the kernel-mode layer's team
+// launches made, known by name.
+func TeamLaunches(ks []Resources) []Resources {
+	var out []Resources
 	for _, k := range ks {
-		switch {
-		case strings.Contains(k.Kernel, harnessKernel):
-		case strings.Contains(k.Kernel, "launch_team"):
-			team = append(team, k)
-		default:
-			own = append(own, k)
+		if !strings.Contains(k.Kernel, harnessKernel) && slices.ContainsFunc(teamLaunches, func(m string) bool { return strings.Contains(k.Kernel, m) }) {
+			out = append(out, k)
 		}
 	}
-	if len(team) > 0 {
+	return out
+}
+
+// TeamKernels are the kernels of ks that launch teams: the kernel-mode
+// layer's team launches (TeamLaunches) when there are any, else every
+// kernel but the harness's and CUDA's helper functions (the direct
+// backends' launches are named by their source line only).
+func TeamKernels(ks []Resources) []Resources {
+	if team := TeamLaunches(ks); len(team) > 0 {
 		return team
+	}
+	var own []Resources
+	for _, k := range ks {
+		if !strings.Contains(k.Kernel, harnessKernel) && !strings.HasPrefix(k.Kernel, cudaHelper) {
+			own = append(own, k)
+		}
 	}
 	return own
 }

@@ -58,3 +58,24 @@ func TestDefaultsFallBack(t *testing.T) {
 		t.Errorf("AMD: %v", notes)
 	}
 }
+
+// The team kernels of clang kernel-mode binaries (names from an H200
+// tuning's tuning-kernels.json): the layer's scratch launches when there are
+// any, else every launch but the harness's and CUDA's helper functions.
+func TestTeamKernelsOfKernelMode(t *testing.T) {
+	harness := Resources{Kernel: "__omp_offloading_fe00_510be1__ZN2pm6device10stream_dotEPKdS2_l_l209", Registers: 78}
+	helper := Resources{Kernel: "__cuda_sm20_div_s64"}
+	scratch := Resources{Kernel: "__omp_offloading_fe00_510bdb__ZN4pmkk14ompx_team_impl6launchILb1EZN3dev29hommexx_laplace_simple_kernelEllldPKdS4_S4_S4_PdE3$_0EEvRKT0_liiilPcl_l43", Registers: 140}
+	mdrange := Resources{Kernel: "__omp_offloading_fe00_510bdb__ZN4pmkk14ompx_team_impl7mdrangeILi2EZN3dev1kEE_l66", Registers: 30}
+	loop := Resources{Kernel: "__omp_offloading_fe00_5109c4__ZN3dev29hommexx_laplace_simple_kernelEllldPKdS1_S1_S1_Pd_l136", Registers: 130}
+	direct := Resources{Kernel: "__omp_offloading_fe00_5109c4__ZN3dev29hommexx_laplace_simple_kernelEllldPKdS1_S1_S1_Pd_l69", Registers: 114}
+	if ks := TeamKernels([]Resources{helper, scratch, mdrange, harness}); len(ks) != 1 || ks[0] != scratch {
+		t.Errorf("kk-ompx: %+v, want the scratch launch", ks)
+	}
+	if ks := TeamKernels([]Resources{helper, loop, direct, harness}); len(ks) != 2 || ks[0] != loop || ks[1] != direct {
+		t.Errorf("direct-ompx: %+v, want the two launches", ks)
+	}
+	if ks := TeamLaunches([]Resources{helper, loop, direct, harness}); len(ks) != 0 {
+		t.Errorf("direct-ompx's launches are not the layer's: %+v", ks)
+	}
+}

@@ -16,34 +16,12 @@ import (
 // pairOfPhases: phase 1 writes B from A, phase 2 reads B at the given
 // subscripts into C.
 func pairOfPhases(read string) string {
-	return `loops:
-  params: [ne, n]
-  assume: [ne >= 1, n >= 2]
-  arrays: {A: [ne, n, n], B: [ne, n, n], C: [ne, n, n]}
-  body:
-    - for:
-        index: e
-        to: ne
-        body:
-          - for:
-              index: i
-              to: n - 1
-              body:
-                - for:
-                    index: j
-                    to: n - 1
-                    body:
-                      - stmt: {name: first, reads: "A[e][i][j]", writes: "B[e][i][j]", code: ";"}
-          - for:
-              index: r
-              to: n - 1
-              body:
-                - for:
-                    index: c
-                    to: n - 1
-                    body:
-                      - stmt: {name: second, reads: "` + read + `", writes: "C[e][r][c]", code: "C[0] = B[0];"}
-`
+	return program(`params: [ne, n]
+assume: [ne >= 1, n >= 2]
+arrays: {A: [ne, n, n], B: [ne, n, n], C: [ne, n, n]}`,
+		loop("e", "ne",
+			loop("i", "n - 1", loop("j", "n - 1", stmt(`name: first, reads: "A[e][i][j]", writes: "B[e][i][j]", code: ";"`))),
+			loop("r", "n - 1", loop("c", "n - 1", stmt(`name: second, reads: "`+read+`", writes: "C[e][r][c]", code: "C[0] = B[0];"`)))))
 }
 
 // order numbers each statement instance in program order, keyed by the

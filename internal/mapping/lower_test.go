@@ -62,24 +62,9 @@ func tunable(k *spec.Kernel, name string) int64 {
 	return -1
 }
 
-const nest3 = `loops:
-  params: [n]
-  arrays: {u: [n, J, K], v: [n, J, K]}
-  body:
-    - for:
-        index: i
-        to: n
-        body:
-          - for:
-              index: j
-              to: J
-              body:
-                - for:
-                    index: k
-                    to: K
-                    body:
-                      - stmt: {reads: "u[i][j][k]", writes: "v[i][j][k]", code: "v[0] = u[0];"}
-`
+var nest3 = program(`params: [n]
+arrays: {u: [n, J, K], v: [n, J, K]}`,
+	loop("i", "n", loop("j", "J", loop("k", "K", stmt(`reads: "u[i][j][k]", writes: "v[i][j][k]", code: "v[0] = u[0];"`)))))
 
 // Three parallel loops go to league, team and vector; the vector length is
 // the warp's unless a constant trip count leaves lanes idle (teamShape), the
@@ -111,20 +96,9 @@ func TestLowerThreeLevels(t *testing.T) {
 	}
 }
 
-const gemv = `loops:
-  params: [n, m]
-  arrays: {A: [n, m], x: [m], y: [n]}
-  body:
-    - for:
-        index: i
-        to: n
-        body:
-          - for:
-              index: j
-              to: m
-              body:
-                - stmt: {reads: "A[i][j], x[j]", accumulate: "y[i]", code: "CODE"}
-`
+var gemv = program(`params: [n, m]
+arrays: {A: [n, m], x: [m], y: [n]}`,
+	loop("i", "n", loop("j", "m", stmt(`reads: "A[i][j], x[j]", accumulate: "y[i]", code: "CODE"`))))
 
 // A reduction on the vector level is a thread_vector_reduce into a register
 // and one atomic update per team thread; code that is not `target += value;`
@@ -167,23 +141,10 @@ func TestLowerVectorReduction(t *testing.T) {
 // otherwise it would need a launch per iteration, an error at the loop nest
 // rather than a wrong tree.
 func TestLowerOuterSequentialLoop(t *testing.T) {
-	timeLoop := `loops:
-  params: [n, T]
-  assume: [n >= 1, T >= 1]
-  arrays: {A: [T, n]}
-  body:
-    - for:
-        index: t
-        from: 1
-        to: T
-        body:
-          - for:
-              index: i
-              from: 1
-              to: n - 1
-              body:
-                - stmt: {reads: "READS", writes: "A[t][i]", code: ";"}
-`
+	timeLoop := program(`params: [n, T]
+assume: [n >= 1, T >= 1]
+arrays: {A: [T, n]}`,
+		loopFrom("t", "1", "T", loopFrom("i", "1", "n - 1", stmt(`reads: "READS", writes: "A[t][i]", code: ";"`))))
 	k, err := lower(t, strings.Replace(timeLoop, "READS", "A[t-1][i]", 1))
 	if err != nil {
 		t.Fatal(err)

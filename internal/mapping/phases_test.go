@@ -24,44 +24,13 @@ import (
 // barrier before it); its third reads only what the second wrote at the
 // same point, but the analysis does not compare phases' iterations, so it
 // gets a barrier too.
-const sweep = `loops:
-  params: [ne, n]
-  assume: [ne >= 1, n >= 2]
-  arrays: {A: [ne, n, n], B: [ne, n, n], C: [ne, n, n]}
-  body:
-    - for:
-        index: e
-        to: ne
-        body:
-          - for:
-              index: i
-              from: 1
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: n
-                    body:
-                      - stmt: {name: rec, reads: "A[e][i-1][j]", writes: "A[e][i][j]"}
-          - for:
-              index: i
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: n - 1
-                    body:
-                      - stmt: {name: nb, reads: "A[e][i][j+1]", writes: "B[e][i][j]"}
-          - for:
-              index: i
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: n
-                    body:
-                      - stmt: {name: same, reads: "B[e][i][j]", writes: "C[e][i][j]"}
-`
+var sweep = program(`params: [ne, n]
+assume: [ne >= 1, n >= 2]
+arrays: {A: [ne, n, n], B: [ne, n, n], C: [ne, n, n]}`,
+	loop("e", "ne",
+		loopFrom("i", "1", "n", loop("j", "n", stmt(`name: rec, reads: "A[e][i-1][j]", writes: "A[e][i][j]"`))),
+		loop("i", "n", loop("j", "n - 1", stmt(`name: nb, reads: "A[e][i][j+1]", writes: "B[e][i][j]"`))),
+		loop("i", "n", loop("j", "n", stmt(`name: same, reads: "B[e][i][j]", writes: "C[e][i][j]"`)))))
 
 func phasesOf(t *testing.T, src string) (*loopnest.Program, *depend.Result, []*phase) {
 	t.Helper()

@@ -15,34 +15,12 @@ import (
 // slice, or the part given by write), phase 2 reads it back into the output
 // (another thread's point, so that the phases do not fuse).
 func twoPhases(dims, write, read string) string {
-	return `loops:
-  params: [ne, n, m]
-  assume: [ne >= 1, n >= 1, m >= 1]
-  arrays: {X: [ne, n, m], Y: [ne, n, m], T: ` + dims + `}
-  body:
-    - for:
-        index: e
-        to: ne
-        body:
-          - for:
-              index: i
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: m
-                    body:
-                      - stmt: {reads: "X[e][i][j]", writes: "` + write + `", code: ";"}
-          - for:
-              index: i
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: m
-                    body:
-                      - stmt: {reads: "` + read + `", writes: "Y[e][i][j]", code: ";"}
-`
+	return program(`params: [ne, n, m]
+assume: [ne >= 1, n >= 1, m >= 1]
+arrays: {X: [ne, n, m], Y: [ne, n, m], T: `+dims+`}`,
+		loop("e", "ne",
+			loop("i", "n", loop("j", "m", stmt(`reads: "X[e][i][j]", writes: "`+write+`", code: ";"`))),
+			loop("i", "n", loop("j", "m", stmt(`reads: "`+read+`", writes: "Y[e][i][j]", code: ";"`)))))
 }
 
 // lowerWith lowers src as a kernel whose n and m are the given constants
@@ -109,41 +87,16 @@ func TestPromoteToTeamScratch(t *testing.T) {
 func transposed(promote, write string) string {
 	opt := ""
 	if promote != "" {
-		opt = "\n  promote: " + promote
+		opt = "\npromote: " + promote
 	}
-	return `loops:
-  params: [ne, n, m]
-  assume: [ne >= 1, n >= 1, m >= 1]` + opt + `
-  arrays: {X: [ne, n, n], Y: [ne, n, m], T: [ne, n, n]}
-  body:
-    - for:
-        index: e
-        to: ne
-        body:
-          - for:
-              index: i
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: n
-                    body:
-                      - stmt: {reads: "X[e][i][j], X[e][j][i]", writes: "T[e][i][j]", code: ";"}
-          - for:
-              index: i
-              to: n
-              body:
-                - for:
-                    index: j
-                    to: m
-                    body:
-                      - stmt: {writes: "` + write + `", code: ";"}
-                      - for:
-                          index: l
-                          to: n
-                          body:
-                            - stmt: {reads: "T[e][l][i]", accumulate: "Y[e][i][j]", code: ";"}
-`
+	return program(`params: [ne, n, m]
+assume: [ne >= 1, n >= 1, m >= 1]`+opt+`
+arrays: {X: [ne, n, n], Y: [ne, n, m], T: [ne, n, n]}`,
+		loop("e", "ne",
+			loop("i", "n", loop("j", "n", stmt(`reads: "X[e][i][j], X[e][j][i]", writes: "T[e][i][j]", code: ";"`))),
+			loop("i", "n", loop("j", "m",
+				stmt(`writes: "`+write+`", code: ";"`),
+				loop("l", "n", stmt(`reads: "T[e][l][i]", accumulate: "Y[e][i][j]", code: ";"`))))))
 }
 
 // Inputs reused by the team's threads and outputs updated more than once

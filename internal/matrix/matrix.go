@@ -109,6 +109,16 @@ func SourcePath(k *spec.Kernel, v *Variant) string {
 // CellID is kernel.variant.toolchain.
 func CellID(kernel, variant, tc string) string { return kernel + "." + variant + "." + tc }
 
+// SplitCellID reads what CellID writes (false when id is not three
+// non-empty parts).
+func SplitCellID(id string) (kernel, variant, tc string, ok bool) {
+	p := strings.SplitN(id, ".", 3)
+	if len(p) != 3 || p[0] == "" || p[1] == "" || p[2] == "" {
+		return "", "", "", false
+	}
+	return p[0], p[1], p[2], true
+}
+
 // Load reads the strategies file; capability names are checked against caps.
 func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	var errs diag.List

@@ -50,6 +50,9 @@ type Kernel struct {
 	Tolerance    string
 	ToleranceWhy string // required when the tolerance is loose (>= LooseTolerance)
 	Pos          diag.Pos
+	// Variation is set when the kernel is a variation of another
+	// (variation_of:, variation.go): the base's description, re-read.
+	Variation *Variation
 }
 
 // Size is the kernel's size parameter and its size sets.
@@ -182,6 +185,7 @@ func LoadDir(dir string) ([]*Kernel, error) {
 			kernels = append(kernels, k)
 		}
 	}
+	kernels = resolveVariations(kernels, &errs)
 	checkUses(kernels, &errs)
 	return kernels, errs.Err()
 }
@@ -193,19 +197,19 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 		return nil
 	}
 	d := diag.Decoder{File: file, Errs: errs}
+	k := &Kernel{File: file, Pos: d.Pos(root)}
+	if field(root, "variation_of") != nil {
+		parseVariation(d, k, root)
+		checkName(d, k, file, root)
+		return k
+	}
 	f := d.Fields(root, "kernel description", "kernel", "family", "doc", "size", "uses", "args", "result", "tunables",
 		"pattern", "loops", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why")
-	k := &Kernel{File: file, Pos: d.Pos(root)}
 	if !d.Require(root, f, "kernel description", "kernel", "size", "args", "bytes", "flops", "tolerance") {
 		return k
 	}
 	k.Name = d.String(f["kernel"], "kernel")
-	if base := strings.TrimSuffix(filepath.Base(file), ".yaml"); k.Name != base {
-		d.Add(f["kernel"], "kernel %q must be described in %s.yaml", k.Name, k.Name)
-	}
-	if !ident.MatchString(k.Name) {
-		d.Add(f["kernel"], "kernel name %q is not a C++ identifier", k.Name)
-	}
+	checkName(d, k, file, root)
 	k.Doc = d.String(f["doc"], "doc")
 	k.Family = d.String(f["family"], "family")
 	if k.Family == "" {
@@ -267,6 +271,30 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	}
 	checkWork(d, k, f)
 	return k
+}
+
+// checkName checks that k's name is a C++ identifier and its file's name.
+func checkName(d diag.Decoder, k *Kernel, file string, root *yaml.Node) {
+	at := field(root, "kernel")
+	if base := strings.TrimSuffix(filepath.Base(file), ".yaml"); k.Name != "" && k.Name != base {
+		d.Add(at, "kernel %q must be described in %s.yaml", k.Name, k.Name)
+	}
+	if k.Name != "" && !ident.MatchString(k.Name) {
+		d.Add(at, "kernel name %q is not a C++ identifier", k.Name)
+	}
+}
+
+// field is the value of a mapping's key, or nil.
+func field(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {

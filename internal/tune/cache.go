@@ -186,6 +186,28 @@ func (c *Cache) Put(k Key, m Measurement) error {
 // Close closes the file.
 func (c *Cache) Close() error { return c.f.Close() }
 
+// Evaluations reads a folder's tuning.jsonl without changing it: each
+// evaluation once (the last written of a key, as the cache keeps it), in
+// the order the keys were first written. A folder without one has none.
+func Evaluations(dir string) ([]Key, []Measurement, error) {
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}}
+	data, err := os.ReadFile(c.File)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := c.read(data); err != nil {
+		return nil, nil, err
+	}
+	ms := make([]Measurement, len(c.seen))
+	for i, k := range c.seen {
+		ms[i] = c.got[k]
+	}
+	return c.seen, ms, nil
+}
+
 // Tuned reads a folder's tuning.jsonl into one result per (cell, size,
 // build key, device), each with its best configuration and ties, sorted by
 // cell, size, device and build key: what `run` takes tuned configurations

@@ -22,7 +22,8 @@ type CellSpace struct {
 	Constraints []Constraint       // those that apply to the cell
 	spaces      *Spaces
 	env         spec.Env
-	teams       []*spec.Node     // team patterns: their scratch levels, leagues
+	teams       []*spec.Node     // team patterns: their scratch levels, leagues, block shapes
+	otherLaunch bool             // a kernel of the cell launches other patterns than teams (ranges, index sets)
 	scratch     [][]spec.Scratch // each team launch's scratch views, the kernels' scratch_consts put in: for scratch_bytes
 }
 
@@ -52,6 +53,7 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 			}
 		}
 		c.teams = append(c.teams, teams(kk.Pattern)...)
+		c.otherLaunch = c.otherLaunch || usesPattern(kk.Pattern, nonTeamLaunches, false)
 	}
 	c.scratch = withConsts(c.teams, consts)
 	for name, val := range v.Tunables {
@@ -135,6 +137,10 @@ func (s *Spaces) launches(name string, k *spec.Kernel, uses []*spec.Kernel) bool
 	}
 	return false
 }
+
+// nonTeamLaunches are the patterns that launch a kernel of their own shape,
+// not the team's.
+var nonTeamLaunches = []string{"range_for", "range_reduce", "sequence", "indexset_for"}
 
 // usesPattern says whether the tree at n has a node of one of kinds (a team
 // with scratch not counting when notWithScratch).

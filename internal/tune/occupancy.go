@@ -6,25 +6,35 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
 // Occupancy is the pruned search's model of a GPU: the machine model's
 // occupancy rule (internal/machine) over the registers and static shared
-// memory of each cell's team kernels, read by the build (cuobjdump). It
-// rules a configuration out, before anything runs, when
+// memory of each cell's team kernels, read by the build (cuobjdump). A
+// block is a team launch's team_size x vector threads as the kernel's team
+// pattern declares them (CellSpace.Blocks). It rules a configuration out,
+// before anything runs, when
 //
-//   - no block of team_size x vector_size threads launches (registers or
-//     shared memory per block),
+//   - a team kernel cannot launch the block at all (registers or shared
+//     memory per block): every team kernel of the program launches with
+//     the same team shape, so the one that cannot makes the run fail
+//     ("too many resources requested for launch");
 //   - the blocks an SM holds keep fewer than machine.MinResidentFraction of its
-//     threads resident, or
+//     threads resident, for every team kernel (a heuristic: one kernel that
+//     keeps the SM busy keeps the configuration); or
 //   - a launch bound (max_teams, max_active_teams) at or above every
 //     league the configuration launches: the same launch as the default's
 //     bound (or the space's largest), measured once.
 //
-// A cell without kernel resources is judged with 0 registers; when several
-// kernels could be the team launch, a configuration is ruled out only when
-// every one of them rules it out.
+// The first rule holds for launches of exactly the block asked for (CUDA,
+// kernel mode: exactLaunch). A cell without kernel resources is judged
+// with 0 registers. The team
+// kernels are machine.TeamKernels; where those are guessed (no layer's team
+// launch among them) and the cell also launches ranges, a kernel may be a
+// range launch of its own block size, so the first rule then needs every
+// one of them to refuse the block.
 type Occupancy struct {
 	Model     *machine.Model
 	Resources map[string][]machine.Resources // by cell ID: the build's kernels
@@ -39,31 +49,110 @@ func (o Occupancy) Admits(t Target, c Config) error {
 	if err := o.bounds(t, c); err != nil {
 		return err
 	}
-	ts, ok1 := c["team_size"]
-	vs, ok2 := c["vector_size"]
-	if !ok1 || !ok2 || o.Model == nil || o.Model.Kind != machine.KindGPU {
+	if o.Model == nil || o.Model.Kind != machine.KindGPU || t.Space == nil {
 		return nil
 	}
-	threads := int(ts * vs)
-	ks := machine.TeamKernels(o.Resources[t.Cell])
+	blocks, ok := t.Space.Blocks(c)
+	if !ok {
+		return nil
+	}
+	if len(blocks) == 0 {
+		return o.ranges(t, c)
+	}
+	// A kernel that cannot launch the smallest of the cell's blocks launches
+	// none (registers and shared memory grow with the block); residency is
+	// judged at the largest.
+	small, large := slices.Min(blocks), slices.Max(blocks)
+	rs := o.Resources[t.Cell]
+	ks := machine.TeamKernels(rs)
 	if len(ks) == 0 {
 		ks = []machine.Resources{{Kernel: "(no resources recorded)"}}
 	}
-	var why error
+	exact := exactLaunch(t.Variant)
+	if exact {
+		sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.otherLaunch
+		var refused error
+		launch := 0
+		for _, k := range ks {
+			occ, err := o.Model.Occupancy(k.Launch(small, 0))
+			if err != nil {
+				return nil // no rule for this device: nothing is ruled out
+			}
+			if occ.BlocksPerSM > 0 {
+				launch++
+				continue
+			}
+			refused = fmt.Errorf("a block of %d threads does not launch (%s)", small, occ.Limiter)
+			if sure {
+				return refused
+			}
+		}
+		if launch == 0 {
+			return refused
+		}
+	}
 	for _, k := range ks {
-		occ, err := o.Model.Occupancy(k.Launch(threads, 0))
-		switch {
-		case err != nil:
+		occ, err := o.Model.Occupancy(k.Launch(large, 0))
+		if err != nil {
 			return nil // no rule for this device: nothing is ruled out
-		case occ.BlocksPerSM == 0:
-			why = fmt.Errorf("a block of %d threads does not launch (%s)", threads, occ.Limiter)
-		case float64(occ.BlocksPerSM*threads) < machine.MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM):
-			why = fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
-		default:
+		}
+		if occ.BlocksPerSM == 0 && !exact {
+			return nil // the runtime fits the threads to the kernel: their residency is its
+		}
+		if occ.BlocksPerSM > 0 && float64(occ.BlocksPerSM*large) >= machine.MinResidentFraction*float64(o.Model.GPU.MaxThreadsPerSM) {
 			return nil
 		}
 	}
-	return why
+	return ErrFewResident
+}
+
+// ErrFewResident marks the residency heuristic's refusals: a configuration
+// that launches but leaves the SM mostly idle. It prunes the search; it
+// never keeps the default (the as-published launch) from being measured.
+var ErrFewResident = fmt.Errorf("fewer than %.0f%% of an SM's threads resident", 100*machine.MinResidentFraction)
+
+// ranges rules out, in a cell of range launches only, a block of a block
+// tunable's threads (range_block) that no kernel launches: the layers make
+// each block size its own kernel, told apart only by a template argument,
+// so every kernel must refuse it. Residency is not judged: a range
+// launch's grid strides over its elements whatever the block.
+func (o Occupancy) ranges(t Target, c Config) error {
+	ks := machine.TeamKernels(o.Resources[t.Cell]) // no team launch here: every kernel of the cell
+	if !exactLaunch(t.Variant) || len(ks) == 0 {
+		return nil
+	}
+	for _, name := range t.Space.Names {
+		if d := t.Space.spaces.Tunables[name]; d == nil || !d.Block {
+			continue
+		}
+		threads := int(c[name])
+		var why string
+		for _, k := range ks {
+			occ, err := o.Model.Occupancy(k.Launch(threads, 0))
+			if err != nil {
+				return nil // no rule for this device: nothing is ruled out
+			}
+			if occ.BlocksPerSM > 0 {
+				why = ""
+				break
+			}
+			why = occ.Limiter
+		}
+		if why != "" {
+			return fmt.Errorf("a block of %d threads does not launch (%s)", threads, why)
+		}
+	}
+	return nil
+}
+
+// exactLaunch says whether v launches a block of exactly the threads asked
+// for, so a block the kernel cannot hold fails the launch: CUDA's <<<>>>
+// and kernel mode's ompx_bare (a capability the strategy requires). Plain
+// OpenMP's thread_limit is a bound the runtime lowers to what the kernel
+// can launch (a 1024-thread omp-raw team of a 130-register kernel ran and
+// verified on the H100), so there it rules nothing out.
+func exactLaunch(v *matrix.Variant) bool {
+	return v != nil && (v.Strategy.Device == "cuda" || slices.Contains(v.Strategy.Requires, "ompx_bare"))
 }
 
 // bounds rules out a launch bound at or above every league of c, unless it
@@ -77,7 +166,7 @@ func (o Occupancy) bounds(t Target, c Config) error {
 	league := slices.Max(leagues)
 	for _, name := range launchBounds {
 		v, has := c[name]
-		if !has || v < league {
+		if !has || v < league || len(s.Values[name]) == 0 { // not a tunable of the space: not judged here
 			continue
 		}
 		keep := slices.Max(s.Values[name])
@@ -89,6 +178,24 @@ func (o Occupancy) bounds(t Target, c Config) error {
 		}
 	}
 	return nil
+}
+
+// Blocks are the threads per block of the cell's team launches at cfg: each
+// team pattern's team_size x vector, as the kernel declares them (team_size:
+// team_size, map_team_size or snap_team), so no tunable's name is the
+// model's; false when one does not evaluate to an integer.
+func (c *CellSpace) Blocks(cfg Config) ([]int, bool) {
+	env := maps2env(c.env, cfg)
+	var out []int
+	for _, t := range c.teams {
+		team, err1 := spec.Eval(t.TeamSize, env)
+		vector, err2 := spec.Eval(t.Vector, env)
+		if err1 != nil || err2 != nil || !team.Int || !vector.Int {
+			return nil, false
+		}
+		out = append(out, int(team.I*vector.I))
+	}
+	return out, true
 }
 
 // Leagues are the league sizes of the cell's team launches at cfg (false

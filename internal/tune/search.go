@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -302,7 +303,7 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 			kept = append(kept, c)
 		}
 		feasible = kept
-		if err := o.Model.Admits(t, s.Default); err != nil && cr.DefaultOut == "" {
+		if err := o.Model.Admits(t, s.Default); err != nil && !errors.Is(err, ErrFewResident) && cr.DefaultOut == "" {
 			cr.DefaultOut = "the model rules it out: " + err.Error()
 		}
 		strategy = Auto

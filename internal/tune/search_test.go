@@ -224,6 +224,29 @@ func TestPrunedNeverEvaluatesWhatTheModelRulesOut(t *testing.T) {
 	assert.ErrorContains(t, err, "needs a machine model")
 }
 
+// idle prunes a * b >= 128 as the residency heuristic does: a launch that
+// runs, leaving the SM mostly idle.
+type idle struct{}
+
+func (idle) Admits(_ Target, c Config) error {
+	if c["a"]*c["b"] >= 128 {
+		return ErrFewResident
+	}
+	return nil
+}
+
+// The heuristic prunes the search, never the default: the as-published
+// launch is measured beside the tuned best.
+func TestHeuristicKeepsTheDefault(t *testing.T) {
+	f := newFake(t)
+	res, err := run(t, t.TempDir(), f, Options{Strategy: Pruned, Model: idle{}})
+	require.NoError(t, err)
+	c := res.Cells[0]
+	assert.Empty(t, c.DefaultOut)
+	require.NotNil(t, c.Default, "the default (128 threads) is measured")
+	assert.Positive(t, c.Pruned[ErrFewResident.Error()])
+}
+
 // TestCutTuningResumes: a tuning killed after 7 evaluations resumes, and
 // over both runs every configuration is measured exactly once; a repeated
 // tuning evaluates nothing.

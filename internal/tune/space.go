@@ -66,8 +66,11 @@ type Decl struct {
 	// NotWithScratch: a team launch with team scratch does not read it (the
 	// kernel-mode layers size those by occupancy, resident_teams).
 	NotWithScratch bool
-	Pos            diag.Pos
-	SpaceAt        diag.Pos
+	// Block: the value is the threads of a block of its patterns' launches
+	// (range_block), which the occupancy model judges as it judges a team's.
+	Block   bool
+	Pos     diag.Pos
+	SpaceAt diag.Pos
 }
 
 // Scope narrows the spaces of some tunables and adds constraints for one
@@ -175,7 +178,7 @@ func Parse(file string, data []byte) (*Spaces, error) {
 
 func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 	t := &Decl{Name: key.Value, Pos: d.Pos(key)}
-	f := d.Fields(n, "tunable "+t.Name, "doc", "min", "max", "space", "patterns", "not_with_scratch")
+	f := d.Fields(n, "tunable "+t.Name, "doc", "min", "max", "space", "patterns", "not_with_scratch", "block")
 	d.Require(n, f, "tunable "+t.Name, "min", "space")
 	t.Doc = d.String(f["doc"], "doc")
 	t.Min = d.Int(f["min"], t.Name+": min")
@@ -197,6 +200,12 @@ func decl(d diag.Decoder, key, n *yaml.Node) *Decl {
 		t.NotWithScratch = d.Bool(f["not_with_scratch"], t.Name+": not_with_scratch")
 		if len(t.Patterns) == 0 {
 			d.Add(f["not_with_scratch"], "%s: not_with_scratch needs patterns", t.Name)
+		}
+	}
+	if f["block"] != nil {
+		t.Block = d.Bool(f["block"], t.Name+": block")
+		if len(t.Patterns) == 0 {
+			d.Add(f["block"], "%s: block needs patterns (the launches whose threads it is)", t.Name)
 		}
 	}
 	t.Space = space(d, f["space"], t.Name)

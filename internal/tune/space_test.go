@@ -136,6 +136,7 @@ tunables:
   d: {space: [1]}
   e: {min: 1, space: {range: [1, 9], step: 0}}
   f: {min: 1, space: [1, 1]}
+  g: {min: 1, block: true, space: [1]}
 constraints:
   - a * b <= warp_sise
   - a * b
@@ -154,11 +155,12 @@ strategies:
 		`F:6:6: tunable d needs field "min"`,
 		"F:7:44: e: step must be >= 1",
 		"F:8:22: f: value 1 repeated in the space",
-		`F:10:5: constraint "a * b <= warp_sise": unknown name "warp_sise"; did you mean "warp_size"?`,
-		`F:11:5: constraint "a * b": a condition is a comparison`,
-		`F:12:5: constraint "a & b == 0"`,
-		`F:14:15: space of undeclared tunable "zz"`,
-		"F:14:27: a: space value 0: must be >= 1, not 0",
+		"F:9:22: g: block needs patterns",
+		`F:11:5: constraint "a * b <= warp_sise": unknown name "warp_sise"; did you mean "warp_size"?`,
+		`F:12:5: constraint "a * b": a condition is a comparison`,
+		`F:13:5: constraint "a & b == 0"`,
+		`F:15:15: space of undeclared tunable "zz"`,
+		"F:15:27: a: space value 0: must be >= 1, not 0",
 	} {
 		assert.Contains(t, msg, want)
 	}
