@@ -50,6 +50,7 @@ func copyInputs(t *testing.T, dst string) {
 // dropped into templates/kernels and nothing else changed: it is generated in
 // every backend that lowers its patterns, built, run and verified.
 func TestCPUPipelineWithNewKernel(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
@@ -148,6 +149,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 // A variant that writes nothing fails verification: the harness poisons
 // outputs before each run, so a no-op body leaves NaN behind.
 func TestNoOpVariantFailsVerification(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

@@ -24,6 +24,7 @@ import (
 // result must verify; col_recurrence's outer loop carries it and moves
 // inside the lanes; gemv_acc's inner loop reduces on the vector level.
 func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

@@ -24,6 +24,7 @@ import (
 // verified against the float64 reference; the backends that cannot lower
 // them are off with the reason.
 func TestCPUPipelineWithTeamExtensions(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
@@ -73,6 +74,7 @@ func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 // forms with level 0 in team-shared memory (clang 19) and in omp_target_alloc
 // memory (clang 16), OMP-raw, KK-OMPX, direct-ompx and KK-CUDA.
 func TestTeamExtensionsCompileForGPUs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("GPU compile checks take minutes")
 	}
@@ -129,6 +131,7 @@ func TestTeamExtensionsCompileForGPUs(t *testing.T) {
 // off in that backend with the reason, in doctor and the build report; every
 // other program, of this kernel and of the others, is generated.
 func TestUnrenderableCellIsOff(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	copyInputs(t, root)
 	src, err := os.ReadFile("testdata/scale.yaml")

@@ -23,6 +23,7 @@ import (
 // threads, kk-omp-b and omp-raw; every measurement verified against the
 // float64 reference.
 func TestCPUPipelineWithTeamReductions(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
