@@ -30,8 +30,8 @@ var lowering = &loweringMemo{kept: map[string]keptLowering{}}
 func TestMain(m *testing.M) {
 	loadKernels = lowering.load
 	code := m.Run()
-	if len(lowering.changed) > 0 && code == 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: kernels Load shared were changed between loads of %v\n", lowering.changed)
+	if changed := lowering.changed(); len(changed) > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the kernels Load shared were changed after their lowering: %v\n", changed)
 		code = 1
 	}
 	os.Exit(code)
@@ -40,12 +40,12 @@ func TestMain(m *testing.M) {
 // loweringMemo keeps what mapping.LoadKernels gave for a tree, known by its
 // path and the names and bytes of the files LoadKernels reads (treeKey): a
 // test that edits or adds a kernel lowers its own. Only a load without error
-// is kept. The kernels are shared, not copied: each reuse first checks that
-// nothing changed them since they were lowered (fingerprint).
+// is kept. The kernels are shared, not copied: once the tests have run,
+// TestMain checks that nothing changed them since they were lowered
+// (fingerprint).
 type loweringMemo struct {
-	mu      sync.Mutex
-	kept    map[string]keptLowering
-	changed []string // the roots whose shared kernels were changed
+	mu   sync.Mutex
+	kept map[string]keptLowering
 }
 
 type keptLowering struct {
@@ -61,16 +61,27 @@ func (m *loweringMemo) load(root string) ([]*spec.Kernel, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if k, ok := m.kept[key]; ok {
-		if fingerprint(k.kernels) == k.print {
-			return slices.Clone(k.kernels), nil
-		}
-		m.changed = append(m.changed, root)
+		return slices.Clone(k.kernels), nil
 	}
 	kernels, err := mapping.LoadKernels(root)
 	if err == nil {
 		m.kept[key] = keptLowering{slices.Clone(kernels), fingerprint(kernels)}
 	}
 	return kernels, err
+}
+
+// changed lists the trees whose kept kernels differ from what was lowered.
+func (m *loweringMemo) changed() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var roots []string
+	for key, k := range m.kept {
+		if fingerprint(k.kernels) != k.print {
+			roots = append(roots, key)
+		}
+	}
+	sort.Strings(roots)
+	return roots
 }
 
 // unchanged asserts that the lowering kept for the unedited tree at root
@@ -84,6 +95,7 @@ func (m *loweringMemo) unchanged(t *testing.T, root string, more func(*testing.T
 	kept, ok := m.kept[key]
 	m.mu.Unlock()
 	require.True(t, ok, "the unedited tree was loaded")
+	assert.Equal(t, kept.print, fingerprint(kept.kernels), "a load changed the kernels it shared")
 	fresh, err := mapping.LoadKernels(root)
 	require.NoError(t, err)
 	assert.Equal(t, fresh, kept.kernels)
