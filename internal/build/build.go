@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -254,10 +255,14 @@ func failure(err error, out []byte, ctx context.Context) string {
 		return "compiler timed out"
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		l := strings.ToLower(line)
-		if strings.Contains(l, "error") || strings.Contains(l, "internal compiler error") {
+		if diagnostic.MatchString(line) {
 			return strings.TrimSpace(line)
 		}
 	}
 	return err.Error()
 }
+
+// diagnostic is a compiler's or linker's error line ("x.cpp:3:5: error:",
+// nvcc's "x.cu(3): error:", "collect2: error:", "internal compiler error"),
+// not a path that holds the word (a folder named build-compile-error).
+var diagnostic = regexp.MustCompile(`(?i)(^|[\s:)])(fatal )?error( [^:\s]+)?:|internal compiler error`)

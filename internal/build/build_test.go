@@ -131,3 +131,17 @@ func TestUpdateKeepsFoundToolchains(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "/opt/clang++-22", m.Toolchains["clang22-sm90"].Path)
 }
+
+// A build failure's reason is the compiler's error line, not the first line
+// that holds the word (a path under a folder named for it).
+func TestFailureIsTheDiagnostic(t *testing.T) {
+	for out, want := range map[string]string{
+		"/tmp/build-compile-error/gen.cpp: In function 'void f()':\n/tmp/build-compile-error/gen.cpp:3:5: error: 'w' was not declared in this scope\n": "/tmp/build-compile-error/gen.cpp:3:5: error: 'w' was not declared in this scope",
+		"gen.cu(12): error #20-D: identifier \"w\" is undefined\n":                                                                                     "gen.cu(12): error #20-D: identifier \"w\" is undefined",
+		"a.o: in function main:\ncollect2: error: ld returned 1 exit status\n":                                                                         "collect2: error: ld returned 1 exit status",
+		"gen.cpp:9:1: internal compiler error: in f, at g.cc:1\n":                                                                                      "gen.cpp:9:1: internal compiler error: in f, at g.cc:1",
+		"errors.hpp:1: warning: unused\n":                                                                                                              "exit status 1",
+	} {
+		assert.Equal(t, want, failure(errors.New("exit status 1"), []byte(out), context.Background()))
+	}
+}

@@ -3,6 +3,7 @@ package diag
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Failure is one thing the user asked for that did not happen.
@@ -41,7 +42,11 @@ func (f Failures) Error() string {
 			why = why[:j]
 		}
 		if len(why) > 160 {
-			why = why[:160] + "..."
+			cut := 160
+			for cut > 0 && !utf8.RuneStart(why[cut]) {
+				cut-- // not inside a character
+			}
+			why = why[:cut] + "..."
 		}
 		fmt.Fprintf(&b, "\n  %s: %s: %s", x.Stage, x.What, why)
 	}
