@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,8 +33,7 @@ func Configs(ctx context.Context, e build.Entry, size int64, configFile string, 
 	args = append(args, protocolArgs(opt)...)
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, bin, args...)
-	cmd.SysProcAttr = childAttr()
+	cmd := program(cctx, bin, args...)
 	cmd.Env = programEnv(e, opt)
 	var stderr bytes.Buffer
 	cmd.Stderr = io.MultiWriter(&stderr, logf)

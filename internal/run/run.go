@@ -251,8 +251,7 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, bin, args...)
-	cmd.SysProcAttr = childAttr() // dies with the runner, even on SIGKILL
+	cmd := program(cctx, bin, args...) // dies with the runner, even on SIGKILL
 	cmd.Env = programEnv(e, opt)
 	var stderr bytes.Buffer
 	cmd.Stderr = io.MultiWriter(&stderr, logf)

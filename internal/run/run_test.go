@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ var programs = map[string]string{
 	"crash":      "kill -SEGV $$",
 	"half":       "echo '" + good + "'; echo 'boom' >&2; kill -ABRT $$",
 	"hang":       "exec sleep 30",
+	"hangchild":  `sleep 30 & echo $! > "$0.child"; wait`, // a child holding the output open
 	"garbage":    "echo 'hello'",
 	"silent":     "true",
 	"failexit":   "echo 'portmatrix harness: bad flag' >&2; exit 2",
@@ -32,7 +34,7 @@ var programs = map[string]string{
 func TestFailuresBecomeRecords(t *testing.T) {
 	dir := t.TempDir()
 	var jobs []Job
-	for _, name := range []string{"ok", "crash", "half", "hang", "garbage", "silent", "failexit", "unverified"} {
+	for _, name := range []string{"ok", "crash", "half", "hang", "hangchild", "garbage", "silent", "failexit", "unverified"} {
 		bin := filepath.Join(dir, "tc", name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
 		require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"+programs[name]+"\n"), 0o755))
@@ -56,11 +58,19 @@ func TestFailuresBecomeRecords(t *testing.T) {
 		"crash":      {"crashed: signal: segmentation fault"},
 		"half":       {"", "crashed: signal: aborted: boom"},
 		"hang":       {"timed out after 2s"},
+		"hangchild":  {"timed out after 2s"},
 		"garbage":    {`output is not a harness record: "hello"`},
 		"silent":     {"the program printed no measurement"},
 		"failexit":   {"exit status 2: portmatrix harness: bad flag"},
 		"unverified": {"verification failed: error above tolerance"},
 	}, got)
+	// The time-out stopped the program's whole group: its child is gone.
+	pid, err := os.ReadFile(filepath.Join(dir, "tc", "hangchild.child"))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool {
+		stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+		return err != nil || strings.Contains(string(stat), ") Z ")
+	}, 5*time.Second, 50*time.Millisecond, "the program's child outlived its time-out")
 	for _, r := range recs {
 		assert.Equal(t, "k."+r.Variant+".tc", r.Cell)
 		assert.Equal(t, "run-1", r.RunID)
