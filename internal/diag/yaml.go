@@ -54,6 +54,20 @@ func (d Decoder) Pos(n *yaml.Node) Pos { return At(d.File, n) }
 // Add records a problem at n.
 func (d Decoder) Add(n *yaml.Node, format string, args ...any) { d.Errs.Add(d.Pos(n), format, args...) }
 
+// Value is the value node of key in mapping m, or nil when m is no mapping
+// or lacks the key: a look at one field without checking the others.
+func Value(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // Fields returns the keys of mapping n; a key outside allowed is an error.
 // Keys map to their value nodes; the key nodes are under "@"+key.
 func (d Decoder) Fields(n *yaml.Node, what string, allowed ...string) map[string]*yaml.Node {

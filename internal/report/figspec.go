@@ -270,11 +270,4 @@ func checkEnum(file string, owner *yaml.Node, name, field, value string, values 
 }
 
 // hasKey reports whether the mapping n has the key.
-func hasKey(n *yaml.Node, key string) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
-}
+func hasKey(n *yaml.Node, key string) bool { return diag.Value(n, key) != nil }

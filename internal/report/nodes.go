@@ -9,13 +9,8 @@ import (
 // valueNode returns the value node of key in mapping n, or n itself when the
 // key is absent, so that an error about a missing field points at its owner.
 func valueNode(n *yaml.Node, key string) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
+	if v := diag.Value(n, key); v != nil {
+		return v
 	}
 	return n
 }

@@ -198,7 +198,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	}
 	d := diag.Decoder{File: file, Errs: errs}
 	k := &Kernel{File: file, Pos: d.Pos(root)}
-	if field(root, "variation_of") != nil {
+	if diag.Value(root, "variation_of") != nil {
 		parseVariation(d, k, root)
 		checkName(d, k, file, root)
 		return k
@@ -275,26 +275,13 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 
 // checkName checks that k's name is a C++ identifier and its file's name.
 func checkName(d diag.Decoder, k *Kernel, file string, root *yaml.Node) {
-	at := field(root, "kernel")
+	at := diag.Value(root, "kernel")
 	if base := strings.TrimSuffix(filepath.Base(file), ".yaml"); k.Name != "" && k.Name != base {
 		d.Add(at, "kernel %q must be described in %s.yaml", k.Name, k.Name)
 	}
 	if k.Name != "" && !ident.MatchString(k.Name) {
 		d.Add(at, "kernel name %q is not a C++ identifier", k.Name)
 	}
-}
-
-// field is the value of a mapping's key, or nil.
-func field(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
