@@ -71,23 +71,11 @@ func (o Occupancy) Admits(t Target, c Config) error {
 	exact := exactLaunch(t.Variant)
 	if exact {
 		sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.otherLaunch
-		var refused error
-		launch := 0
-		for _, k := range ks {
-			occ, err := o.Model.Occupancy(k.Launch(small, 0))
-			if err != nil {
-				return nil // no rule for this device: nothing is ruled out
-			}
-			if occ.BlocksPerSM > 0 {
-				launch++
-				continue
-			}
-			refused = fmt.Errorf("a block of %d threads does not launch (%s)", small, occ.Limiter)
-			if sure {
-				return refused
-			}
+		launch, refused, ok := o.launching(ks, small)
+		if !ok {
+			return nil // no rule for this device: nothing is ruled out
 		}
-		if launch == 0 {
+		if refused != nil && (sure || launch == 0) {
 			return refused
 		}
 	}
@@ -125,24 +113,33 @@ func (o Occupancy) ranges(t Target, c Config) error {
 		if d := t.Space.spaces.Tunables[name]; d == nil || !d.Block {
 			continue
 		}
-		threads := int(c[name])
-		var why string
-		for _, k := range ks {
-			occ, err := o.Model.Occupancy(k.Launch(threads, 0))
-			if err != nil {
-				return nil // no rule for this device: nothing is ruled out
-			}
-			if occ.BlocksPerSM > 0 {
-				why = ""
-				break
-			}
-			why = occ.Limiter
+		launch, refused, ok := o.launching(ks, int(c[name]))
+		if !ok {
+			return nil // no rule for this device: nothing is ruled out
 		}
-		if why != "" {
-			return fmt.Errorf("a block of %d threads does not launch (%s)", threads, why)
+		if launch == 0 {
+			return refused
 		}
 	}
 	return nil
+}
+
+// launching counts the kernels of ks that can launch a block of threads,
+// with the first refusal's reason (nil when none refuses); ok is false when
+// the model has no rule for the device.
+func (o Occupancy) launching(ks []machine.Resources, threads int) (launch int, refused error, ok bool) {
+	for _, k := range ks {
+		occ, err := o.Model.Occupancy(k.Launch(threads, 0))
+		if err != nil {
+			return 0, nil, false
+		}
+		if occ.BlocksPerSM > 0 {
+			launch++
+		} else if refused == nil {
+			refused = fmt.Errorf("a block of %d threads does not launch (%s)", threads, occ.Limiter)
+		}
+	}
+	return launch, refused, true
 }
 
 // exactLaunch says whether v launches a block of exactly the threads asked
