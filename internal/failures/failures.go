@@ -189,11 +189,7 @@ func Collect(dir string) ([]Failure, error) {
 	}
 	for _, r := range recs {
 		if r.Error != "" || (r.Kind == results.KindKernel && !r.Verified) {
-			msg := r.Error
-			if msg == "" {
-				msg = "not verified"
-			}
-			out = append(out, Failure{base, StageRun, r.Kernel, r.Variant, r.Toolchain, msg, tools[r.Toolchain]})
+			out = append(out, Failure{base, StageRun, r.Kernel, r.Variant, r.Toolchain, reason(r.Error), tools[r.Toolchain]})
 		}
 	}
 	keys, evals, err := tune.Evaluations(dir)
@@ -204,17 +200,22 @@ func Collect(dir string) ([]Failure, error) {
 		if evals[i].Verified {
 			continue
 		}
-		msg := evals[i].Error
-		if msg == "" {
-			msg = "not verified"
-		}
 		kernel, variant, tc, ok := matrix.SplitCellID(k.Cell)
 		if !ok {
 			return nil, fmt.Errorf("%s: cell %q is not kernel.variant.toolchain", filepath.Join(dir, results.TuningFile), k.Cell)
 		}
-		out = append(out, Failure{base, StageTune, kernel, variant, tc, msg, tools[tc]})
+		out = append(out, Failure{base, StageTune, kernel, variant, tc, reason(evals[i].Error), tools[tc]})
 	}
 	return out, nil
+}
+
+// reason is a failed measurement's error, or "not verified" for a wrong
+// result without one (the error pattern an explanation matches).
+func reason(err string) string {
+	if err == "" {
+		return "not verified"
+	}
+	return err
 }
 
 // Group is the failures of one (explanation, stage, variant, toolchain,
