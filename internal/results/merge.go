@@ -95,6 +95,11 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 			if t.Command == "" {
 				t.Command = t.Path
 			}
+			// A part whose machine lacked the toolchain keeps the one found
+			// where it ran: the failures' gates read its version.
+			if found, ok := tcs[t.ID]; ok && t.Version == "" && found.Version != "" {
+				continue
+			}
 			tcs[t.ID] = t
 		}
 		// The newest batch's commit and templates stand for the folder;

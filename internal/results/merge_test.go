@@ -77,6 +77,16 @@ func TestMergeKeepsTheLatestMeasurement(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 	assert.Error(t, Merge(out, []string{a}))
+
+	// A later part from a machine without tc keeps the version a found.
+	d := filepath.Join(root, "d")
+	writeBatch(t, d, `{"id":"d","commit":"ddd","toolchains":[{"id":"tc","family":"llvm","missing":"cc not found on PATH"}]}`,
+		`{"kind":"kernel","cell":"k.v.other","size":1,"verified":true,"gbps":1}`)
+	require.NoError(t, Merge(out, []string{out, d}))
+	run, err = ReadRun(out)
+	require.NoError(t, err)
+	require.Len(t, run.Toolchains, 1)
+	assert.Equal(t, "19", run.Toolchains[0].Version)
 }
 
 // writeRun writes a folder of records under dir with its build rows and logs,
