@@ -114,7 +114,7 @@ func portabilityInput(ix *Index, root string, opt portabilityOptions) (portabili
 }
 
 // newPPView analyzes the index's platforms: PP of each strategy at each
-// kernel's largest problem, over the measured platforms H, the cascade of
+// kernel's headline problem (Analysis.Headline), over the measured platforms H, the cascade of
 // each and one navigation chart; it writes the P3 CSVs into out.
 func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, error) {
 	in, folders, err := portabilityInput(ix, root, opt)
@@ -157,13 +157,10 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 			strings.Join(excluded, ", "), toolchain.NoAMDGPU)
 	}
 	a := portability.Analyze(in, h, portability.Options{Generated: opt.Generated})
-	largest := map[string]portability.Problem{}
-	for _, p := range a.Problems() {
-		largest[p.Kernel] = p // ordered by size within a kernel
-	}
+	headline := a.Headline()
 	var nav []portability.NavPoint
-	for _, k := range sortedKeys(largest) {
-		p := largest[k]
+	for _, k := range sortedKeys(headline) {
+		p := headline[k]
 		kv := ppKernel{Kernel: k, Size: p.Size, Columns: h.Platforms}
 		scores := a.ScoresOf(p, portability.StrategyLevel)
 		sort.SliceStable(scores, func(i, j int) bool {
@@ -207,7 +204,7 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 		v.Kernels = append(v.Kernels, kv)
 	}
 	if len(nav) > 0 {
-		svg, err := portability.NavChartSVG("strategies over "+h.Name+", each kernel's largest size", nav)
+		svg, err := portability.NavChartSVG("strategies over "+h.Name+", each kernel's headline size", nav)
 		if err != nil {
 			return nil, err
 		}

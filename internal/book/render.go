@@ -118,7 +118,7 @@ func renderMarkdown(v *view) []byte {
 	}
 	if pv := v.Portability; pv != nil {
 		w("\n## Performance portability\n\n")
-		w("PP (Pennycook et al.) of each strategy at each kernel's largest size, each strategy at its best variant and toolchain on each platform; ")
+		w("PP (Pennycook et al.) of each strategy at each kernel's headline size (the largest run on the most platforms of H), each strategy at its best variant and toolchain on each platform; ")
 		w("code divergence beside it; cascade plots and a navigation chart in index.html. P3 layout: %s. ", strings.Join(pv.CSV, ", "))
 		w("%s.", pv.Set)
 		if pv.Excluded != "" {

@@ -36,6 +36,31 @@ func (a *Analysis) Problems() []Problem {
 	return out
 }
 
+// Headline is each kernel's problem that PP is read at: the largest size
+// among those run on the most platforms of the set. A kernel measured at
+// its largest size on the GPUs only is so shown where the CPU measured it
+// too, not as PP 0 for want of a measurement.
+func (a *Analysis) Headline() map[string]Problem {
+	runs := map[Problem]map[string]bool{}
+	for _, s := range a.Scores {
+		if runs[s.Problem] == nil {
+			runs[s.Problem] = map[string]bool{}
+		}
+		for _, o := range s.On {
+			if o.Runs() {
+				runs[s.Problem][o.Platform] = true
+			}
+		}
+	}
+	out := map[string]Problem{}
+	for _, p := range a.Problems() { // ordered by size within a kernel
+		if q, ok := out[p.Kernel]; !ok || len(runs[p]) >= len(runs[q]) {
+			out[p.Kernel] = p
+		}
+	}
+	return out
+}
+
 // ScoresOf is the scores of one problem at one level.
 func (a *Analysis) ScoresOf(p Problem, level string) []Score {
 	var out []Score

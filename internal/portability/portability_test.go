@@ -3,6 +3,7 @@ package portability
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -162,4 +163,29 @@ func writeProgram(t *testing.T, dir, kernel, name, src string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, kernel), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, kernel, name), []byte(src), 0o644))
+}
+
+// The headline problem is the largest size run on the most platforms: a
+// larger size measured on fewer platforms does not hide it.
+func TestHeadlineTakesTheSizeMostPlatformsRan(t *testing.T) {
+	on := func(platforms ...string) []OnPlatform {
+		var out []OnPlatform
+		for _, p := range []string{"gpu", "cpu"} {
+			o := OnPlatform{Platform: p, Status: NoRecord}
+			if slices.Contains(platforms, p) {
+				o = OnPlatform{Platform: p, Status: Measured, Eff: &Efficiency{}}
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	small, mid, big := Problem{"op", 1001}, Problem{"op", 10001}, Problem{"op", 100001}
+	a := &Analysis{Scores: []Score{
+		{Problem: Problem{"axpby", 10}, On: on("gpu")},
+		{Problem: Problem{"axpby", 20}, On: on("gpu")},
+		{Problem: small, On: on("gpu")}, {Problem: small, On: on("cpu")},
+		{Problem: mid, On: on("gpu", "cpu")},
+		{Problem: big, On: on("gpu")},
+	}}
+	assert.Equal(t, map[string]Problem{"axpby": {"axpby", 20}, "op": mid}, a.Headline())
 }

@@ -14,7 +14,7 @@ const FiguresDir = "figures/portability"
 
 // Write writes portability.md, p3.csv, p3-strategy.csv and the figures
 // (a strategy cascade per problem, one navigation chart of each kernel's
-// largest problem when divergence is known) into dir.
+// headline problem when divergence is known) into dir.
 func (a *Analysis) Write(dir string) error {
 	figs := map[string]string{}
 	files := map[string][]byte{
@@ -22,10 +22,7 @@ func (a *Analysis) Write(dir string) error {
 		P3StrategyFile: a.P3CSV(StrategyLevel),
 	}
 	var nav []NavPoint
-	largest := map[string]Problem{}
-	for _, p := range a.Problems() {
-		largest[p.Kernel] = p // Problems are ordered by size within a kernel
-	}
+	headline := a.Headline()
 	for _, p := range a.Problems() {
 		svg, err := CascadeSVG(a.Cascade(p, StrategyLevel))
 		if err != nil {
@@ -33,7 +30,7 @@ func (a *Analysis) Write(dir string) error {
 		}
 		name := FiguresDir + "/cascade-" + fileName(p.String()) + ".svg"
 		files[name], figs[p.String()] = svg, name
-		if largest[p.Kernel] == p {
+		if headline[p.Kernel] == p {
 			nav = append(nav, a.NavChart(p)...)
 		}
 	}
