@@ -42,6 +42,9 @@ type Result struct {
 	Seconds float64
 	Log     string // path of the build log
 	Binary  string
+	// DeviceOnly: only the device code was compiled (Options.DeviceOnly);
+	// Binary is then its object, not a program.
+	DeviceOnly bool
 	// DeviceHash identifies the cell's device code (DeviceHash); empty when
 	// the source is missing.
 	DeviceHash string
@@ -61,6 +64,9 @@ type Options struct {
 	Jobs     int
 	Log      io.Writer // progress lines
 	Timeout  time.Duration
+	// DeviceOnly compiles only the device code of cells that do not run
+	// here and whose toolchain declares device_only flags.
+	DeviceOnly bool
 	Compiler func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
 }
 
@@ -69,10 +75,14 @@ func Binary(dir string, c *matrix.Cell) string {
 	return filepath.Join(dir, c.Toolchain.ID, c.Kernel.Name+"."+c.Variant.ID)
 }
 
-// Command is the compiler invocation of a cell.
-func Command(root, dir string, c *matrix.Cell) []string {
+// Command is the compiler invocation of a cell; deviceOnly adds the
+// toolchain's device_only flags (the output is then the device code's object).
+func Command(root, dir string, c *matrix.Cell, deviceOnly bool) []string {
 	t := c.Toolchain
 	args := append([]string{}, t.Flags...)
+	if deviceOnly {
+		args = append(args, t.DeviceOnly...)
+	}
 	args = append(args, c.Variant.Strategy.Flags[t.Family]...)
 	for _, cp := range t.CapNames() {
 		args = append(args, "-DPM_HAS_"+strings.ToUpper(cp)+"=1")
@@ -194,9 +204,9 @@ func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, erro
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
 func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Result {
-	r := Result{Cell: c, Binary: Binary(opt.Dir, c)}
+	r := Result{Cell: c, Binary: Binary(opt.Dir, c), DeviceOnly: opt.DeviceOnly && !c.Runnable && len(c.Toolchain.DeviceOnly) > 0}
 	r.Log = r.Binary + ".log"
-	cmd := Command(opt.Root, opt.Dir, c)
+	cmd := Command(opt.Root, opt.Dir, c, r.DeviceOnly)
 	key, err := Key(opt.Root, c, cmd, harness)
 	if err != nil {
 		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)

@@ -145,3 +145,38 @@ func TestFailureIsTheDiagnostic(t *testing.T) {
 		assert.Equal(t, want, failure(errors.New("exit status 1"), []byte(out), context.Background()))
 	}
 }
+
+// PM_DEVICE_ONLY compiles a cell that does not run here with its
+// toolchain's device_only flags, and the manifest says so; a cell that runs
+// here, or whose toolchain declares none, is built whole.
+func TestDeviceOnlyBuildsTheDeviceCodeOfCellsNotRunHere(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
+	cs := cells(t, root)
+	amd := *cs[0].Toolchain
+	amd.ID, amd.Target, amd.DeviceOnly = "amd", "gfx90a", []string{"--offload-device-only", "-c"}
+	away := *cs[0]
+	away.ID, away.Toolchain = "good.serial.amd", &amd
+	here := *cs[2]
+	here.Runnable = true
+	here.Toolchain = &amd
+	plain := *cs[0]
+	var args [][]string
+	compile := func(ctx context.Context, dir, name string, a ...string) ([]byte, error) {
+		args = append(args, a)
+		return nil, os.WriteFile(a[len(a)-2], nil, 0o644)
+	}
+	res, err := Run(context.Background(), []*matrix.Cell{&away, &here, &plain},
+		Options{Root: root, Dir: filepath.Join(root, "build"), DeviceOnly: true, Compiler: compile})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, false}, []bool{res[0].DeviceOnly, res[1].DeviceOnly, res[2].DeviceOnly})
+	assert.Equal(t, []string{"-O2", "--offload-device-only", "-c"}, args[0][:3])
+	for _, a := range args[1:] {
+		assert.NotContains(t, a, "--offload-device-only")
+	}
+	m, err := Update(filepath.Join(root, "build"), "abc", false, nil, res)
+	require.NoError(t, err)
+	e, ok := m.Entry("good.serial.amd")
+	require.True(t, ok)
+	assert.True(t, e.DeviceOnly)
+}

@@ -36,6 +36,8 @@ type Entry struct {
 	Toolchain string             `json:"toolchain"`
 	Target    string             `json:"target"`
 	Binary    string             `json:"binary,omitempty"` // relative to the build folder
+	// DeviceOnly: Binary is the device code's object (PM_DEVICE_ONLY), not a program.
+	DeviceOnly bool `json:"device_only,omitempty"`
 	Status    string             `json:"status"`
 	Reason    string             `json:"reason,omitempty"`
 	Seconds   float64            `json:"seconds"`
@@ -133,7 +135,7 @@ func entry(dir string, r Result) Entry {
 	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
 		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash,
-		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote}
+		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly}
 	if len(c.Variant.ModelDefaults) > 0 {
 		e.ModelDefaults = c.Variant.ModelDefaults
 	}

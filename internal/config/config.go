@@ -37,6 +37,7 @@ type Config struct {
 	RepSecondsSet  bool   // RepSeconds was given (0 turns the bound off)
 	Trials         int    // independent processes per (cell, size); 0: 3 with a GPU, else 1
 	Resume         bool   // continue the run in Out instead of refusing it
+	DeviceOnly     bool   // build only the device code of cells never run here (toolchain device_only)
 	Jobs           int    // parallel builds
 	Out            string // results folder (run, report, merge)
 	BuildDir       string
@@ -149,7 +150,7 @@ type Knob struct {
 func (k Knob) IsKnob() bool { return k.Kind == "" || k.Kind == KindKnob }
 
 // boolFlags are the knobs whose flag takes no value (-gpu means -gpu=true).
-var boolFlags = map[string]bool{"gpu": true, "resume": true}
+var boolFlags = map[string]bool{"gpu": true, "resume": true, "device-only": true}
 
 // boolValue reads 0/1/true/false, nothing else.
 func boolValue(v string) (bool, error) {
@@ -289,6 +290,13 @@ var Knobs = []Knob{
 		},
 		Value:     func(c *Config) string { return map[bool]string{true: "1"}[c.Resume] },
 		Scheduler: true},
+	{Env: "PM_DEVICE_ONLY", Flag: "device-only", Example: "1", Doc: "build only the device code of the cells whose toolchain declares device_only flags (AMD, never run here): CI's check of every such cell; a cell that runs here is built whole",
+		Set: func(c *Config, v string) error {
+			b, err := boolValue(v)
+			c.DeviceOnly = b
+			return err
+		},
+		Value: func(c *Config) string { return map[bool]string{true: "1"}[c.DeviceOnly] }},
 	{Env: "PM_JOBS", Flag: "jobs", Example: "2", Doc: "parallel builds",
 		Set:   positive(func(c *Config) *int { return &c.Jobs }),
 		Value: intValue(func(c *Config) *int { return &c.Jobs })},

@@ -30,6 +30,9 @@ type Toolchain struct {
 	Devices     []string // harness devices it builds for (HarnessDevices)
 	DevicesAt   diag.Pos // where Devices is written
 	Flags       []string
+	// DeviceOnly are the flags that compile only a cell's device code, for a
+	// target never run here (AMD): PM_DEVICE_ONLY's check of every cell.
+	DeviceOnly []string
 	Env         []string // NAME=value set for the compiler (build and --version)
 	Needs       []string // files that must exist for the toolchain to work
 	RuntimeLibs []string
@@ -347,13 +350,14 @@ func Load(file, root string) ([]*Toolchain, error) {
 	}
 	for _, item := range d.Seq(f["toolchains"], "toolchains") {
 		tf := d.Fields(item, "toolchain", "id", "family", "commands", "target", "devices", "flags", "needs",
-			"runtime_libs", "cuda_from", "version", "pick", "enabled", "env")
+			"runtime_libs", "cuda_from", "version", "pick", "enabled", "env", "device_only")
 		if !d.Require(item, tf, "toolchain", "id", "family", "commands", "target", "devices") {
 			continue
 		}
 		t := &Toolchain{ID: d.String(tf["id"], "id"), Family: d.String(tf["family"], "family"),
 			Commands: expand(d.Strings(tf["commands"], "commands")), Target: d.String(tf["target"], "target"),
 			Devices: d.Strings(tf["devices"], "devices"), Flags: expand(d.Strings(tf["flags"], "flags")),
+			DeviceOnly: d.Strings(tf["device_only"], "device_only"),
 			Needs: expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
 			CUDAFrom: d.String(tf["cuda_from"], "cuda_from"), Pinned: d.String(tf["version"], "version"),
 			Pick: d.String(tf["pick"], "pick"), Env: d.Strings(tf["env"], "env"),

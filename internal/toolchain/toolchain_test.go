@@ -146,7 +146,7 @@ func TestBadFiles(t *testing.T) {
 	loaded, err := Load(tcs, dir)
 	require.Error(t, err)
 	assert.Equal(t, tcs+`:3:10: toolchain "x" defined twice
-`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, devices, enabled, env, family, flags, id, needs, pick, runtime_libs, target, version)`, err.Error())
+`+tcs+`:3:74: unknown field "speed" in toolchain (known: commands, cuda_from, device_only, devices, enabled, env, family, flags, id, needs, pick, runtime_libs, target, version)`, err.Error())
 	assert.EqualError(t, CheckDevices(loaded, []string{"host", "omptarget"}), tcs+`:2:66: unknown device "gpu" (known: host, omptarget)`)
 
 	require.NoError(t, os.WriteFile(tcs, []byte(`toolchains:

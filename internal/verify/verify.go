@@ -25,7 +25,16 @@ type Cell struct {
 // Count is what one target's cells came to.
 type Count struct {
 	On, Compiled int
+	DeviceOnly   int      // of Compiled, only the device code (PM_DEVICE_ONLY)
 	Known        []string // failed with a known failure (variants/known-failures.yaml)
+}
+
+// compiled says how many compiled, and of them how many only their device code.
+func (n Count) compiled() string {
+	if n.DeviceOnly == 0 {
+		return fmt.Sprintf("%d compiled", n.Compiled)
+	}
+	return fmt.Sprintf("%d compiled (%d of them device code only)", n.Compiled, n.DeviceOnly)
 }
 
 // Summary is what Build and Run found; Problems empty means it passed.
@@ -67,6 +76,9 @@ func (s *Summary) Build(cells []Cell, m *build.Manifest, known []build.Known) {
 			s.problem("%s: on, not in the build manifest (not built)", c.ID)
 		case e.Status == build.Built || e.Status == build.Cached:
 			n.Compiled++
+			if e.DeviceOnly {
+				n.DeviceOnly++
+			}
 		case e.Status == build.Failed && build.Match(known, e.ID, e.Reason) != nil:
 			n.Known = append(n.Known, e.ID)
 		default:
@@ -135,13 +147,13 @@ func (s *Summary) Print(w io.Writer) {
 	gpu := Count{}
 	for _, t := range targets {
 		n := s.Targets[t]
-		fmt.Fprintf(w, "verify: %s cells: %d on, %d compiled, %d known failures%s\n", t, n.On, n.Compiled, len(n.Known), list(n.Known))
+		fmt.Fprintf(w, "verify: %s cells: %d on, %s, %d known failures%s\n", t, n.On, n.compiled(), len(n.Known), list(n.Known))
 		if t != "host" {
-			gpu.On, gpu.Compiled, gpu.Known = gpu.On+n.On, gpu.Compiled+n.Compiled, append(gpu.Known, n.Known...)
+			gpu.On, gpu.Compiled, gpu.DeviceOnly, gpu.Known = gpu.On+n.On, gpu.Compiled+n.Compiled, gpu.DeviceOnly+n.DeviceOnly, append(gpu.Known, n.Known...)
 		}
 	}
 	if len(targets) > 0 {
-		fmt.Fprintf(w, "verify: GPU cells: %d on, %d compiled, %d known failures\n", gpu.On, gpu.Compiled, len(gpu.Known))
+		fmt.Fprintf(w, "verify: GPU cells: %d on, %s, %d known failures\n", gpu.On, gpu.compiled(), len(gpu.Known))
 	}
 	if s.State != "" {
 		fmt.Fprintf(w, "verify: run %s: %d of %d cells measured; %d measurements, %d verified\n", s.State, s.Measured, s.Expected, s.Records, s.Verified)

@@ -20,11 +20,13 @@ func TestBuildCountsByTargetAndFindsWhatIsMissing(t *testing.T) {
 		{ID: "a.omp-lambda.gcc12-nvptx", Status: build.Failed, Reason: "internal compiler error: in gimplify"},
 		{ID: "b.omp-lambda.gcc12-nvptx", Status: build.Failed, Reason: "error: something new"},
 		{ID: "b.omp-raw.clang19-sm90", Status: build.Skipped, Reason: "off"},
+		{ID: "a.omp-raw.clang19-gfx90a", Status: build.Built, DeviceOnly: true},
 	}}
 	known := []build.Known{{Cell: "*.omp-lambda.gcc12-nvptx", Message: regexp.MustCompile("internal compiler error")}}
 	var s Summary
 	s.Build([]Cell{{"a.serial.gcc-host", "host"}, {"a.omp-raw.clang19-sm90", "sm_90"}, {"a.omp-lambda.gcc12-nvptx", "sm_80"},
-		{"b.omp-lambda.gcc12-nvptx", "sm_80"}, {"b.omp-raw.clang19-sm90", "sm_90"}, {"c.serial.gcc-host", "host"}}, m, known)
+		{"b.omp-lambda.gcc12-nvptx", "sm_80"}, {"b.omp-raw.clang19-sm90", "sm_90"}, {"c.serial.gcc-host", "host"},
+		{"a.omp-raw.clang19-gfx90a", "gfx90a"}}, m, known)
 	assert.Equal(t, &Count{On: 2, Compiled: 1}, s.Targets["host"])
 	assert.Equal(t, &Count{On: 2, Compiled: 1}, s.Targets["sm_90"])
 	assert.Equal(t, &Count{On: 2, Known: []string{"a.omp-lambda.gcc12-nvptx"}}, s.Targets["sm_80"])
@@ -36,7 +38,8 @@ func TestBuildCountsByTargetAndFindsWhatIsMissing(t *testing.T) {
 	s.Print(&out)
 	lines := strings.Split(out.String(), "\n")
 	assert.Equal(t, "verify: host cells: 2 on, 1 compiled, 0 known failures", lines[0])
-	assert.Contains(t, out.String(), "verify: GPU cells: 4 on, 1 compiled, 1 known failures\n")
+	assert.Contains(t, out.String(), "verify: gfx90a cells: 1 on, 1 compiled (1 of them device code only), 0 known failures\n")
+	assert.Contains(t, out.String(), "verify: GPU cells: 5 on, 2 compiled (1 of them device code only), 1 known failures\n")
 	assert.Error(t, s.Err())
 }
 
