@@ -59,15 +59,15 @@ func (r Result) OK() bool { return r.Status == Built || r.Status == Cached }
 
 // Options configure a build.
 type Options struct {
-	Root     string // repository root: generated/ and harness/ are read from here
-	Dir      string // build folder
-	Jobs     int
-	Log      io.Writer // progress lines
-	Timeout  time.Duration
+	Root    string // repository root: generated/ and harness/ are read from here
+	Dir     string // build folder
+	Jobs    int
+	Log     io.Writer // progress lines
+	Timeout time.Duration
 	// DeviceOnly compiles only the device code of cells that do not run
 	// here and whose toolchain declares device_only flags.
 	DeviceOnly bool
-	Compiler func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
+	Compiler   func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
 }
 
 // Binary is where a cell's program goes: <dir>/<toolchain>/<kernel>.<variant>.

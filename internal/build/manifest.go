@@ -28,22 +28,22 @@ type ToolchainInfo = results.Toolchain
 
 // Entry is one cell of the manifest.
 type Entry struct {
-	ID        string             `json:"id"`
-	Kernel    string             `json:"kernel"`
-	Family    string             `json:"family,omitempty"` // the kernel's (spec.Kernel.Family)
-	Variant   string             `json:"variant"`
-	Strategy  string             `json:"strategy"`
-	Toolchain string             `json:"toolchain"`
-	Target    string             `json:"target"`
-	Binary    string             `json:"binary,omitempty"` // relative to the build folder
+	ID        string `json:"id"`
+	Kernel    string `json:"kernel"`
+	Family    string `json:"family,omitempty"` // the kernel's (spec.Kernel.Family)
+	Variant   string `json:"variant"`
+	Strategy  string `json:"strategy"`
+	Toolchain string `json:"toolchain"`
+	Target    string `json:"target"`
+	Binary    string `json:"binary,omitempty"` // relative to the build folder
 	// DeviceOnly: Binary is the device code's object (PM_DEVICE_ONLY), not a program.
-	DeviceOnly bool `json:"device_only,omitempty"`
-	Status    string             `json:"status"`
-	Reason    string             `json:"reason,omitempty"`
-	Seconds   float64            `json:"seconds"`
-	Log       string             `json:"log,omitempty"` // relative to the build folder
-	Sizes     map[string][]int64 `json:"sizes"`
-	Fallbacks []string           `json:"fallbacks,omitempty"`
+	DeviceOnly bool               `json:"device_only,omitempty"`
+	Status     string             `json:"status"`
+	Reason     string             `json:"reason,omitempty"`
+	Seconds    float64            `json:"seconds"`
+	Log        string             `json:"log,omitempty"` // relative to the build folder
+	Sizes      map[string][]int64 `json:"sizes"`
+	Fallbacks  []string           `json:"fallbacks,omitempty"`
 	// DeviceHash identifies the device code (build.DeviceHash): cells of one
 	// kernel and toolchain with the same hash run the same code.
 	DeviceHash string `json:"device_hash,omitempty"`

@@ -23,16 +23,16 @@ import (
 
 // Toolchain is a compiler with a target and flags.
 type Toolchain struct {
-	ID          string
-	Family      string // one of Families
-	Commands    []string
-	Target      string   // host, or a GPU architecture such as sm_90 or gfx90a
-	Devices     []string // harness devices it builds for (HarnessDevices)
-	DevicesAt   diag.Pos // where Devices is written
-	Flags       []string
+	ID        string
+	Family    string // one of Families
+	Commands  []string
+	Target    string   // host, or a GPU architecture such as sm_90 or gfx90a
+	Devices   []string // harness devices it builds for (HarnessDevices)
+	DevicesAt diag.Pos // where Devices is written
+	Flags     []string
 	// DeviceOnly are the flags that compile only a cell's device code, for a
 	// target never run here (AMD): PM_DEVICE_ONLY's check of every cell.
-	DeviceOnly []string
+	DeviceOnly  []string
 	Env         []string // NAME=value set for the compiler (build and --version)
 	Needs       []string // files that must exist for the toolchain to work
 	RuntimeLibs []string
@@ -358,7 +358,7 @@ func Load(file, root string) ([]*Toolchain, error) {
 			Commands: expand(d.Strings(tf["commands"], "commands")), Target: d.String(tf["target"], "target"),
 			Devices: d.Strings(tf["devices"], "devices"), Flags: expand(d.Strings(tf["flags"], "flags")),
 			DeviceOnly: d.Strings(tf["device_only"], "device_only"),
-			Needs: expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
+			Needs:      expand(d.Strings(tf["needs"], "needs")), RuntimeLibs: expand(d.Strings(tf["runtime_libs"], "runtime_libs")),
 			CUDAFrom: d.String(tf["cuda_from"], "cuda_from"), Pinned: d.String(tf["version"], "version"),
 			Pick: d.String(tf["pick"], "pick"), Env: d.Strings(tf["env"], "env"),
 			Enabled: tf["enabled"] == nil || d.Bool(tf["enabled"], "enabled"), Pos: d.Pos(item), DevicesAt: d.Pos(tf["devices"])}
