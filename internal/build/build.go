@@ -24,6 +24,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
 // Status of a cell's build.
@@ -42,6 +43,9 @@ type Result struct {
 	Seconds float64
 	Log     string // path of the build log
 	Binary  string
+	// Blocks are the threads per team of the cell's team patterns at its
+	// generated tunables (teamBlocks; GPU cells).
+	Blocks []int64
 	// DeviceOnly: only the device code was compiled (Options.DeviceOnly);
 	// Binary is then its object, not a program.
 	DeviceOnly bool
@@ -67,7 +71,9 @@ type Options struct {
 	// DeviceOnly compiles only the device code of cells that do not run
 	// here and whose toolchain declares device_only flags.
 	DeviceOnly bool
-	Compiler   func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
+	// Kernels resolves the kernels a composite uses (their team blocks).
+	Kernels  map[string]*spec.Kernel
+	Compiler func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
 }
 
 // Binary is where a cell's program goes: <dir>/<toolchain>/<kernel>.<variant>.
@@ -182,6 +188,9 @@ func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, erro
 			r := one(gctx, c, opt, harness)
 			if r.OK() {
 				r.Kernels, r.ResourcesNote = kernelResources(gctx, r.Binary, c.Toolchain)
+			}
+			if c.Toolchain.GPU() {
+				r.Blocks = teamBlocks(c, opt.Kernels)
 			}
 			mu.Lock()
 			results[i] = r

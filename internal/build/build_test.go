@@ -180,3 +180,20 @@ func TestDeviceOnlyBuildsTheDeviceCodeOfCellsNotRunHere(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, e.DeviceOnly)
 }
+
+// A cell's team blocks are its team patterns' team_size x vector at the
+// tunables it is generated with (the variant's over the kernel's), those
+// of the kernels a composite uses included; none where one is no constant.
+func TestTeamBlocks(t *testing.T) {
+	team := func(size, vector string) *spec.Node {
+		return &spec.Node{Kind: "sequence", Body: []*spec.Node{{Kind: "team", League: "n", TeamSize: size, Vector: vector}}}
+	}
+	part := &spec.Kernel{Name: "part", Tunables: []spec.Tunable{{Name: "pt", Value: 4}}, Pattern: team("pt", "8")}
+	k := &spec.Kernel{Name: "k", Uses: []string{"part"}, Tunables: []spec.Tunable{{Name: "ts", Value: 16}, {Name: "vs", Value: 8}},
+		Pattern: team("ts", "vs")}
+	v := &matrix.Variant{ID: "v", Strategy: &matrix.Strategy{Name: "v"}, Tunables: map[string]int64{"ts": 32}}
+	c := &matrix.Cell{Kernel: k, Variant: v}
+	assert.Equal(t, []int64{32, 256}, teamBlocks(c, map[string]*spec.Kernel{"part": part}))
+	k.Pattern = team("ts", "size / 2")
+	assert.Nil(t, teamBlocks(c, nil))
+}

@@ -52,6 +52,7 @@ type Entry struct {
 	// (variants/strategies.yaml); Kernels the device kernels' resources the
 	// defaults are computed from (ResourcesNote: why none were recorded).
 	Tunables      map[string]int64  `json:"tunables,omitempty"`
+	Blocks        []int64           `json:"blocks,omitempty"` // threads per team of its team patterns (Result.Blocks)
 	ModelDefaults map[string]string `json:"model_defaults,omitempty"`
 	Kernels       []Kernel          `json:"kernels,omitempty"`
 	ResourcesNote string            `json:"resources_note,omitempty"`
@@ -135,7 +136,7 @@ func entry(dir string, r Result) Entry {
 	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
 		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash,
-		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly}
+		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly, Blocks: r.Blocks}
 	if len(c.Variant.ModelDefaults) > 0 {
 		e.ModelDefaults = c.Variant.ModelDefaults
 	}

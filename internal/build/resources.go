@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -42,6 +44,46 @@ func cellTunables(c *matrix.Cell) map[string]int64 {
 			out[t.Name] = v
 		}
 	}
+	return out
+}
+
+// teamBlocks are the threads per team (team_size x vector) of each team
+// pattern of the cell's kernel and of the kernels it uses (kernels resolves
+// them), at the tunables it is generated with, sorted and once each: what a
+// machine model's occupancy default sizes teams by. None where a block is no
+// constant of the tunables.
+func teamBlocks(c *matrix.Cell, kernels map[string]*spec.Kernel) []int64 {
+	ks := []*spec.Kernel{c.Kernel}
+	for _, u := range c.Kernel.Uses {
+		if k := kernels[u]; k != nil {
+			ks = append(ks, k)
+		}
+	}
+	env := spec.Env{}
+	for _, k := range ks {
+		for _, t := range k.Tunables {
+			if _, ok := env[t.Name]; !ok {
+				v, set := c.Variant.Tunables[t.Name]
+				if !set {
+					v = t.Value
+				}
+				env[t.Name] = spec.Value{I: v, Int: true}
+			}
+		}
+	}
+	var out []int64
+	for _, k := range ks {
+		for _, t := range k.Pattern.Teams() {
+			b, err := t.Block(env)
+			if err != nil {
+				return nil
+			}
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

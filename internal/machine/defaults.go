@@ -29,7 +29,7 @@ type DefaultKind struct {
 // size for kk-cuda's team_size, KokkosTeamRecommended) is one more row.
 var DefaultKinds = map[string]DefaultKind{
 	"occupancy": {
-		Doc:    "000 Fig. 12's max_teams: the teams the GPU holds at once (MaxTeams) for the cell's team kernels, team_size x vector_size threads each",
+		Doc:    "000 Fig. 12's max_teams: the teams the GPU holds at once (MaxTeams) for the cell's team kernels, each team of its team patterns' threads (team_size x vector)",
 		Params: []string{"max_teams", "max_active_teams"},
 		give:   occupancyDefault,
 	},
@@ -45,11 +45,12 @@ func DefaultKindNames() []string {
 	return out
 }
 
-// CellLaunch is what a model default needs of a built cell: its generated
-// tunables and the build's kernel resources.
+// CellLaunch is what a model default needs of a built cell: the threads per
+// team of its team patterns at its generated tunables (build.Entry.Blocks)
+// and the build's kernel resources.
 type CellLaunch struct {
-	Tunables map[string]int64
-	Kernels  []Resources
+	Blocks  []int64
+	Kernels []Resources
 }
 
 // Defaults computes the defaults want asks for (launch parameter -> kind)
@@ -123,15 +124,13 @@ func TeamKernels(ks []Resources) []Resources {
 	return own
 }
 
-// occupancyDefault is MaxTeams for a team of team_size x vector_size threads,
+// occupancyDefault is MaxTeams for a team of each of the cell's blocks,
 // the smallest over the cell's team kernels (the bound is one value for
 // every launch of the program). Dynamic shared memory (team scratch, the
 // layers' reduction buffers) is known only at launch: not counted.
 func occupancyDefault(m *Model, c CellLaunch) (int64, error) {
-	ts, ok1 := c.Tunables["team_size"]
-	vs, ok2 := c.Tunables["vector_size"]
-	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("the cell has no team_size and vector_size tunables")
+	if len(c.Blocks) == 0 {
+		return 0, fmt.Errorf("the build recorded no team blocks (no team pattern, or one not constant in the tunables)")
 	}
 	ks := TeamKernels(c.Kernels)
 	if len(ks) == 0 {
@@ -139,11 +138,13 @@ func occupancyDefault(m *Model, c CellLaunch) (int64, error) {
 	}
 	best := int64(math.MaxInt64)
 	for _, k := range ks {
-		n, err := m.MaxTeams(k.Launch(int(ts*vs), 0))
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", k.Kernel, err)
+		for _, b := range c.Blocks {
+			n, err := m.MaxTeams(k.Launch(int(b), 0))
+			if err != nil {
+				return 0, fmt.Errorf("%s at %d threads: %w", k.Kernel, b, err)
+			}
+			best = min(best, n)
 		}
-		best = min(best, n)
 	}
 	return best, nil
 }

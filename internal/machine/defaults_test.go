@@ -16,8 +16,7 @@ func TestOccupancyDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := CellLaunch{Tunables: map[string]int64{"rows_per_team": 16, "team_size": 16, "vector_size": 8},
-		Kernels: ParseResUsage(string(data), "sm_90")}
+	c := CellLaunch{Blocks: []int64{16 * 8}, Kernels: ParseResUsage(string(data), "sm_90")}
 	h200 := model(t, "h200-sxm-141gb")
 	got, notes := Defaults(h200, map[string]string{"max_teams": "occupancy"}, c)
 	if got["max_teams"] != 1584 || len(notes) != 0 {
@@ -28,11 +27,13 @@ func TestOccupancyDefault(t *testing.T) {
 		t.Errorf("team kernels: %+v", ks)
 	}
 	// A larger team of the same kernel: 40 x 32 x 8 warps = 10240 a block,
-	// 6 blocks per SM.
-	c.Tunables["team_size"] = 32
-	got, _ = Defaults(h200, map[string]string{"max_teams": "occupancy"}, c)
-	if got["max_teams"] != 6*132 {
-		t.Errorf("32 x 8: %v, want %d", got, 6*132)
+	// 6 blocks per SM; a cell with both blocks takes the smaller bound.
+	for _, blocks := range [][]int64{{32 * 8}, {16 * 8, 32 * 8}} {
+		c.Blocks = blocks
+		got, _ = Defaults(h200, map[string]string{"max_teams": "occupancy"}, c)
+		if got["max_teams"] != 6*132 {
+			t.Errorf("%v: %v, want %d", blocks, got, 6*132)
+		}
 	}
 }
 
@@ -44,9 +45,9 @@ func TestDefaultsFallBack(t *testing.T) {
 		cell CellLaunch
 		want string
 	}{
-		{CellLaunch{Tunables: map[string]int64{"team_size": 16, "vector_size": 8}}, "no kernel resources"},
-		{CellLaunch{Tunables: map[string]int64{"tile": 8}, Kernels: []Resources{{Kernel: "k", Registers: 40}}}, "no team_size and vector_size"},
-		{CellLaunch{Tunables: map[string]int64{"team_size": 16, "vector_size": 8}, Kernels: []Resources{{Kernel: "k", Registers: 300}}}, "exceed max_registers_per_thread"},
+		{CellLaunch{Blocks: []int64{128}}, "no kernel resources"},
+		{CellLaunch{Kernels: []Resources{{Kernel: "k", Registers: 40}}}, "no team blocks"},
+		{CellLaunch{Blocks: []int64{128}, Kernels: []Resources{{Kernel: "k", Registers: 300}}}, "exceed max_registers_per_thread"},
 	} {
 		got, notes := Defaults(h200, map[string]string{"max_teams": "occupancy"}, c.cell)
 		if len(got) != 0 || len(notes) != 1 || !strings.Contains(notes[0], c.want) {
@@ -54,7 +55,7 @@ func TestDefaultsFallBack(t *testing.T) {
 		}
 	}
 	if _, notes := Defaults(model(t, "mi250x-gcd"), map[string]string{"max_teams": "occupancy"},
-		CellLaunch{Tunables: map[string]int64{"team_size": 16, "vector_size": 8}, Kernels: []Resources{{Kernel: "k", Registers: 40}}}); len(notes) != 1 || !strings.Contains(notes[0], "no occupancy rule") {
+		CellLaunch{Blocks: []int64{128}, Kernels: []Resources{{Kernel: "k", Registers: 40}}}); len(notes) != 1 || !strings.Contains(notes[0], "no occupancy rule") {
 		t.Errorf("AMD: %v", notes)
 	}
 }

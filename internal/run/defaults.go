@@ -40,7 +40,7 @@ func ModelDefaults(m *machine.Model, e build.Entry) (map[string]int64, []string)
 	if m.Arch != "" && e.Target != m.Arch {
 		return nil, []string{fmt.Sprintf("%s: built for %s, the model %s is %s: no model defaults", e.ID, e.Target, m.Name, m.Arch)}
 	}
-	c := machine.CellLaunch{Tunables: e.Tunables}
+	c := machine.CellLaunch{Blocks: e.Blocks}
 	for _, k := range e.Kernels {
 		c.Kernels = append(c.Kernels, k.Resources())
 	}

@@ -20,7 +20,7 @@ import (
 func kkOmpx(target string) build.Entry {
 	return build.Entry{ID: "spmv.kk-ompx.clang19-sm90", Kernel: "spmv", Variant: "kk-ompx", Toolchain: "clang19-sm90", Target: target,
 		Binary: filepath.Join("tc", "args"), Tunables: map[string]int64{"rows_per_team": 16, "team_size": 16, "vector_size": 8},
-		ModelDefaults: map[string]string{"max_teams": "occupancy"},
+		Blocks: []int64{16 * 8}, ModelDefaults: map[string]string{"max_teams": "occupancy"},
 		Kernels: []build.Kernel{
 			{Name: "__omp_offloading_fe00_54e279__ZN4pmkk9ompx_impl11launch_teamILb1E_l257", Arch: "sm_90", Registers: 40},
 			{Name: "__omp_offloading_fe00_54e280__ZN2pm6device10stream_dotEPKdS2_l_l209", Arch: "sm_90", Registers: 78, SharedBytes: 144},

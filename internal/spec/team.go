@@ -5,6 +5,7 @@ package spec
 // league/team/vector nest (docs/kernels.md).
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -264,4 +265,35 @@ func (k *Kernel) RenderTimeTunables() map[string]bool {
 	}
 	walk(k.Pattern)
 	return out
+}
+
+// Teams lists the team patterns of n and its body, in order (none for nil).
+func (n *Node) Teams() []*Node {
+	if n == nil {
+		return nil
+	}
+	var out []*Node
+	if n.Kind == "team" {
+		out = append(out, n)
+	}
+	for _, b := range n.Body {
+		out = append(out, b.Teams()...)
+	}
+	return out
+}
+
+// Block is a team pattern's threads per team, team_size x vector, in env.
+func (n *Node) Block(env Env) (int64, error) {
+	team, err := Eval(n.TeamSize, env)
+	if err != nil {
+		return 0, err
+	}
+	vector, err := Eval(n.Vector, env)
+	if err != nil {
+		return 0, err
+	}
+	if !team.Int || !vector.Int {
+		return 0, fmt.Errorf("team_size %q x vector %q is no integer", n.TeamSize, n.Vector)
+	}
+	return team.I * vector.I, nil
 }

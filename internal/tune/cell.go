@@ -52,7 +52,7 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 				}
 			}
 		}
-		c.teams = append(c.teams, teams(kk.Pattern)...)
+		c.teams = append(c.teams, kk.Pattern.Teams()...)
 		c.otherLaunch = c.otherLaunch || usesPattern(kk.Pattern, nonTeamLaunches, false)
 	}
 	c.scratch = withConsts(c.teams, consts)
@@ -162,20 +162,6 @@ func (c *CellSpace) applies(con Constraint) bool {
 		}
 	}
 	return true
-}
-
-func teams(n *spec.Node) []*spec.Node {
-	if n == nil {
-		return nil
-	}
-	var out []*spec.Node
-	if n.Kind == "team" {
-		out = append(out, n)
-	}
-	for _, b := range n.Body {
-		out = append(out, teams(b)...)
-	}
-	return out
 }
 
 // Flag is cfg as the harness's --config takes it: without the tunables the

@@ -185,12 +185,11 @@ func (c *CellSpace) Blocks(cfg Config) ([]int, bool) {
 	env := maps2env(c.env, cfg)
 	var out []int
 	for _, t := range c.teams {
-		team, err1 := spec.Eval(t.TeamSize, env)
-		vector, err2 := spec.Eval(t.Vector, env)
-		if err1 != nil || err2 != nil || !team.Int || !vector.Int {
+		b, err := t.Block(env)
+		if err != nil {
 			return nil, false
 		}
-		out = append(out, int(team.I*vector.I))
+		out = append(out, int(b))
 	}
 	return out, true
 }

@@ -393,7 +393,7 @@ func (s *Spaces) Check(kernels []*spec.Kernel, strategies []*matrix.Strategy) er
 			continue
 		}
 		for _, term := range slices.Sorted(maps.Keys(sc.ScratchConsts)) {
-			if !slices.ContainsFunc(teams(byName[sc.Name].Pattern), func(t *spec.Node) bool {
+			if !slices.ContainsFunc(byName[sc.Name].Pattern.Teams(), func(t *spec.Node) bool {
 				return slices.ContainsFunc(t.Scratch, func(v spec.Scratch) bool { return strings.Contains(v.Size, term) })
 			}) {
 				errs.Add(sc.Pos, "scratch_consts: %s is in no scratch size of %s", term, sc.Name)
