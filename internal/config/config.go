@@ -185,6 +185,21 @@ func positive(dst func(*Config) *int) func(*Config, string) error {
 	}
 }
 
+// boolean sets an on/off knob from 0/1/true/false (boolValue).
+func boolean(dst func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := boolValue(v)
+		*dst(c) = b
+		return err
+	}
+}
+
+// boolText is an on/off knob as its environment variable takes it: "1", or
+// "" when off.
+func boolText(dst func(*Config) *bool) func(*Config) string {
+	return func(c *Config) string { return map[bool]string{true: "1"}[*dst(c)] }
+}
+
 func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
 }
@@ -283,20 +298,12 @@ var Knobs = []Knob{
 		Set:   positive(func(c *Config) *int { return &c.Trials }),
 		Value: intValue(func(c *Config) *int { return &c.Trials })},
 	{Env: "PM_RESUME", Flag: "resume", Example: "1", Doc: "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)",
-		Set: func(c *Config, v string) error {
-			b, err := boolValue(v)
-			c.Resume = b
-			return err
-		},
-		Value:     func(c *Config) string { return map[bool]string{true: "1"}[c.Resume] },
+		Set:       boolean(func(c *Config) *bool { return &c.Resume }),
+		Value:     boolText(func(c *Config) *bool { return &c.Resume }),
 		Scheduler: true},
 	{Env: "PM_DEVICE_ONLY", Flag: "device-only", Example: "1", Doc: "build only the device code of the cells whose toolchain declares device_only flags (AMD, never run here): CI's check of every such cell; a cell that runs here is built whole",
-		Set: func(c *Config, v string) error {
-			b, err := boolValue(v)
-			c.DeviceOnly = b
-			return err
-		},
-		Value: func(c *Config) string { return map[bool]string{true: "1"}[c.DeviceOnly] }},
+		Set:   boolean(func(c *Config) *bool { return &c.DeviceOnly }),
+		Value: boolText(func(c *Config) *bool { return &c.DeviceOnly })},
 	{Env: "PM_JOBS", Flag: "jobs", Example: "2", Doc: "parallel builds",
 		Set:   positive(func(c *Config) *int { return &c.Jobs }),
 		Value: intValue(func(c *Config) *int { return &c.Jobs })},
