@@ -35,13 +35,19 @@ func (k Kernel) Resources() machine.Resources {
 }
 
 // cellTunables are the values a cell's program is generated with: the
-// kernel's tunables, the variant's overrides of them.
-func cellTunables(c *matrix.Cell) map[string]int64 {
+// kernel's tunables, then those of the kernels it uses that it lacks (uses),
+// each the variant's override where it has one.
+func cellTunables(c *matrix.Cell, uses ...*spec.Kernel) map[string]int64 {
 	out := map[string]int64{}
-	for _, t := range c.Kernel.Tunables {
-		out[t.Name] = t.Value
-		if v, ok := c.Variant.Tunables[t.Name]; ok {
-			out[t.Name] = v
+	for _, k := range append([]*spec.Kernel{c.Kernel}, uses...) {
+		for _, t := range k.Tunables {
+			if _, ok := out[t.Name]; ok {
+				continue
+			}
+			out[t.Name] = t.Value
+			if v, ok := c.Variant.Tunables[t.Name]; ok {
+				out[t.Name] = v
+			}
 		}
 	}
 	return out
@@ -53,26 +59,13 @@ func cellTunables(c *matrix.Cell) map[string]int64 {
 // machine model's occupancy default sizes teams by. None where a block is no
 // constant of the tunables.
 func teamBlocks(c *matrix.Cell, kernels map[string]*spec.Kernel) []int64 {
-	ks := []*spec.Kernel{c.Kernel}
-	for _, u := range c.Kernel.Uses {
-		if k := kernels[u]; k != nil {
-			ks = append(ks, k)
-		}
-	}
+	uses := c.Kernel.Used(kernels)
 	env := spec.Env{}
-	for _, k := range ks {
-		for _, t := range k.Tunables {
-			if _, ok := env[t.Name]; !ok {
-				v, set := c.Variant.Tunables[t.Name]
-				if !set {
-					v = t.Value
-				}
-				env[t.Name] = spec.Value{I: v, Int: true}
-			}
-		}
+	for name, v := range cellTunables(c, uses...) {
+		env[name] = spec.Value{I: v, Int: true}
 	}
 	var out []int64
-	for _, k := range ks {
+	for _, k := range append([]*spec.Kernel{c.Kernel}, uses...) {
 		for _, t := range k.Pattern.Teams() {
 			b, err := t.Block(env)
 			if err != nil {

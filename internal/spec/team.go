@@ -267,6 +267,18 @@ func (k *Kernel) RenderTimeTunables() map[string]bool {
 	return out
 }
 
+// Used are the kernels k uses (a composite's parts) that byName holds, in
+// the order k names them.
+func (k *Kernel) Used(byName map[string]*Kernel) []*Kernel {
+	var out []*Kernel
+	for _, u := range k.Uses {
+		if p, ok := byName[u]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Teams lists the team patterns of n and its body, in order (none for nil).
 func (n *Node) Teams() []*Node {
 	if n == nil {

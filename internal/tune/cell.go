@@ -321,13 +321,7 @@ func number(f float64) spec.Value {
 // Target is the tuning target of a cell of the matrix at one size, its
 // binary named by buildKey; kernels resolves the kernels a composite uses.
 func (s *Spaces) Target(c *matrix.Cell, kernels map[string]*spec.Kernel, size int64, buildKey string) (Target, error) {
-	var uses []*spec.Kernel
-	for _, u := range c.Kernel.Uses {
-		if k, ok := kernels[u]; ok {
-			uses = append(uses, k)
-		}
-	}
-	space, err := s.Cell(c.Kernel, uses, c.Variant, size)
+	space, err := s.Cell(c.Kernel, c.Kernel.Used(kernels), c.Variant, size)
 	if err != nil {
 		return Target{}, err
 	}
