@@ -513,8 +513,12 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 		r := recs[i]
 		if same, known := sameCode(r, lastRec); known && !same {
 			drop[i] = true
-			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: another code than trial %d of batch %s",
-				measurementName(r), batchTrial(r), r.BatchID, batchTrial(lastRec), lastRec.BatchID))
+			what := "code"
+			if !sameLaunch(r, lastRec) {
+				what = "launch"
+			}
+			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: another %s than trial %d of batch %s",
+				measurementName(r), batchTrial(r), r.BatchID, what, batchTrial(lastRec), lastRec.BatchID))
 			continue
 		}
 		if of[r.BatchID] == nil {
@@ -573,12 +577,15 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 	return notes
 }
 
-// sameCode reports whether two kernel records ran the same code, and
-// whether that is known: on a GPU their device hashes, else (host cells,
-// records without a device hash) their build keys, and neither of records
-// of two device models.
+// sameCode reports whether two kernel records ran the same code at the same
+// launch, and whether that is known: on a GPU their device hashes, else
+// (host cells, records without a device hash) their build keys, and neither
+// of records of two device models. Two launches (the machine model's
+// defaults, a tuned configuration) are two measurements, whatever the code.
 func sameCode(a, b Record) (same, known bool) {
 	switch {
+	case !sameLaunch(a, b):
+		return false, true
 	case a.Device != b.Device:
 		return false, a.Device != "" && b.Device != ""
 	case a.Target != "host" && b.Target != "host" && a.DeviceHash != "" && b.DeviceHash != "":
@@ -587,6 +594,13 @@ func sameCode(a, b Record) (same, known bool) {
 		return a.BuildKey == b.BuildKey, true
 	}
 	return false, false
+}
+
+// sameLaunch reports whether two records ran at the same run-time
+// parameters: the machine model's defaults and the tuned configuration
+// (both absent: the generated values).
+func sameLaunch(a, b Record) bool {
+	return maps.Equal(a.Defaults, b.Defaults) && maps.Equal(a.Config, b.Config)
 }
 
 // heldTrials says which trials of which batches slot holds: "trials 1-2 of

@@ -288,6 +288,31 @@ func TestMergePoolsTrialsOfTheSameCode(t *testing.T) {
 	}
 }
 
+// The same device code at another launch (the machine model's default
+// changed between the batches) is another measurement: the later launch's
+// trials stay, the earlier's go with a note.
+func TestMergeKeepsOneLaunch(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	const cell = "spmv.kk.clang19-sm90"
+	launch := func(rec, teams string) string {
+		return strings.Replace(rec, `"kind"`, `"defaults":{"max_teams":`+teams+`},"kind"`, 1)
+	}
+	writeRun(t, a, `{"id":"a","commit":"c1","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		launch(gpuRec(cell, "c1", "k1", "h", 8, 1, false), "1584"),
+		launch(gpuRec(cell, "c1", "k1", "h", 8, 2, false), "1584"))
+	writeRun(t, b, `{"id":"b","commit":"c2","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		launch(gpuRec(cell, "c2", "k2", "h", 8, 1, false), "792"))
+	out := filepath.Join(root, "out")
+	require.NoError(t, Merge(out, []string{a, b}))
+	assert.Equal(t, []string{"8#1 b"}, trials(t, out))
+	run, err := ReadRun(out)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		"spmv.kk.clang19-sm90 size 8: trial 1 of batch a dropped: another launch than trial 1 of batch b",
+		"spmv.kk.clang19-sm90 size 8: trial 2 of batch a dropped: another launch than trial 1 of batch b"}, run.MergeNotes)
+}
+
 // A folder holds one platform's measurements: parts of two GPU models are
 // refused, and nothing is written.
 func TestMergeRefusesTwoPlatforms(t *testing.T) {
