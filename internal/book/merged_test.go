@@ -60,8 +60,7 @@ func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 					switch {
 					case !ok:
 						assert.Fail(t, "ratio lost", "%s: claim %s: ratio %s of %s is not in the merged folder", name, id, pairKey(x, "all"), source)
-					case y.Size == x.Size && (pooled[side(x.Kernel, x.Numerator, x.Size)] || pooled[side(x.Kernel, x.Denominator, x.Size)] ||
-						x.From != 0 && (pooled[side(x.Kernel, x.Numerator, x.From)] || pooled[side(x.Kernel, x.Denominator, x.From)])):
+					case y.Size == x.Size && (pooledSide(pooled, x, x.Size) || x.From != 0 && pooledSide(pooled, x, x.From)):
 					case y.Size == x.Size:
 						assert.Equal(t, x.Value, y.Value, "%s: claim %s: ratio %s of %s", name, id, pairKey(x, "all"), source)
 					case r.Claim.Sizes == "largest":
@@ -102,6 +101,16 @@ func pooledMeasurements(f *results.Folder) map[string]bool {
 		out[k] = len(ps) > 1
 	}
 	return out
+}
+
+// pooledSide reports whether either side of a ratio at size pools trials of
+// several parts. A ratio of two kernels names them "numerator/denominator".
+func pooledSide(pooled map[string]bool, x report.Ratio, size int64) bool {
+	num, den, two := strings.Cut(x.Kernel, "/")
+	if !two {
+		den = num
+	}
+	return pooled[side(num, x.Numerator, size)] || pooled[side(den, x.Denominator, size)]
 }
 
 // side names the measurement of one side of a ratio (variant@toolchain) as
