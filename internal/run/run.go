@@ -371,12 +371,16 @@ func record(w *results.Writer, e build.Entry, size int64, opt Options, msg strin
 
 // programEnv is a program's environment: the inherited one, the
 // toolchain's libraries first, and the GPU's name for a GPU program, the
-// threads and binding for a host program.
+// threads and binding for a host program. A GPU program's OpenMP target
+// regions must offload (OMP_TARGET_OFFLOAD=MANDATORY): a runtime that finds
+// no device, such as libgomp without its nvptx plugin, then fails the
+// program instead of measuring the host fallback as the GPU.
 func programEnv(e build.Entry, opt Options) []string {
 	env := append(os.Environ(), "LD_LIBRARY_PATH="+libPath(opt.BuildDir, e.Toolchain))
 	if e.Target == "host" {
 		return append(env, opt.Threads.Env()...)
 	}
+	env = append(env, "OMP_TARGET_OFFLOAD=MANDATORY")
 	if opt.DeviceName != "" {
 		env = append(env, "PM_DEVICE_NAME="+opt.DeviceName)
 	}
