@@ -490,6 +490,7 @@ func latestOnly(recs []Record) (kept []Record, notes []string) {
 	for _, m := range order {
 		notes = append(notes, pool(recs, groups[m], drop)...)
 	}
+	notes = append(notes, tunedBeside(recs, groups, drop)...)
 	for i, r := range recs {
 		if keys[i] != "" && last[keys[i]] != i || drop[i] {
 			continue
@@ -577,15 +578,57 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 	return notes
 }
 
+// tunedBeside drops the measurements at a tuned best (records marked tuned)
+// whose code is not the code of the as-published measurement of their
+// (cell, size) that the merge keeps: a tuned configuration is shown beside
+// the launch it improves on, of one binary. It marks them in drop and says
+// each.
+func tunedBeside(recs []Record, groups map[string][]int, drop map[int]bool) (notes []string) {
+	for _, idx := range groups {
+		tuned := recs[idx[len(idx)-1]]
+		if !tuned.TunedBest {
+			continue
+		}
+		u := tuned.Unit()
+		u.Trial, u.Tuned = 0, false
+		pub := groups[u.String()]
+		if len(pub) == 0 {
+			continue
+		}
+		published := recs[pub[len(pub)-1]]
+		if same, known := sameBuild(tuned, published); !known || same {
+			continue
+		}
+		for _, i := range idx {
+			if drop[i] {
+				continue
+			}
+			drop[i] = true
+			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: tuned on another code than trial %d of batch %s as published",
+				measurementName(recs[i]), recs[i].Unit().Trial, recs[i].BatchID, published.Unit().Trial, published.BatchID))
+		}
+	}
+	slices.Sort(notes)
+	return notes
+}
+
 // sameCode reports whether two kernel records ran the same code at the same
-// launch, and whether that is known: on a GPU their device hashes, else
-// (host cells, records without a device hash) their build keys, and neither
-// of records of two device models. Two launches (the machine model's
-// defaults, a tuned configuration) are two measurements, whatever the code.
+// launch, and whether that is known (sameBuild). Two launches (the machine
+// model's defaults, a tuned configuration) are two measurements, whatever
+// the code.
 func sameCode(a, b Record) (same, known bool) {
-	switch {
-	case !sameLaunch(a, b):
+	if !sameLaunch(a, b) {
 		return false, true
+	}
+	return sameBuild(a, b)
+}
+
+// sameBuild reports whether two kernel records ran the same code, and
+// whether that is known: on a GPU their device hashes, else (host cells,
+// records without a device hash) their build keys, and neither of records
+// of two device models.
+func sameBuild(a, b Record) (same, known bool) {
+	switch {
 	case a.Device != b.Device:
 		return false, a.Device != "" && b.Device != ""
 	case a.Target != "host" && b.Target != "host" && a.DeviceHash != "" && b.DeviceHash != "":

@@ -374,3 +374,27 @@ func TestMergeKeepsTwoCampaignsBatchesApart(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"spmv.omp-raw.clang19-sm90": "gpu0-1", "dot.omp-raw.clang19-sm90": "second/gpu0-1"}, got)
 }
+
+// A measurement at the tuned best stands beside the as-published one of the
+// same code: when a later part measured the cell as published on another
+// code, the earlier tuned trials go with a note, and a tuned measurement of
+// the kept code stays.
+func TestMergeKeepsTunedBesideItsCode(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	const cell, other = "spmv.kk.clang19-sm90", "dot.kk.clang19-sm90"
+	writeRun(t, a, `{"id":"a","commit":"c1","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		gpuRec(cell, "c1", "k1", "h1", 8, 1, false),
+		gpuRec(cell, "c1", "k1", "h1", 8, 1, true),
+		gpuRec(other, "c1", "k3", "d1", 8, 1, false),
+		gpuRec(other, "c1", "k3", "d1", 8, 1, true))
+	writeRun(t, b, `{"id":"b","commit":"c2","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		gpuRec(cell, "c2", "k2", "h2", 8, 1, false),
+		gpuRec(other, "c2", "k4", "d1", 8, 1, false))
+	out := filepath.Join(root, "out")
+	require.NoError(t, Merge(out, []string{a, b}))
+	assert.Equal(t, []string{"8#1 a", "8#1+tuned a", "8#1 b", "8#2 b (was 1)"}, trials(t, out))
+	run, err := ReadRun(out)
+	require.NoError(t, err)
+	assert.Contains(t, run.MergeNotes, "spmv.kk.clang19-sm90 size 8 tuned: trial 1 of batch a dropped: tuned on another code than trial 1 of batch b as published")
+}
