@@ -447,9 +447,11 @@ func stampBatch(recs []Record, b Batch, pr Run) []Record {
 // seen twice (a folder merged again into itself) is one, the last. A
 // record's code is the device code it ran on a GPU (device_hash: the
 // harness's host code may differ), else its build (build_key; host cells,
-// whose harness and kernel are one binary). For each (cell, size, tuned),
+// whose harness and kernel are one binary), at one launch (the machine
+// model's defaults, the tuned configuration). For each (cell, size, tuned),
 // the records of the code of its last record are kept, others dropped: a
-// later part re-measures after a fix. Records of that code from several
+// later part re-measures after a fix; and a tuned measurement stays only
+// beside kept as-published trials of its code. Records of that code from several
 // batches are pooled as more trials: a batch whose trials collide with an
 // earlier batch's is numbered after them, in part order then record order
 // (batch_trial keeps its own number); a failed trial of a batch before the
