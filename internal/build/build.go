@@ -210,12 +210,30 @@ func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, erro
 	return results, ctx.Err()
 }
 
+// current reports whether binary exists and was built with key.
+func current(binary, key string) bool {
+	old, err := os.ReadFile(binary + ".key")
+	if err != nil || string(old) != key {
+		return false
+	}
+	_, err = os.Stat(binary)
+	return err == nil
+}
+
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
 func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Result {
 	r := Result{Cell: c, Binary: Binary(opt.Dir, c), DeviceOnly: opt.DeviceOnly && !c.Runnable && len(c.Toolchain.DeviceOnly) > 0}
 	r.Log = r.Binary + ".log"
 	cmd := Command(opt.Root, opt.Dir, c, r.DeviceOnly)
+	if r.DeviceOnly {
+		// A cell built whole (a sample CI builds first) has its device code
+		// compiled already, and more: it is kept, not built again.
+		whole := Command(opt.Root, opt.Dir, c, false)
+		if k, err := Key(opt.Root, c, whole, harness); err == nil && current(r.Binary, k) {
+			r.DeviceOnly, cmd = false, whole
+		}
+	}
 	key, err := Key(opt.Root, c, cmd, harness)
 	if err != nil {
 		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)
@@ -225,11 +243,9 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 		r.DeviceHash = DeviceHash(src, deviceFlags(cmd))
 	}
 	stamp, failStamp := r.Binary+".key", r.Binary+".failed"
-	if old, err := os.ReadFile(stamp); err == nil && string(old) == key {
-		if _, err := os.Stat(r.Binary); err == nil {
-			r.Status = Cached
-			return r
-		}
+	if current(r.Binary, key) {
+		r.Status = Cached
+		return r
 	}
 	// The same inputs fail the same way: a failure is cached like a success.
 	if old, err := os.ReadFile(failStamp); err == nil && strings.HasPrefix(string(old), key+"\n") {

@@ -181,6 +181,36 @@ func TestDeviceOnlyBuildsTheDeviceCodeOfCellsNotRunHere(t *testing.T) {
 	assert.True(t, e.DeviceOnly)
 }
 
+// A device-only build keeps a cell already built whole (CI builds a sample
+// whole, then every cell's device code): its device code is compiled, and
+// more, so it is cached, not built again, and the manifest counts it whole.
+func TestDeviceOnlyKeepsACellBuiltWhole(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
+	cs := cells(t, root)
+	amd := *cs[0].Toolchain
+	amd.ID, amd.Target, amd.DeviceOnly = "amd", "gfx90a", []string{"--offload-device-only", "-c"}
+	a, b := *cs[0], *cs[2]
+	a.ID, a.Toolchain = "good.serial.amd", &amd
+	b.ID, b.Toolchain = "alsogood.serial.amd", &amd
+	var built []string
+	compile := func(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+		built = append(built, strings.Join(args, " "))
+		return nil, os.WriteFile(args[len(args)-2], nil, 0o644)
+	}
+	opt := Options{Root: root, Dir: filepath.Join(root, "build"), Compiler: compile}
+	_, err := Run(context.Background(), []*matrix.Cell{&a}, opt)
+	require.NoError(t, err)
+	opt.DeviceOnly = true
+	res, err := Run(context.Background(), []*matrix.Cell{&a, &b}, opt)
+	require.NoError(t, err)
+	assert.Equal(t, []string{Cached, Built}, []string{res[0].Status, res[1].Status})
+	assert.Equal(t, []bool{false, true}, []bool{res[0].DeviceOnly, res[1].DeviceOnly})
+	require.Len(t, built, 2)
+	assert.NotContains(t, built[0], "--offload-device-only")
+	assert.Contains(t, built[1], "--offload-device-only")
+}
+
 // A cell's team blocks are its team patterns' team_size x vector at the
 // tunables it is generated with (the variant's over the kernel's), those
 // of the kernels a composite uses included; none where one is no constant.
