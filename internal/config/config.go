@@ -137,7 +137,9 @@ type Knob struct {
 	Kind      Kind   // "" is KindKnob
 	Example   string // shown in the knob list
 	Doc       string
-	Set       func(c *Config, v string) error
+	// Switch: an on/off knob whose flag takes no value (-gpu means -gpu=true).
+	Switch bool
+	Set    func(c *Config, v string) error
 	// Value is the flag value that gives c's setting ("" when unset): what
 	// a scheduler passes its workers.
 	Value func(c *Config) string
@@ -148,9 +150,6 @@ type Knob struct {
 
 // IsKnob reports whether k is a setting (has a flag and a parser).
 func (k Knob) IsKnob() bool { return k.Kind == "" || k.Kind == KindKnob }
-
-// boolFlags are the knobs whose flag takes no value (-gpu means -gpu=true).
-var boolFlags = map[string]bool{"gpu": true, "resume": true, "device-only": true}
 
 // boolValue reads 0/1/true/false, nothing else.
 func boolValue(v string) (bool, error) {
@@ -297,11 +296,11 @@ var Knobs = []Knob{
 	{Env: "PM_TRIALS", Flag: "trials", Example: "3", Doc: "independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1)",
 		Set:   positive(func(c *Config) *int { return &c.Trials }),
 		Value: intValue(func(c *Config) *int { return &c.Trials })},
-	{Env: "PM_RESUME", Flag: "resume", Example: "1", Doc: "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)",
+	{Env: "PM_RESUME", Flag: "resume", Switch: true, Example: "1", Doc: "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)",
 		Set:       boolean(func(c *Config) *bool { return &c.Resume }),
 		Value:     boolText(func(c *Config) *bool { return &c.Resume }),
 		Scheduler: true},
-	{Env: "PM_DEVICE_ONLY", Flag: "device-only", Example: "1", Doc: "build only the device code of the cells whose toolchain declares device_only flags (AMD, never run here): CI's check of every such cell; a cell that runs here is built whole",
+	{Env: "PM_DEVICE_ONLY", Flag: "device-only", Switch: true, Example: "1", Doc: "build only the device code of the cells whose toolchain declares device_only flags (AMD, never run here): CI's check of every such cell; a cell that runs here is built whole",
 		Set:   boolean(func(c *Config) *bool { return &c.DeviceOnly }),
 		Value: boolText(func(c *Config) *bool { return &c.DeviceOnly })},
 	{Env: "PM_JOBS", Flag: "jobs", Example: "2", Doc: "parallel builds",
@@ -317,7 +316,7 @@ var Knobs = []Knob{
 	{Env: "PM_TIMEOUT", Flag: "timeout", Example: "300", Doc: "seconds one program may run",
 		Set:   positive(func(c *Config) *int { return &c.Timeout }),
 		Value: intValue(func(c *Config) *int { return &c.Timeout })},
-	{Env: "PM_GPU", Flag: "gpu", Example: "1", Doc: "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)",
+	{Env: "PM_GPU", Flag: "gpu", Switch: true, Example: "1", Doc: "1: run GPU cells, 0: do not (default: when nvidia-smi or rocm-smi lists a GPU)",
 		Set: func(c *Config, v string) error {
 			b, err := boolValue(v)
 			c.GPU = map[bool]string{true: "1", false: "0"}[b]
@@ -562,7 +561,7 @@ type knobFlag struct {
 
 func (f *knobFlag) String() string     { return "" }
 func (f *knobFlag) Set(v string) error { return f.k.Set(f.cfg, v) }
-func (f *knobFlag) IsBoolFlag() bool   { return boolFlags[f.k.Flag] }
+func (f *knobFlag) IsBoolFlag() bool   { return f.k.Switch }
 
 // DefaultRepSeconds bounds the timed calls of one measurement: a CG-Solve
 // built by GCC spends seconds per solve, where 3 reps say as much as 5.
