@@ -363,11 +363,7 @@ func Applies(k *spec.Kernel, v *Variant, kernels map[string]*spec.Kernel, missin
 	if len(s.Kernels) > 0 && !slices.Contains(s.Kernels, k.Name) {
 		return fmt.Sprintf("%s is written for %s only", s.Name, strings.Join(s.Kernels, ", "))
 	}
-	kinds := k.Kinds()
-	for _, u := range k.Uses {
-		kinds = append(kinds, kernels[u].Kinds()...)
-	}
-	if m := missing(s.Backend, kinds); len(m) > 0 {
+	if m := missing(s.Backend, k.KindsUsed(kernels)); len(m) > 0 {
 		return fmt.Sprintf("backend %s does not lower %s", s.Backend, strings.Join(m, ", "))
 	}
 	return ""

@@ -82,18 +82,15 @@ func newProgram(e *Engine, k *spec.Kernel, kernels map[string]*spec.Kernel, v *m
 		sizes = append(sizes, strconv.FormatInt(n, 10))
 	}
 	p.Sizes = strings.Join(sizes, ", ")
-	for _, u := range k.Uses {
-		p.Refs = append(p.Refs, p.newFunc(kernels[u], v, true))
-		p.Funcs = append(p.Funcs, p.newFunc(kernels[u], v, false))
+	for _, u := range k.Used(kernels) {
+		p.Refs = append(p.Refs, p.newFunc(u, v, true))
+		p.Funcs = append(p.Funcs, p.newFunc(u, v, false))
 	}
 	p.Refs = append(p.Refs, p.newFunc(k, v, true))
 	p.Funcs = append(p.Funcs, p.newFunc(k, v, false))
 	p.Main = newMain(k)
 	p.Main.RefKey = refKey(p.Refs, p.Main)
-	kinds := k.Kinds()
-	for _, u := range k.Uses {
-		kinds = append(kinds, kernels[u].Kinds()...)
-	}
+	kinds := k.KindsUsed(kernels)
 	p.Scratch = slices.Contains(kinds, "team_scratch")
 	p.Snap = k.SnapSource() != ""
 	p.Sphere = k.UsesSphere()

@@ -279,6 +279,16 @@ func (k *Kernel) Used(byName map[string]*Kernel) []*Kernel {
 	return out
 }
 
+// KindsUsed lists the pattern kinds of k and of the kernels it uses (by
+// name in byName): what a backend must lower to build it.
+func (k *Kernel) KindsUsed(byName map[string]*Kernel) []string {
+	kinds := k.Kinds()
+	for _, u := range k.Used(byName) {
+		kinds = append(kinds, u.Kinds()...)
+	}
+	return kinds
+}
+
 // Teams lists the team patterns of n and its body, in order (none for nil).
 func (n *Node) Teams() []*Node {
 	if n == nil {
