@@ -314,6 +314,10 @@ func tunedJobs(cfg config.Config, jobs []run.Job, mach host.Info) (int, error) {
 		}
 		for _, size := range jobs[i].Sizes {
 			m, ok := best[tune.Pick{Cell: e.ID, Size: size, BuildKey: strings.TrimSpace(string(key))}]
+			if !ok && e.Target != "host" && e.DeviceHash != "" {
+				// a later build of the tuned device code (only the harness's host code changed)
+				m, ok = best[tune.Pick{Cell: e.ID, Size: size, DeviceHash: e.DeviceHash}]
+			}
 			if !ok || len(m.Config) == 0 {
 				continue
 			}

@@ -71,3 +71,28 @@ func TestTunedRunDropsRenderTimeTunables(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Equal(t, "team_size=32,vector_size=1", jobs[0].Tuned[1001])
 }
+
+// run -tuned finds a GPU cell's tuned best by its device code when the
+// binary was built again with another harness (another build key, the same
+// device code), and not for a binary of other device code.
+func TestTunedRunFindsTheBestOfTheSameDeviceCode(t *testing.T) {
+	dir, bd := t.TempDir(), t.TempDir()
+	cell := "spmv.kk-cuda-3lvl.nvcc-sm90"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, results.TuningFile), []byte(
+		`{"cell":"`+cell+`","size":150,"config":"team_size=16,vector_size=8","build_key":"old","device":"GPU-1","device_name":"NVIDIA H100 80GB HBM3","median_s":0.001,"lo_s":0.001,"hi_s":0.001,"verified":true,"device_hash":"d1"}`+"\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(bd, "nvcc-sm90"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bd, "nvcc-sm90", "bin.key"), []byte("new\n"), 0o644))
+	job := func(hash string) []run.Job {
+		return []run.Job{{Entry: build.Entry{ID: cell, Kernel: "spmv", Variant: "kk-cuda-3lvl", Target: "sm_90", Binary: "nvcc-sm90/bin", DeviceHash: hash},
+			Sizes: []int64{150}}}
+	}
+	gpu := host.Info{GPUs: []host.GPU{{Name: "NVIDIA H100 80GB HBM3"}}}
+	same, other := job("d1"), job("d2")
+	n, err := tunedJobs(config.Config{Root: "../..", BuildDir: bd, Tuned: dir}, same, gpu)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "team_size=16,vector_size=8", same[0].Tuned[150])
+	n, err = tunedJobs(config.Config{Root: "../..", BuildDir: bd, Tuned: dir}, other, gpu)
+	require.NoError(t, err)
+	assert.Zero(t, n, "another device code: nothing tuned applies")
+}

@@ -57,6 +57,9 @@ type Entry struct {
 	Verified   bool    `json:"verified"`
 	Error      string  `json:"error,omitempty"`
 	Default    bool    `json:"default,omitempty"`
+	// DeviceHash is the binary's device code (build.DeviceHash; GPU cells):
+	// `run -tuned` takes the best for a later binary of the same device code.
+	DeviceHash string `json:"device_hash,omitempty"`
 }
 
 // Cache is the tuning.jsonl of a results folder: every evaluation appended
@@ -69,6 +72,7 @@ type Cache struct {
 	got        map[Key]Measurement
 	seen       []Key             // in file order
 	names      map[string]string // device -> its model name, from the entries read
+	codes      map[string]string // build key -> its device code's hash, from the entries read
 }
 
 // Warnings receives the torn last line a cut tuning left.
@@ -79,7 +83,7 @@ var Warnings io.Writer = os.Stderr
 // its configuration is evaluated again. Any other bad line is an error at
 // file:line.
 func OpenCache(dir string) (*Cache, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}}
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}, codes: map[string]string{}}
 	data, err := os.ReadFile(c.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -140,6 +144,9 @@ func (c *Cache) read(data []byte) (int, error) {
 		if e.DeviceName != "" {
 			c.names[e.Device] = e.DeviceName
 		}
+		if e.DeviceHash != "" {
+			c.codes[e.BuildKey] = e.DeviceHash
+		}
 		if _, ok := c.got[e.Key]; !ok {
 			c.seen = append(c.seen, e.Key)
 		}
@@ -167,10 +174,11 @@ func (c *Cache) Len() int {
 	return len(c.got)
 }
 
-// Put appends an evaluation and syncs it to disk before returning.
-func (c *Cache) Put(k Key, m Measurement) error {
+// Put appends an evaluation of a binary of device code deviceHash ("" for
+// a host cell) and syncs it to disk before returning.
+func (c *Cache) Put(k Key, deviceHash string, m Measurement) error {
 	b, err := json.Marshal(Entry{Key: k, DeviceName: c.DeviceName, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
-		Verified: m.Verified, Error: m.Error, Default: m.Default})
+		Verified: m.Verified, Error: m.Error, Default: m.Default, DeviceHash: deviceHash})
 	if err != nil {
 		return err
 	}
@@ -190,7 +198,7 @@ func (c *Cache) Close() error { return c.f.Close() }
 // evaluation once (the last written of a key, as the cache keeps it), in
 // the order the keys were first written. A folder without one has none.
 func Evaluations(dir string) ([]Key, []Measurement, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}}
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}, codes: map[string]string{}}
 	data, err := os.ReadFile(c.File)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -216,7 +224,7 @@ func Evaluations(dir string) ([]Key, []Measurement, error) {
 // which the tuner measures first unless a constraint rules it out
 // (DefaultGuessed says so).
 func Tuned(dir string) ([]*CellResult, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}}
+	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}, codes: map[string]string{}}
 	data, err := os.ReadFile(c.File)
 	if err != nil {
 		return nil, err
@@ -232,7 +240,8 @@ func Tuned(dir string) ([]*CellResult, error) {
 	for _, k := range slices.SortedFunc(maps.Keys(c.got), func(a, b Key) int { return strings.Compare(a.Config, b.Config) }) {
 		g := group{k.Cell, k.BuildKey, k.Device, k.Size}
 		if by[g] == nil {
-			by[g] = &CellResult{Cell: k.Cell, Size: k.Size, BuildKey: k.BuildKey, Device: k.Device, DeviceName: c.names[k.Device]}
+			by[g] = &CellResult{Cell: k.Cell, Size: k.Size, BuildKey: k.BuildKey, DeviceHash: c.codes[k.BuildKey], Device: k.Device,
+				DeviceName: c.names[k.Device]}
 		}
 		by[g].Measured = append(by[g].Measured, c.got[k])
 	}
@@ -281,11 +290,14 @@ func Measure(key string, c Config, trials [][]float64, verified bool, bytes floa
 	return out
 }
 
-// Pick is one (cell, size, binary) a run measures at its tuned best.
+// Pick is one (cell, size, binary) a run measures at its tuned best: the
+// binary by its build key, or (a GPU cell) by its device code's hash, which
+// a later build of the same device code shares.
 type Pick struct {
-	Cell     string
-	Size     int64
-	BuildKey string
+	Cell       string
+	Size       int64
+	BuildKey   string
+	DeviceHash string
 }
 
 // Best reads the tuned best configuration of every (cell, size, binary) a
@@ -304,9 +316,14 @@ func Best(dir, name string) (map[Pick]Measurement, error) {
 		if r.Best == nil || (r.DeviceName != name && r.Device != name) {
 			continue
 		}
-		p := Pick{r.Cell, r.Size, r.BuildKey}
-		if have, ok := out[p]; !ok || r.Best.MedianS < have.MedianS {
-			out[p] = *r.Best
+		picks := []Pick{{Cell: r.Cell, Size: r.Size, BuildKey: r.BuildKey}}
+		if r.DeviceHash != "" {
+			picks = append(picks, Pick{Cell: r.Cell, Size: r.Size, DeviceHash: r.DeviceHash})
+		}
+		for _, p := range picks {
+			if have, ok := out[p]; !ok || r.Best.MedianS < have.MedianS {
+				out[p] = *r.Best
+			}
 		}
 	}
 	return out, nil

@@ -41,10 +41,13 @@ var Strategies = []Strategy{Auto, Exhaustive, Random, Pruned}
 type Target struct {
 	Cell     string
 	Size     int64
-	BuildKey string          // the binary's content hash: part of every cache key
-	Space    *CellSpace      // Spaces.Cell
-	Kernel   *spec.Kernel    // for the model and the evaluator; may be nil
-	Variant  *matrix.Variant // for the model and the evaluator; may be nil
+	BuildKey string // the binary's content hash: part of every cache key
+	// DeviceHash is the binary's device code (GPU cells): recorded with
+	// each evaluation, so a later binary of the same device code finds its best.
+	DeviceHash string
+	Space      *CellSpace      // Spaces.Cell
+	Kernel     *spec.Kernel    // for the model and the evaluator; may be nil
+	Variant    *matrix.Variant // for the model and the evaluator; may be nil
 }
 
 func (t Target) key(device string, c Config) Key {
@@ -107,6 +110,7 @@ type CellResult struct {
 	Cell       string
 	Size       int64
 	BuildKey   string
+	DeviceHash string // the binary's device code, where the cache knows it
 	Device     string
 	DeviceName string         // the device's model name, where Device is its UUID (read from the cache)
 	Space      int            // configurations of the space
@@ -215,7 +219,7 @@ func (o *Options) measure(ctx context.Context, cache *Cache, t Target, res *Resu
 			}
 			delete(asked, s)
 			m.Default = s == t.Space.Default.String()
-			if err := cache.Put(t.key(o.Device, m.Config), m); err != nil {
+			if err := cache.Put(t.key(o.Device, m.Config), t.DeviceHash, m); err != nil {
 				return err
 			}
 			got[s] = m
@@ -270,7 +274,7 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 		return nil, nil, err
 	}
 	s := t.Space
-	cr := &CellResult{Cell: t.Cell, Size: t.Size, BuildKey: t.BuildKey, Device: o.Device, Space: s.Len(),
+	cr := &CellResult{Cell: t.Cell, Size: t.Size, BuildKey: t.BuildKey, DeviceHash: t.DeviceHash, Device: o.Device, Space: s.Len(),
 		Infeasible: map[string]int{}, Pruned: map[string]int{}, Unchecked: s.Unchecked(o.Machine)}
 	def := s.Default.String()
 	var feasible []Config

@@ -82,6 +82,9 @@ func (b Built) Targets(pick func(build.Entry) bool, sizes func(build.Entry) []in
 				errs = append(errs, fmt.Sprintf("%s: %v", e.ID, err))
 				break
 			}
+			if e.Target != "host" {
+				t.DeviceHash = e.DeviceHash
+			}
 			targets = append(targets, t)
 		}
 		entries[e.ID] = e
