@@ -75,6 +75,12 @@ type Cache struct {
 	codes      map[string]string // build key -> its device code's hash, from the entries read
 }
 
+// newCache is dir's tuning.jsonl, not read yet.
+func newCache(dir string) *Cache {
+	return &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{},
+		codes: map[string]string{}}
+}
+
 // Warnings receives the torn last line a cut tuning left.
 var Warnings io.Writer = os.Stderr
 
@@ -83,7 +89,7 @@ var Warnings io.Writer = os.Stderr
 // its configuration is evaluated again. Any other bad line is an error at
 // file:line.
 func OpenCache(dir string) (*Cache, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}, codes: map[string]string{}}
+	c := newCache(dir)
 	data, err := os.ReadFile(c.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -198,7 +204,7 @@ func (c *Cache) Close() error { return c.f.Close() }
 // evaluation once (the last written of a key, as the cache keeps it), in
 // the order the keys were first written. A folder without one has none.
 func Evaluations(dir string) ([]Key, []Measurement, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}, codes: map[string]string{}}
+	c := newCache(dir)
 	data, err := os.ReadFile(c.File)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -224,7 +230,7 @@ func Evaluations(dir string) ([]Key, []Measurement, error) {
 // which the tuner measures first unless a constraint rules it out
 // (DefaultGuessed says so).
 func Tuned(dir string) ([]*CellResult, error) {
-	c := &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{}, codes: map[string]string{}}
+	c := newCache(dir)
 	data, err := os.ReadFile(c.File)
 	if err != nil {
 		return nil, err
