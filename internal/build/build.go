@@ -97,12 +97,10 @@ func Command(root, dir string, c *matrix.Cell, deviceOnly bool) []string {
 	return t.Command(args...)
 }
 
-// Key hashes everything a binary depends on.
-func Key(root string, c *matrix.Cell, cmd []string, harness []byte) (string, error) {
-	src, err := os.ReadFile(filepath.Join(root, c.Source()))
-	if err != nil {
-		return "", err
-	}
+// Key hashes everything a binary depends on: the toolchain, the command,
+// the environment that changes what a compiler does, the cell's source and
+// the harness.
+func Key(c *matrix.Cell, cmd []string, src, harness []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", c.Toolchain.Identity, strings.Join(cmd, "\x00"))
 	for _, k := range KeyEnv {
@@ -110,7 +108,7 @@ func Key(root string, c *matrix.Cell, cmd []string, harness []byte) (string, err
 	}
 	h.Write(src)
 	h.Write(harness)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // KeyEnv is the environment that can change what a compiler does, part of
@@ -225,23 +223,22 @@ func since(t time.Time) string { return time.Since(t).Round(100 * time.Milliseco
 func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Result {
 	r := Result{Cell: c, Binary: Binary(opt.Dir, c), DeviceOnly: opt.DeviceOnly && !c.Runnable && len(c.Toolchain.DeviceOnly) > 0}
 	r.Log = r.Binary + ".log"
+	src, err := os.ReadFile(filepath.Join(opt.Root, c.Source()))
+	if err != nil {
+		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)
+		return r
+	}
 	cmd := Command(opt.Root, opt.Dir, c, r.DeviceOnly)
 	if r.DeviceOnly {
 		// A cell built whole (a sample CI builds first) has its device code
 		// compiled already, and more: it is kept, not built again.
 		whole := Command(opt.Root, opt.Dir, c, false)
-		if k, err := Key(opt.Root, c, whole, harness); err == nil && current(r.Binary, k) {
+		if current(r.Binary, Key(c, whole, src, harness)) {
 			r.DeviceOnly, cmd = false, whole
 		}
 	}
-	key, err := Key(opt.Root, c, cmd, harness)
-	if err != nil {
-		r.Status, r.Reason = Failed, fmt.Sprintf("source missing (run: go run mage.go generate): %v", err)
-		return r
-	}
-	if src, err := os.ReadFile(filepath.Join(opt.Root, c.Source())); err == nil {
-		r.DeviceHash = DeviceHash(src, deviceFlags(cmd))
-	}
+	key := Key(c, cmd, src, harness)
+	r.DeviceHash = DeviceHash(src, deviceFlags(cmd))
 	stamp, failStamp := r.Binary+".key", r.Binary+".failed"
 	if current(r.Binary, key) {
 		r.Status = Cached
