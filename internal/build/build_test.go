@@ -146,20 +146,27 @@ func TestFailureIsTheDiagnostic(t *testing.T) {
 	}
 }
 
+// amdCells is cells' tree with an AMD toolchain (never run here) that
+// declares device_only flags, the fake toolchain copied.
+func amdCells(t *testing.T) (root string, cs []*matrix.Cell, amd *toolchain.Toolchain) {
+	root = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
+	cs = cells(t, root)
+	tc := *cs[0].Toolchain
+	tc.ID, tc.Target, tc.DeviceOnly = "amd", "gfx90a", []string{"--offload-device-only", "-c"}
+	return root, cs, &tc
+}
+
 // PM_DEVICE_ONLY compiles a cell that does not run here with its
 // toolchain's device_only flags, and the manifest says so; a cell that runs
 // here, or whose toolchain declares none, is built whole.
 func TestDeviceOnlyBuildsTheDeviceCodeOfCellsNotRunHere(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
-	cs := cells(t, root)
-	amd := *cs[0].Toolchain
-	amd.ID, amd.Target, amd.DeviceOnly = "amd", "gfx90a", []string{"--offload-device-only", "-c"}
+	root, cs, amd := amdCells(t)
 	away := *cs[0]
-	away.ID, away.Toolchain = "good.serial.amd", &amd
+	away.ID, away.Toolchain = "good.serial.amd", amd
 	here := *cs[2]
 	here.Runnable = true
-	here.Toolchain = &amd
+	here.Toolchain = amd
 	plain := *cs[0]
 	var args [][]string
 	compile := func(ctx context.Context, dir, name string, a ...string) ([]byte, error) {
@@ -185,14 +192,10 @@ func TestDeviceOnlyBuildsTheDeviceCodeOfCellsNotRunHere(t *testing.T) {
 // whole, then every cell's device code): its device code is compiled, and
 // more, so it is cached, not built again, and the manifest counts it whole.
 func TestDeviceOnlyKeepsACellBuiltWhole(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "harness"), 0o755))
-	cs := cells(t, root)
-	amd := *cs[0].Toolchain
-	amd.ID, amd.Target, amd.DeviceOnly = "amd", "gfx90a", []string{"--offload-device-only", "-c"}
+	root, cs, amd := amdCells(t)
 	a, b := *cs[0], *cs[2]
-	a.ID, a.Toolchain = "good.serial.amd", &amd
-	b.ID, b.Toolchain = "alsogood.serial.amd", &amd
+	a.ID, a.Toolchain = "good.serial.amd", amd
+	b.ID, b.Toolchain = "alsogood.serial.amd", amd
 	var built []string
 	compile := func(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
 		built = append(built, strings.Join(args, " "))
