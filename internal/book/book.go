@@ -15,6 +15,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
@@ -45,7 +47,7 @@ type Book struct {
 	HTML, Markdown string
 	Folders        int
 	Figures        int // figure images in the page: the papers', tuning curves, cascades and the navigation chart
-	Claims         map[report.Outcome]int
+	Claims         map[claims.Outcome]int
 }
 
 // folder is one reported folder of the index: its provenance, the report's
@@ -81,7 +83,7 @@ func Render(opt Options) (*Book, error) {
 			return nil, err
 		}
 	}
-	figSpecs, err := report.LoadFigures(filepath.Join(specDir, "figures.yaml"), voc)
+	figSpecs, err := reportspec.LoadFigures(filepath.Join(specDir, "figures.yaml"), voc)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func Render(opt Options) (*Book, error) {
 		return nil, err
 	}
 	v := newView(ix, folders, figSpecs, narrative)
-	claimSpecs, err := report.LoadClaims(filepath.Join(specDir, "claims.yaml"), voc)
+	claimSpecs, err := reportspec.LoadClaims(filepath.Join(specDir, "claims.yaml"), voc)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +197,7 @@ func refParts(ref string) []string {
 // decides reports whether a figure shows what a claim judges: the same paper,
 // a part of the figure's reference among the claim's, and, when the figure
 // draws one kernel, that kernel among the claim's.
-func decides(fig report.FigureSpec, c report.ClaimSpec) bool {
+func decides(fig reportspec.Figure, c reportspec.Claim) bool {
 	if paperOf(fig.Paper) == "" || paperOf(fig.Paper) != paperOf(c.Paper) {
 		return false
 	}

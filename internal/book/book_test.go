@@ -12,6 +12,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 )
 
 // The book rendered from the committed index has a chapter per paper, a card
@@ -28,7 +29,7 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 	require.NoError(t, err)
 	voc, err := layout.LoadVocabulary("../..")
 	require.NoError(t, err)
-	claims, err := report.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
+	claims, err := reportspec.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
 	require.NoError(t, err)
 	papers := map[string]bool{}
 	for _, p := range ix.Papers {
@@ -68,15 +69,15 @@ func TestFiguresDecideClaimsOfTheirPaperPartAndKernel(t *testing.T) {
 	voc, err := layout.LoadVocabulary("../..")
 	require.NoError(t, err)
 	dir := filepath.Join("../..", report.DefaultSpecDir)
-	figs, err := report.LoadFigures(filepath.Join(dir, "figures.yaml"), voc)
+	figs, err := reportspec.LoadFigures(filepath.Join(dir, "figures.yaml"), voc)
 	require.NoError(t, err)
-	claims, err := report.LoadClaims(filepath.Join(dir, "claims.yaml"), voc)
+	claims, err := reportspec.LoadClaims(filepath.Join(dir, "claims.yaml"), voc)
 	require.NoError(t, err)
-	fig := map[string]report.FigureSpec{}
+	fig := map[string]reportspec.Figure{}
 	for _, f := range figs {
 		fig[f.ID] = f
 	}
-	claim := map[string]report.ClaimSpec{}
+	claim := map[string]reportspec.Claim{}
 	for _, c := range claims {
 		claim[c.ID] = c
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -26,7 +28,7 @@ func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 	require.NoError(t, err)
 	voc, err := layout.LoadVocabulary("../..")
 	require.NoError(t, err)
-	claims, err := report.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
+	specs, err := reportspec.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
 	require.NoError(t, err)
 	merged, compared := 0, 0
 	for _, name := range ix.Folders() {
@@ -37,20 +39,20 @@ func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 		}
 		merged++
 		pooled := pooledMeasurements(f)
-		all := byClaim(report.EvaluateClaims(claims, f))
+		all := byClaim(claims.EvaluateFolder(specs, f))
 		for source, part := range sourceFolders(f) {
-			for id, r := range byClaim(report.EvaluateClaims(claims, part)) {
-				if r.Outcome == report.NotMeasurable {
+			for id, r := range byClaim(claims.EvaluateFolder(specs, part)) {
+				if r.Outcome == claims.NotMeasurable {
 					continue
 				}
 				m := all[id]
-				if !assert.NotEqual(t, report.NotMeasurable, m.Outcome, "%s: claim %s, measured in %s alone, is not in the merged folder", name, id, source) {
+				if !assert.NotEqual(t, claims.NotMeasurable, m.Outcome, "%s: claim %s, measured in %s alone, is not in the merged folder", name, id, source) {
 					continue
 				}
 				// A claim at the largest (smallest) size of a pair takes, for a
 				// pair measured at a second size set in another part, the larger
 				// (smaller) size: the same pair then, another size.
-				have := map[string]report.Ratio{}
+				have := map[string]claims.Ratio{}
 				for _, x := range m.Ratios {
 					have[pairKey(x, r.Claim.Sizes)] = x
 				}
@@ -76,8 +78,8 @@ func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 	assert.Greater(t, compared, 100, "ratios of the source folders compared")
 }
 
-func byClaim(rs []report.ClaimResult) map[string]report.ClaimResult {
-	out := map[string]report.ClaimResult{}
+func byClaim(rs []claims.Result) map[string]claims.Result {
+	out := map[string]claims.Result{}
 	for _, r := range rs {
 		out[r.Claim.ID] = r
 	}
@@ -105,7 +107,7 @@ func pooledMeasurements(f *results.Folder) map[string]bool {
 
 // pooledSide reports whether either side of a ratio at size pools trials of
 // several parts. A ratio of two kernels names them "numerator/denominator".
-func pooledSide(pooled map[string]bool, x report.Ratio, size int64) bool {
+func pooledSide(pooled map[string]bool, x claims.Ratio, size int64) bool {
 	num, den, two := strings.Cut(x.Kernel, "/")
 	if !two {
 		den = num
@@ -120,7 +122,7 @@ func side(kernel, variantAtToolchain string, size int64) string {
 }
 
 // pairKey names a ratio's pair, and its size when the claim takes all sizes.
-func pairKey(r report.Ratio, sizes string) string {
+func pairKey(r claims.Ratio, sizes string) string {
 	if sizes != "all" {
 		return fmt.Sprintf("%s %s/%s", r.Kernel, r.Numerator, r.Denominator)
 	}

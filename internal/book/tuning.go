@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -29,7 +31,7 @@ type tunedEval struct {
 // tuningViews reads the tuning of every indexed folder that has one, in
 // index order (a folder once); the gap table's reasons come from the source
 // tree at project (gapInputs).
-func tuningViews(ix *Index, project, root string, claims []report.ClaimSpec) ([]tuningView, error) {
+func tuningViews(ix *Index, project, root string, claimSpecs []reportspec.Claim) ([]tuningView, error) {
 	var out []tuningView
 	seen := map[string]bool{}
 	for _, e := range ix.Current {
@@ -55,16 +57,16 @@ func tuningViews(ix *Index, project, root string, claims []report.ClaimSpec) ([]
 			tv.Curves = append(tv.Curves, figView{ID: "tuning-" + c.Kernel, Title: "Tuning curves: " + c.Kernel,
 				Paper: "issue 22", Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Src: template.URL(svgURI(c.SVG))})
 		}
-		judged, err := report.TuningClaims(dir, claims)
+		judged, err := claims.EvaluateTuning(dir, claimSpecs)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range judged {
-			if r.Outcome == report.NotMeasurable {
+			if r.Outcome == claims.NotMeasurable {
 				continue
 			}
 			verdict := r.Verdict()
-			if r.Outcome == report.Reproduced {
+			if r.Outcome == claims.Reproduced {
 				verdict += " (measured " + r.Measured() + ")"
 			}
 			tv.Claims = append(tv.Claims, tunedEval{ID: r.Claim.ID, Folder: e.Folder, Verdict: verdict, Class: outcomeClass[r.Outcome]})

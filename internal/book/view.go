@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -47,9 +49,9 @@ type claimView struct {
 
 type evalView struct {
 	Folder, Part, Measured, Class string
-	Outcome                       report.Outcome
+	Outcome                       claims.Outcome
 	Why                           string // the verdict's reason: ratios in and out of the band
-	Ratios                        []report.Ratio
+	Ratios                        []claims.Ratio
 	Tuned                         string // the verdict on the folder's tuned view, or "not tuned (why)"
 }
 
@@ -70,9 +72,9 @@ type chapter struct {
 	HTML template.HTML
 }
 
-var outcomeClass = map[report.Outcome]string{report.Reproduced: "ok", report.NotReproduced: "fail", report.Inconclusive: "warn", report.NotMeasurable: "skip"}
+var outcomeClass = map[claims.Outcome]string{claims.Reproduced: "ok", claims.NotReproduced: "fail", claims.Inconclusive: "warn", claims.NotMeasurable: "skip"}
 
-func newView(ix *Index, folders []*folder, figSpecs []report.FigureSpec, narrative []chapter) *view {
+func newView(ix *Index, folders []*folder, figSpecs []reportspec.Figure, narrative []chapter) *view {
 	v := &view{Narrative: narrative}
 	for _, e := range ix.Current {
 		if !e.Report {
@@ -91,19 +93,19 @@ func newView(ix *Index, folders []*folder, figSpecs []report.FigureSpec, narrati
 		v.Papers = append(v.Papers, newPaperView(p, folders, figSpecs))
 	}
 	c := v.counts()
-	v.Summary = fmt.Sprintf("of the evaluations of a claim in a folder that measures it, %s; %d claims are measured in no current folder", countText(c), c[report.NotMeasurable])
+	v.Summary = fmt.Sprintf("of the evaluations of a claim in a folder that measures it, %s; %d claims are measured in no current folder", countText(c), c[claims.NotMeasurable])
 	return v
 }
 
-func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) paperView {
+func newPaperView(p Named, folders []*folder, figSpecs []reportspec.Figure) paperView {
 	pv := paperView{ID: p.ID, Title: p.Title, Anchor: "paper-" + p.ID}
 	shown := map[[2]string]bool{} // (figure, folder) beside some claim
 	if len(folders) == 0 {
 		return pv
 	}
-	byID := make([]map[string]report.ClaimResult, len(folders)) // each folder's evaluations by claim
+	byID := make([]map[string]claims.Result, len(folders)) // each folder's evaluations by claim
 	for k, f := range folders {
-		byID[k] = map[string]report.ClaimResult{}
+		byID[k] = map[string]claims.Result{}
 		for _, r := range f.Summary.Claims {
 			byID[k][r.Claim.ID] = r
 		}
@@ -117,7 +119,7 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 		var reasons []string
 		for k, f := range folders {
 			r := byID[k][spec.Claim.ID]
-			if r.Outcome == report.NotMeasurable {
+			if r.Outcome == claims.NotMeasurable {
 				reasons = results.AppendNew(reasons, r.Reason)
 				continue
 			}
@@ -151,7 +153,7 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 			}
 		}
 	}
-	counts := map[report.Outcome]int{}
+	counts := map[claims.Outcome]int{}
 	evals, unmeasured := 0, 0
 	for _, c := range pv.Claims {
 		for _, e := range c.Evals {
@@ -171,7 +173,7 @@ func newPaperView(p Named, folders []*folder, figSpecs []report.FigureSpec) pape
 // when they agree, "mixed" otherwise.
 func overall(evals []evalView) (class, verdict string) {
 	if len(evals) == 0 {
-		return outcomeClass[report.NotMeasurable], "not measurable in any current folder"
+		return outcomeClass[claims.NotMeasurable], "not measurable in any current folder"
 	}
 	first := evals[0].Outcome
 	for _, e := range evals[1:] {
@@ -320,20 +322,20 @@ func cellText(cells []report.CellStatus) string {
 	return fmt.Sprintf("%d cells: %s", len(cells), strings.Join(parts, ", "))
 }
 
-func countText(c map[report.Outcome]int) string {
+func countText(c map[claims.Outcome]int) string {
 	return fmt.Sprintf("%d reproduced, %d not reproduced, %d inconclusive",
-		c[report.Reproduced], c[report.NotReproduced], c[report.Inconclusive])
+		c[claims.Reproduced], c[claims.NotReproduced], c[claims.Inconclusive])
 }
 
-func (v *view) counts() map[report.Outcome]int {
-	out := map[report.Outcome]int{}
+func (v *view) counts() map[claims.Outcome]int {
+	out := map[claims.Outcome]int{}
 	for _, p := range v.Papers {
 		for _, c := range p.Claims {
 			for _, e := range c.Evals {
 				out[e.Outcome]++
 			}
 			if len(c.Evals) == 0 {
-				out[report.NotMeasurable]++
+				out[claims.NotMeasurable]++
 			}
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
-	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
 )
@@ -107,7 +106,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 
 	// The folder reads back through the loader the report uses, and its
 	// run.json counts what the build and the run did.
-	folder, err := report.LoadResults(dir)
+	folder, err := results.Load(dir)
 	require.NoError(t, err)
 	ok := 0
 	for _, r := range res {

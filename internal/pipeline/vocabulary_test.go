@@ -12,6 +12,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
+	"github.com/portmatrix/portmatrix/internal/report/claims"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -96,6 +97,6 @@ func TestStrategyAddedInYAMLOnly(t *testing.T) {
 	require.Len(t, sum.Figures, 1)
 	assert.Empty(t, sum.Figures[0].Note, "the figure is drawn")
 	require.Len(t, sum.Claims, 1)
-	assert.Equal(t, report.Reproduced, sum.Claims[0].Outcome, sum.Claims[0].Reason)
+	assert.Equal(t, claims.Reproduced, sum.Claims[0].Outcome, sum.Claims[0].Reason)
 	assert.Equal(t, 4.0, sum.Claims[0].Value)
 }

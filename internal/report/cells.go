@@ -46,7 +46,7 @@ func (c CellStatus) Class() string {
 
 // CellStatuses merges build.csv and the kernel records into one status per
 // cell, sorted by cell.
-func CellStatuses(res *Results) []CellStatus {
+func CellStatuses(res *results.Folder) []CellStatus {
 	cells := map[string]*CellStatus{}
 	get := func(cell, kernel, variant, toolchain string) *CellStatus {
 		c := cells[cell]
@@ -62,7 +62,7 @@ func CellStatuses(res *Results) []CellStatus {
 		c.Build, c.Reason, c.BuildLog = b.Status, b.Reason, logPath(res.Dir, b.Log)
 		builds[b.Cell] = b
 	}
-	runs := map[string][]Record{}
+	runs := map[string][]results.Record{}
 	for _, r := range res.Kernel {
 		get(r.Cell, r.Kernel, r.Variant, r.Toolchain)
 		runs[r.Cell] = append(runs[r.Cell], r)
@@ -79,7 +79,7 @@ func CellStatuses(res *Results) []CellStatus {
 
 // judge sets Status and Reason from the cell's build.csv row (zero without
 // one) and its run records.
-func (c *CellStatus) judge(b results.BuildRow, recs []Record) {
+func (c *CellStatus) judge(b results.BuildRow, recs []results.Record) {
 	switch {
 	case b.Failed():
 		c.Status = StatusBuildFailed
@@ -94,11 +94,11 @@ func (c *CellStatus) judge(b results.BuildRow, recs []Record) {
 		size  int64
 		trial int
 	}
-	last := map[sizeTrial]Record{}
+	last := map[sizeTrial]results.Record{}
 	for _, r := range recs {
 		last[sizeTrial{r.Size, r.Trial}] = r
 	}
-	sizes := map[int64][]Record{}
+	sizes := map[int64][]results.Record{}
 	for k, r := range last {
 		sizes[k.size] = append(sizes[k.size], r)
 	}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // pageFile is the page template inside the spec folder.
@@ -18,7 +21,7 @@ const pageFile = "page.html.tmpl"
 type pageView struct {
 	RunID        string
 	Provenance   []keyValue
-	Toolchains   []Toolchain
+	Toolchains   []results.Toolchain
 	ClaimSummary string
 	Claims       []claimRow
 	Figures      []figureView
@@ -47,9 +50,7 @@ type figureView struct {
 }
 
 // parsePage reads the page template, named by its path for error messages.
-type pageTemplate = *template.Template
-
-func parsePage(specDir string) (pageTemplate, error) {
+func parsePage(specDir string) (*template.Template, error) {
 	path := filepath.Join(specDir, pageFile)
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -66,16 +67,16 @@ func renderPage(t *template.Template, v pageView) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func newPageView(res *Results, figs []renderedFigure, claims []ClaimResult, cells []CellStatus) pageView {
+func newPageView(res *results.Folder, figs []renderedFigure, judged []claims.Result, cells []CellStatus) pageView {
 	v := pageView{
 		RunID:        res.Run.ID,
 		Provenance:   provenance(res.Run),
 		Toolchains:   res.Run.Toolchains,
-		ClaimSummary: claimSummary(claims) + "; " + tunedSummary(claims),
+		ClaimSummary: claims.Summary(judged) + "; " + claims.TunedSummary(judged),
 		CellSummary:  cellSummary(cells),
 		Cells:        problemsFirst(cells),
 	}
-	for _, c := range claims {
+	for _, c := range judged {
 		v.Claims = append(v.Claims, newClaimRow(c))
 	}
 	for _, f := range figs {
@@ -85,14 +86,14 @@ func newPageView(res *Results, figs []renderedFigure, claims []ClaimResult, cell
 			continue
 		}
 		fv.SVG = inlineSVG(f.SVG)
-		fv.SVGPath = figuresDir + "/" + f.Spec.ID + ".svg"
-		fv.PNGPath = figuresDir + "/" + f.Spec.ID + ".png"
+		fv.SVGPath = results.FiguresDir + "/" + f.Spec.ID + ".svg"
+		fv.PNGPath = results.FiguresDir + "/" + f.Spec.ID + ".png"
 		v.Figures = append(v.Figures, fv)
 	}
 	return v
 }
 
-func provenance(r Run) []keyValue {
+func provenance(r results.Run) []keyValue {
 	commit := r.Commit
 	if commit == "" {
 		commit = "unknown"
@@ -123,17 +124,17 @@ func provenance(r Run) []keyValue {
 	return kv
 }
 
-func newClaimRow(c ClaimResult) claimRow {
+func newClaimRow(c claims.Result) claimRow {
 	row := claimRow{
 		ID: c.Claim.ID, Paper: c.Claim.Paper, Quote: c.Claim.Quote, Statement: c.Claim.Statement,
 		Expected: c.Expected(), Measured: c.Measured(), Verdict: c.Verdict(), TunedVerdict: c.TunedVerdict(),
-		Class: map[Outcome]string{Reproduced: "ok", NotReproduced: "fail", Inconclusive: "warn", NotMeasurable: "skip"}[c.Outcome],
+		Class: map[claims.Outcome]string{claims.Reproduced: "ok", claims.NotReproduced: "fail", claims.Inconclusive: "warn", claims.NotMeasurable: "skip"}[c.Outcome],
 	}
 	row.RatioCount = fmt.Sprintf("%d ratios", len(c.Ratios))
 	if len(c.Ratios) == 1 {
 		row.RatioCount = "1 ratio"
 	}
-	for _, r := range sortedRatios(c.Ratios) {
+	for _, r := range claims.SortedRatios(c.Ratios) {
 		row.Ratios = append(row.Ratios, ratioRow{
 			Kernel: r.Kernel, Numerator: r.Numerator, Denominator: r.Denominator,
 			Size: r.Sizes(), Value: fmt.Sprintf("%.3f", r.Value), Interval: r.Interval(),
@@ -181,7 +182,7 @@ func inlineSVG(svg []byte) template.HTML {
 
 // cellCounts says what run.json counts: built cells (compiled now or taken
 // from the build cache), failed and skipped ones, then what ran.
-func cellCounts(c CellCounts) string {
+func cellCounts(c results.Cells) string {
 	return fmt.Sprintf("%d total, %d built (%d compiled, %d cached), %d failed to build, %d skipped, %d ran, %d verified",
 		c.Total, c.Built+c.Cached, c.Built, c.Cached, c.Failed, c.Skipped, c.Ran, c.Verified)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,11 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/figures"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/report/tables"
 
 	"github.com/portmatrix/portmatrix/internal/results"
 )
@@ -31,7 +37,7 @@ type Options struct {
 // Summary is what Generate produced.
 type Summary struct {
 	Figures []FigureResult
-	Claims  []ClaimResult
+	Claims  []claims.Result
 	Cells   []CellStatus
 	Written []string // paths relative to the results folder, sorted
 }
@@ -44,7 +50,7 @@ type FigureResult struct {
 }
 
 type renderedFigure struct {
-	figure
+	figures.Figure
 	SVG, PNG []byte
 }
 
@@ -55,7 +61,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		opt.SpecDir = DefaultSpecDir
 	}
 	say := progress(opt.Progress)
-	res, err := LoadResults(resultsDir)
+	res, err := results.Load(resultsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +71,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	}
 	voc := results.Union(res.Run.Vocabulary, opt.Vocabulary)
 	if voc == nil {
-		return nil, fmt.Errorf("%s names no vocabulary (kernels, variants, families): report it from the source tree", filepath.Join(resultsDir, runFile))
+		return nil, fmt.Errorf("%s names no vocabulary (kernels, variants, families): report it from the source tree", filepath.Join(resultsDir, results.RunFile))
 	}
 	sp, err := loadSpecs(opt.SpecDir, voc)
 	if err != nil {
@@ -74,35 +80,30 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	say("read %s: %d figures, %d claims", opt.SpecDir, len(sp.figures), len(sp.claims))
 
 	out := map[string][]byte{}
-	published, tuned := splitViews(res.Kernel)
+	published, tuned := dataset.SplitViews(res.Kernel)
 	if len(tuned) > 0 {
 		say("%d kernel records of tuning configurations: claims judged as published and tuned", len(res.Kernel)-len(published))
 	}
-	ds := newDataset(viewOf(res, published))
-	if ds.unusable > 0 {
-		say("%d kernel records unverified or failed: left out of figures and claims", ds.unusable)
+	ds := dataset.New(dataset.View(res, published))
+	if ds.Unusable > 0 {
+		say("%d kernel records unverified or failed: left out of figures and claims", ds.Unusable)
 	}
 	figs, err := renderFigures(sp.figures, ds, out)
 	if err != nil {
 		return nil, err
 	}
 	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
-	claims := evaluateAll(sp.claims, ds)
-	evaluateTuned(sp.claims, claims, newDataset(viewOf(res, tuned)))
-	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
-	say("claims: %s", claimSummary(claims))
-	tables := append(tablesMarkdown(buildTables(sp.tables, ds)), stepTablesMarkdown(buildStepTables(sp.steps, ds))...)
-	tables = append(tables, launchMarkdown(buildLaunch(sp.launch, ds))...)
-	if t := timingMarkdown(res.Kernel); t != "" {
-		tables = append([]byte(t+"\n"), tables...)
-	}
-	out[tablesFile] = append([]byte(fmt.Sprintf("# Tables: %s\n\n", res.Run.ID)), tables...)
-	cells := CellStatuses(viewOf(res, append(published, tuned...))) // a failed tuning configuration is no failed cell
-	page, err := renderPage(sp.page, newPageView(res, figs, claims, cells))
+	judged := claims.Evaluate(sp.claims, ds)
+	claims.EvaluateTuned(sp.claims, judged, dataset.New(dataset.View(res, tuned)))
+	out[results.ClaimsFile] = claims.Markdown(res.Run.ID, judged)
+	say("claims: %s", claims.Summary(judged))
+	out[results.TablesFile] = tables.Markdown(res.Run.ID, sp.tables, ds, res.Kernel)
+	cells := CellStatuses(dataset.View(res, append(published, tuned...))) // a failed tuning configuration is no failed cell
+	page, err := renderPage(sp.page, newPageView(res, figs, judged, cells))
 	if err != nil {
 		return nil, err
 	}
-	out[reportFile] = page
+	out[results.ReportFile] = page
 	say("cells: %s", cellSummary(cells))
 
 	written, err := writeOutputs(resultsDir, out)
@@ -110,7 +111,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	say("wrote %d files into %s", len(written), resultsDir)
-	return &Summary{Figures: figureResults(figs), Claims: claims, Cells: cells, Written: written}, nil
+	return &Summary{Figures: figureResults(figs), Claims: judged, Cells: cells, Written: written}, nil
 }
 
 func progress(w io.Writer) func(string, ...any) {
@@ -122,41 +123,36 @@ func progress(w io.Writer) func(string, ...any) {
 }
 
 type specs struct {
-	figures []FigureSpec
-	claims  []ClaimSpec
-	tables  []TableSpec
-	steps   []StepTableSpec
-	launch  *LaunchSpec
-	page    pageTemplate
+	figures []reportspec.Figure
+	claims  []reportspec.Claim
+	tables  *reportspec.Tables
+	page    *template.Template
 }
 
-// loadSpecs reads the three spec files and reports the problems of all.
+// loadSpecs reads the spec files and the page template and reports the
+// problems of all.
 func loadSpecs(dir string, v *results.Vocabulary) (specs, error) {
 	var sp specs
-	var errFig, errClaims, errTables, errSteps, errLaunch, errPage error
-	sp.figures, errFig = LoadFigures(filepath.Join(dir, "figures.yaml"), v)
-	sp.claims, errClaims = LoadClaims(filepath.Join(dir, "claims.yaml"), v)
-	sp.tables, errTables = LoadTables(filepath.Join(dir, "tables.yaml"), v)
-	if errTables == nil {
-		sp.steps, errSteps = LoadStepTables(filepath.Join(dir, "tables.yaml"), v)
-		sp.launch, errLaunch = LoadLaunch(filepath.Join(dir, "tables.yaml"), v)
-	}
+	var errFig, errClaims, errTables, errPage error
+	sp.figures, errFig = reportspec.LoadFigures(filepath.Join(dir, "figures.yaml"), v)
+	sp.claims, errClaims = reportspec.LoadClaims(filepath.Join(dir, "claims.yaml"), v)
+	sp.tables, errTables = reportspec.LoadTables(filepath.Join(dir, "tables.yaml"), v)
 	sp.page, errPage = parsePage(dir)
-	return sp, errors.Join(errFig, errClaims, errTables, errSteps, errLaunch, errPage)
+	return sp, errors.Join(errFig, errClaims, errTables, errPage)
 }
 
-func renderFigures(specs []FigureSpec, ds *dataset, out map[string][]byte) ([]renderedFigure, error) {
+func renderFigures(specs []reportspec.Figure, ds *dataset.Set, out map[string][]byte) ([]renderedFigure, error) {
 	figs := make([]renderedFigure, 0, len(specs))
 	for _, spec := range specs {
-		rf := renderedFigure{figure: buildFigure(spec, ds)}
+		rf := renderedFigure{Figure: figures.Build(spec, ds)}
 		if rf.Note == "" {
 			var err error
-			rf.SVG, rf.PNG, err = renderFigure(rf.figure)
+			rf.SVG, rf.PNG, err = figures.Render(rf.Figure)
 			if err != nil {
 				return nil, err
 			}
-			out[figuresDir+"/"+spec.ID+".svg"] = rf.SVG
-			out[figuresDir+"/"+spec.ID+".png"] = rf.PNG
+			out[results.FiguresDir+"/"+spec.ID+".svg"] = rf.SVG
+			out[results.FiguresDir+"/"+spec.ID+".png"] = rf.PNG
 		}
 		figs = append(figs, rf)
 	}
@@ -178,7 +174,7 @@ func figureResults(figs []renderedFigure) []FigureResult {
 	for i, f := range figs {
 		out[i] = FigureResult{ID: f.Spec.ID, Note: f.Note}
 		if f.Note == "" {
-			out[i].Files = []string{figuresDir + "/" + f.Spec.ID + ".svg", figuresDir + "/" + f.Spec.ID + ".png"}
+			out[i].Files = []string{results.FiguresDir + "/" + f.Spec.ID + ".svg", results.FiguresDir + "/" + f.Spec.ID + ".png"}
 		}
 	}
 	return out
@@ -187,7 +183,7 @@ func figureResults(figs []renderedFigure) []FigureResult {
 // writeOutputs writes every rendered file, then removes figure files that no
 // figure produces any more.
 func writeOutputs(dir string, out map[string][]byte) ([]string, error) {
-	if err := os.MkdirAll(filepath.Join(dir, figuresDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, results.FiguresDir), 0o755); err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, len(out))
@@ -204,12 +200,12 @@ func writeOutputs(dir string, out map[string][]byte) ([]string, error) {
 }
 
 func removeStale(dir string, out map[string][]byte) error {
-	entries, err := os.ReadDir(filepath.Join(dir, figuresDir))
+	entries, err := os.ReadDir(filepath.Join(dir, results.FiguresDir))
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		name := figuresDir + "/" + e.Name()
+		name := results.FiguresDir + "/" + e.Name()
 		ext := filepath.Ext(name)
 		if e.IsDir() || (ext != ".svg" && ext != ".png") || out[name] != nil {
 			continue

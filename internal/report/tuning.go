@@ -5,18 +5,10 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
-
-	"github.com/portmatrix/portmatrix/internal/results"
-	"github.com/portmatrix/portmatrix/internal/stats"
+	"github.com/portmatrix/portmatrix/internal/report/figures"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
@@ -217,7 +209,7 @@ func tuningCurves(cells []*tune.CellResult) ([]TuningCurve, error) {
 	for _, k := range slices.SortedFunc(maps.Keys(panels), func(a, b ks) int {
 		return cmp.Or(strings.Compare(a.kernel, b.kernel), cmp.Compare(a.size, b.size))
 	}) {
-		svg, err := drawCurves(fmt.Sprintf("%s at size %d: GB/s against team size, best over the other tunables", k.kernel, k.size), panels[k])
+		svg, err := figures.Curves(fmt.Sprintf("%s at size %d: GB/s against team size, best over the other tunables", k.kernel, k.size), curvePanels(panels[k]))
 		if err != nil {
 			return nil, err
 		}
@@ -256,134 +248,25 @@ func curvePoints(c *tune.CellResult) map[int64][]curvePoint {
 	return lines
 }
 
-func drawCurves(title string, cells []*tune.CellResult) ([]byte, error) {
-	rows, cols := grid(len(cells))
-	w, h := vg.Length(cols)*panelW, titleH+vg.Length(rows)*panelH
-	sc := vgsvg.New(w, h)
-	dc := draw.New(sc)
-	drawTitle(dc, title)
-	plots := make([][]*plot.Plot, rows)
-	for r := range plots {
-		plots[r] = make([]*plot.Plot, cols)
-	}
+// curvePanels is a panel per cell: GB/s against team size, a line per
+// vector length, each point's interval from its time interval.
+func curvePanels(cells []*tune.CellResult) []figures.CurvePanel {
+	out := make([]figures.CurvePanel, len(cells))
 	for i, c := range cells {
-		p := plot.New()
-		p.Title.Text = strings.TrimPrefix(c.Cell, strings.SplitN(c.Cell, ".", 2)[0]+".")
-		p.X.Label.Text = "team size (threads or rows)"
-		p.Y.Label.Text = "GB/s"
-		p.X.Scale = plot.LogScale{}
-		p.Y.Min = 0
-		p.Legend.Top, p.Legend.Left = false, false
+		p := figures.CurvePanel{Title: strings.TrimPrefix(c.Cell, strings.SplitN(c.Cell, ".", 2)[0]+"."),
+			XLabel: "team size (threads or rows)", YLabel: "GB/s"}
 		lines := curvePoints(c)
-		var teams []float64
-		for n, vec := range slices.Sorted(maps.Keys(lines)) {
-			pts := lines[vec]
-			xy := make(plotter.XYs, len(pts))
-			errs := make(plotter.YErrors, len(pts))
-			for j, q := range pts {
-				xy[j] = plotter.XY{X: float64(q.team), Y: q.m.GBps}
+		for _, vec := range slices.Sorted(maps.Keys(lines)) {
+			line := figures.CurveLine{Label: fmt.Sprintf("vector %d", vec)}
+			for _, q := range lines[vec] {
 				// GB/s bounds from the time interval: bytes / hi .. bytes / lo
 				bytes := q.m.GBps * q.m.MedianS
-				errs[j].Low, errs[j].High = q.m.GBps-bytes/q.m.HiS, bytes/q.m.LoS-q.m.GBps
-				teams = append(teams, float64(q.team))
+				line.Points = append(line.Points, figures.CurvePoint{X: float64(q.team), Y: q.m.GBps,
+					Low: q.m.GBps - bytes/q.m.HiS, High: bytes/q.m.LoS - q.m.GBps})
 			}
-			l, sc, err := plotter.NewLinePoints(xy)
-			if err != nil {
-				return nil, err
-			}
-			l.Color, sc.Color = styleColor(n), styleColor(n)
-			eb, err := plotter.NewYErrorBars(errorXYs{xy, errs})
-			if err != nil {
-				return nil, err
-			}
-			eb.Color = styleColor(n)
-			p.Add(l, sc, eb)
-			p.Legend.Add(fmt.Sprintf("vector %d", vec), l, sc)
+			p.Lines = append(p.Lines, line)
 		}
-		if len(teams) > 0 {
-			p.X.Min, p.X.Max = slices.Min(teams)/1.3, slices.Max(teams)*1.3
-			p.X.Tick.Marker = pow2Ticks(slices.Min(teams), slices.Max(teams))
-		}
-		plots[i/cols][i%cols] = p
+		out[i] = p
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(plots, tiles, draw.Crop(dc, 0, 0, 0, -titleH))
-	for r := range plots {
-		for c, pl := range plots[r] {
-			if pl != nil {
-				pl.Draw(canvases[r][c])
-			}
-		}
-	}
-	var b bytes.Buffer
-	if _, err := sc.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// pow2Ticks labels the powers of two from lo to hi.
-func pow2Ticks(lo, hi float64) plot.ConstantTicks {
-	var t plot.ConstantTicks
-	for x := math.Exp2(math.Floor(math.Log2(lo))); x <= hi*1.0001; x *= 2 {
-		t = append(t, plot.Tick{Value: x, Label: fmt.Sprint(x)})
-	}
-	return t
-}
-
-// TuningClaims judges claims on a tuning folder alone, best against best:
-// each (cell, size) at its best verified configuration of tuning.jsonl
-// (over devices and binaries, the fastest), the toolchains from its
-// run.json. A tuning stores each configuration's median and interval, not
-// its replicates, so a ratio's interval is bounded by the two intervals
-// (the numerator's low over the denominator's high, and the reverse):
-// wider than the report's bootstrap, never narrower.
-func TuningClaims(dir string, claims []ClaimSpec) ([]ClaimResult, error) {
-	cells, err := tune.Tuned(dir)
-	if err != nil {
-		return nil, err
-	}
-	run, err := results.ReadRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	ds := &dataset{series: map[seriesKey][]point{}, toolchains: map[string]Toolchain{}, copyGBps: map[string]float64{},
-		roofOp: map[string]string{}, hash: map[string]string{}}
-	for _, tc := range run.Toolchains {
-		ds.addToolchain(tc)
-	}
-	best := map[seriesKey]map[int64]point{}
-	for _, c := range cells {
-		b := c.Best
-		if b == nil {
-			continue
-		}
-		parts := strings.SplitN(c.Cell, ".", 3)
-		if len(parts) < 3 {
-			continue
-		}
-		k := seriesKey{parts[0], parts[1], parts[2]}
-		bytes := b.GBps * b.MedianS * 1e9
-		p := point{Size: c.Size, MedianS: b.MedianS, Bytes: bytes, GBps: b.GBps,
-			M: &stats.Measurement{Median: b.MedianS, Lo: b.LoS, Hi: b.HiS}}
-		if bytes > 0 {
-			p.Lo, p.Hi = bytes/b.HiS/1e9, bytes/b.LoS/1e9
-		}
-		if best[k] == nil {
-			best[k] = map[int64]point{}
-		}
-		if q, ok := best[k][c.Size]; !ok || p.MedianS < q.MedianS {
-			best[k][c.Size] = p
-		}
-		if _, ok := ds.toolchains[k.Toolchain]; !ok {
-			ds.addToolchain(Toolchain{ID: k.Toolchain})
-		}
-	}
-	for k, bySize := range best {
-		for _, size := range slices.Sorted(maps.Keys(bySize)) {
-			ds.series[k] = append(ds.series[k], bySize[size])
-		}
-	}
-	return evaluateAll(claims, ds), nil
+	return out
 }

@@ -1,4 +1,4 @@
-package report
+package figures
 
 import (
 	"fmt"
@@ -6,12 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
-// figure is a figure spec filled with the run's data, ready to draw.
-type figure struct {
-	Spec   FigureSpec
+// Figure is a figure spec filled with the run's data, ready to draw.
+type Figure struct {
+	Spec   reportspec.Figure
 	Panels []panel
 	Sizes  []int64  // bars: the sizes shown, in order (normalized: kernel indices)
 	Names  []string // normalized: the x labels (kernels), one per entry of Sizes
@@ -30,20 +32,20 @@ type panel struct {
 type series struct {
 	Label  string
 	Style  int // index of the variant in the spec: same color in every panel
-	Points []point
-	key    seriesKey
+	Points []dataset.Point
+	key    dataset.Key
 }
 
-// buildFigure selects the data of spec from ds and arranges it in panels.
-func buildFigure(spec FigureSpec, ds *dataset) figure {
-	f := figure{Spec: spec, Stream: ds.stream}
+// Build selects the data of spec from ds and arranges it in panels.
+func Build(spec reportspec.Figure, ds *dataset.Set) Figure {
+	f := Figure{Spec: spec, Stream: ds.Stream}
 	if spec.Kind == "normalized" {
 		return buildNormalized(f, ds)
 	}
 	keys := figureKeys(spec, ds)
 	if len(keys) == 0 {
 		f.Note = fmt.Sprintf("no verified %s results of %s on %s toolchains",
-			spec.Kernel, specVariants(spec), spec.where())
+			spec.Kernel, specVariants(spec), spec.Where())
 		return f
 	}
 	if spec.Kind == "bars" {
@@ -57,15 +59,7 @@ func buildFigure(spec FigureSpec, ds *dataset) figure {
 	return f
 }
 
-func (f FigureSpec) where() string {
-	where := map[string]string{"any": "any", "host": "host", "device": "device"}[f.Target]
-	if len(f.Families) > 0 {
-		where += " " + strings.Join(f.Families, "/")
-	}
-	return where
-}
-
-func specVariants(spec FigureSpec) string {
+func specVariants(spec reportspec.Figure) string {
 	names := make([]string, len(spec.Series))
 	for i, s := range spec.Series {
 		names[i] = s.Variant
@@ -74,18 +68,18 @@ func specVariants(spec FigureSpec) string {
 }
 
 // figureKeys returns the series of each spec variant, on the toolchains the
-// figure's target admits. Series without a point at the chosen sizes are left
+// figure's target admits. Series without a dataset.Point at the chosen sizes are left
 // out.
-func figureKeys(spec FigureSpec, ds *dataset) [][]seriesKey {
-	out := make([][]seriesKey, len(spec.Series))
+func figureKeys(spec reportspec.Figure, ds *dataset.Set) [][]dataset.Key {
+	out := make([][]dataset.Key, len(spec.Series))
 	n := 0
 	for i, s := range spec.Series {
 		kernel := spec.Kernel
 		if s.Kernel != "" {
 			kernel = s.Kernel
 		}
-		for _, k := range ds.keys(kernel, s.Variant) {
-			if spec.admits(ds, k.Toolchain) && len(spec.points(ds.series[k], nil)) > 0 {
+		for _, k := range ds.Keys(kernel, s.Variant) {
+			if admits(spec, ds, k.Toolchain) && len(points(spec, ds.Series[k], nil)) > 0 {
 				out[i] = append(out[i], k)
 				n++
 			}
@@ -98,18 +92,18 @@ func figureKeys(spec FigureSpec, ds *dataset) [][]seriesKey {
 }
 
 // admits reports whether the figure shows series built by toolchain tc.
-func (f FigureSpec) admits(ds *dataset, tc string) bool {
-	if len(f.Families) > 0 && !slices.Contains(f.Families, ds.family(tc)) {
+func admits(f reportspec.Figure, ds *dataset.Set, tc string) bool {
+	if len(f.Families) > 0 && !slices.Contains(f.Families, ds.Family(tc)) {
 		return false
 	}
-	return ds.onTarget(f.Target, tc)
+	return ds.OnTarget(f.Target, tc)
 }
 
-func sizeFilter(pts []point, sizes []int64) []point {
+func sizeFilter(pts []dataset.Point, sizes []int64) []dataset.Point {
 	if len(sizes) == 0 {
 		return pts
 	}
-	var out []point
+	var out []dataset.Point
 	for _, p := range pts {
 		for _, s := range sizes {
 			if p.Size == s {
@@ -122,14 +116,14 @@ func sizeFilter(pts []point, sizes []int64) []point {
 
 // barSizes returns the spec's sizes, or three spread over the data: the
 // smallest, a middle one and the largest.
-func barSizes(spec FigureSpec, ds *dataset, keys [][]seriesKey) []int64 {
+func barSizes(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.Key) []int64 {
 	if len(spec.Sizes) > 0 {
 		return spec.Sizes
 	}
 	set := map[int64]bool{}
 	for _, ks := range keys {
 		for _, k := range ks {
-			for _, p := range ds.series[k] {
+			for _, p := range ds.Series[k] {
 				set[p.Size] = true
 			}
 		}
@@ -147,7 +141,7 @@ func barSizes(spec FigureSpec, ds *dataset, keys [][]seriesKey) []int64 {
 
 // toolchainPanels makes one panel per toolchain that built a non-reference
 // variant of the figure; reference variants appear in every panel.
-func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64) []panel {
+func toolchainPanels(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.Key, sizes []int64) []panel {
 	var panelTCs, refTCs []string
 	for i, s := range spec.Series {
 		for _, k := range keys[i] {
@@ -161,10 +155,10 @@ func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []i
 	if len(panelTCs) == 0 {
 		return []panel{singlePanel(spec, ds, keys, sizes)}
 	}
-	panelTCs = inOrder(ds.order, panelTCs)
+	panelTCs = inOrder(ds.Order, panelTCs)
 	out := make([]panel, 0, len(panelTCs))
 	for _, tc := range panelTCs {
-		p := panel{Title: toolchainTitle(ds, tc), CopyGBps: ds.copyGBps[tc]}
+		p := panel{Title: toolchainTitle(ds, tc), CopyGBps: ds.Roof[tc]}
 		for i, s := range spec.Series {
 			for _, k := range keys[i] {
 				if !s.Reference && k.Toolchain != tc {
@@ -174,16 +168,16 @@ func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []i
 				if s.Reference && len(refTCs) > 1 {
 					label += " (" + k.Toolchain + ")"
 				}
-				p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes), key: k})
+				p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
 				if s.Reference && p.CopyGBps == 0 {
-					p.CopyGBps = ds.copyGBps[k.Toolchain]
+					p.CopyGBps = ds.Roof[k.Toolchain]
 				}
 			}
 		}
 		if spec.Y != "gbps" {
 			p.CopyGBps = 0
 		}
-		p.Series = ds.groupIdentical(p.Series)
+		p.Series = groupIdentical(ds, p.Series)
 		out = append(out, p)
 	}
 	return out
@@ -191,14 +185,14 @@ func toolchainPanels(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []i
 
 // singlePanel puts every series in one plot, labelled with its toolchain
 // when the figure spans several.
-func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64) panel {
+func singlePanel(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.Key, sizes []int64) panel {
 	var tcs []string
 	for _, ks := range keys {
 		for _, k := range ks {
 			tcs = appendNew(tcs, k.Toolchain)
 		}
 	}
-	tcs = inOrder(ds.order, tcs)
+	tcs = inOrder(ds.Order, tcs)
 	p := panel{Title: strings.Join(tcs, ", ")}
 	for i, s := range spec.Series {
 		for _, k := range keys[i] {
@@ -206,13 +200,13 @@ func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64
 			if len(tcs) > 1 {
 				label += " (" + k.Toolchain + ")"
 			}
-			p.Series = append(p.Series, series{Label: label, Style: i, Points: spec.points(ds.series[k], sizes), key: k})
+			p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
 		}
 	}
-	p.Series = ds.groupIdentical(p.Series)
+	p.Series = groupIdentical(ds, p.Series)
 	for _, tc := range tcs {
-		if spec.Y == "gbps" && ds.copyGBps[tc] > p.CopyGBps {
-			p.CopyGBps = ds.copyGBps[tc]
+		if spec.Y == "gbps" && ds.Roof[tc] > p.CopyGBps {
+			p.CopyGBps = ds.Roof[tc]
 		}
 	}
 	return p
@@ -220,12 +214,12 @@ func singlePanel(spec FigureSpec, ds *dataset, keys [][]seriesKey, sizes []int64
 
 // points returns the points of a series the figure shows: those at the bar
 // sizes, or else at the spec's sizes; a log axis drops sizes below 1.
-func (f FigureSpec) points(pts []point, barSizes []int64) []point {
+func points(f reportspec.Figure, pts []dataset.Point, barSizes []int64) []dataset.Point {
 	sizes := f.Sizes
 	if len(barSizes) > 0 {
 		sizes = barSizes
 	}
-	var out []point
+	var out []dataset.Point
 	for _, p := range sizeFilter(pts, sizes) {
 		if f.LogX && p.Size < 1 {
 			continue
@@ -238,8 +232,8 @@ func (f FigureSpec) points(pts []point, barSizes []int64) []point {
 	return out
 }
 
-func toolchainTitle(ds *dataset, id string) string {
-	tc := ds.toolchains[id]
+func toolchainTitle(ds *dataset.Set, id string) string {
+	tc := ds.Toolchains[id]
 	switch {
 	case tc.Family != "" && tc.Version != "":
 		return fmt.Sprintf("%s (%s %s)", id, tc.Family, tc.Version)
@@ -270,7 +264,7 @@ func inOrder(order, set []string) []string {
 // groupIdentical draws series of one toolchain that run the same device code
 // as one line, labelled "A = B", from their trials pooled at the sizes all of
 // them measured: they are one measurement, not a ranking.
-func (ds *dataset) groupIdentical(in []series) []series {
+func groupIdentical(ds *dataset.Set, in []series) []series {
 	var out []series
 	done := make([]bool, len(in))
 	for i := range in {
@@ -280,7 +274,7 @@ func (ds *dataset) groupIdentical(in []series) []series {
 		s := in[i]
 		members := []series{s}
 		for j := i + 1; j < len(in); j++ {
-			if !done[j] && ds.identical(s.key, in[j].key) {
+			if !done[j] && ds.Identical(s.key, in[j].key) {
 				done[j] = true
 				members = append(members, in[j])
 			}
@@ -298,15 +292,15 @@ func (ds *dataset) groupIdentical(in []series) []series {
 	return out
 }
 
-// poolPoints makes one point per size that every member measured, its
+// poolPoints makes one dataset.Point per size that every member measured, its
 // measurement the members' trials together.
-func poolPoints(k seriesKey, members []series) []point {
-	var out []point
+func poolPoints(k dataset.Key, members []series) []dataset.Point {
+	var out []dataset.Point
 	for _, p := range members[0].Points {
 		trials := append([][]float64(nil), p.M.Trials...)
 		all := true
 		for _, m := range members[1:] {
-			q, ok := pointAt(m.Points, p.Size)
+			q, ok := dataset.PointAt(m.Points, p.Size)
 			if !ok {
 				all = false
 				break

@@ -1,87 +1,17 @@
-package report
+package tables
 
 import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/portmatrix/portmatrix/internal/diag"
-	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
-
-// LaunchSpec is tables.yaml's launch entry: the launch-overhead kernels and
-// the composites whose time is split into bandwidth and launch cost
-// (docs/analysis/launch.md):
-//
-//	T_model = sum over called kernels k of bytes_k * (t_k - l_k) / b_k
-//	        + sum over calls of l_k
-//
-// where l_k is t_reduce for a kernel whose scalar returns to the host and
-// t_flat otherwise (the Reduce and Flat kernels' median time per call at
-// their smallest size), bytes_k the composite's bytes through k, and t_k,
-// b_k kernel k's median time and bytes per call measured alone (same variant
-// and toolchain) at the size whose bytes per call are nearest the
-// composite's: the first term is the bandwidth time, its call's latency
-// taken out.
-type LaunchSpec struct {
-	Empty, Flat, Reduce string   // the launch kernels
-	Composites          []string // kernels with sections whose time is split
-	Reducing            []string // called kernels whose scalar returns to the host
-}
-
-// LoadLaunch reads the launch entry of tables.yaml; nil without one.
-func LoadLaunch(path string, v *results.Vocabulary) (*LaunchSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseLaunch(path, data, v)
-}
-
-// ParseLaunch decodes and validates the launch entry of tables.yaml; file
-// names the errors.
-func ParseLaunch(file string, data []byte, v *results.Vocabulary) (*LaunchSpec, error) {
-	var errs ErrorList
-	d := diag.Decoder{File: file, Errs: (*diag.List)(&errs)}
-	root := diag.ParseYAML(file, data, (*diag.List)(&errs))
-	var out *LaunchSpec
-	if root != nil {
-		f := fields(d, root, "tables file", tablesFields...)
-		if n := f["launch"]; n != nil {
-			g := fields(d, n, "launch", "empty", "flat", "reduce", "composites", "reducing")
-			s := LaunchSpec{Empty: d.String(g["empty"], "empty"), Flat: d.String(g["flat"], "flat"), Reduce: d.String(g["reduce"], "reduce"),
-				Composites: d.Strings(g["composites"], "composites"), Reducing: d.Strings(g["reducing"], "reducing")}
-			known := v.KernelNames()
-			for _, k := range []struct{ field, value string }{{"empty", s.Empty}, {"flat", s.Flat}, {"reduce", s.Reduce}} {
-				node := g[k.field]
-				if node == nil {
-					node = n
-				}
-				checkName(file, node, "launch", k.field, k.value, known, &errs)
-			}
-			for _, field := range []string{"composites", "reducing"} {
-				list := g[field]
-				if list == nil || len(list.Content) == 0 {
-					errs.at(file, n, "launch: %s is missing", field)
-					continue
-				}
-				for _, item := range list.Content {
-					checkName(file, item, "launch "+field, "kernel", item.Value, known, &errs)
-				}
-			}
-			out = &s
-		}
-	}
-	if err := errs.errs(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 // latency is a launch kernel's time per call at its smallest size.
 type latency struct {
@@ -117,14 +47,14 @@ type splitTable struct {
 }
 
 type launchTables struct {
-	Spec      LaunchSpec
+	Spec      reportspec.Launch
 	Latencies []launchRow
 	Splits    []splitTable
 }
 
 // buildLaunch measures the launch kernels per cell and splits each
 // composite's time; nil when the folder holds no launch kernel.
-func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
+func buildLaunch(spec *reportspec.Launch, ds *dataset.Set) *launchTables {
 	if spec == nil {
 		return nil
 	}
@@ -132,14 +62,14 @@ func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 	type cell struct{ v, tc string }
 	lat := map[cell]*launchRow{}
 	get := func(kernel string, c cell) *latency {
-		pts := ds.series[seriesKey{kernel, c.v, c.tc}]
+		pts := ds.Series[dataset.Key{kernel, c.v, c.tc}]
 		if len(pts) == 0 {
 			return nil
 		}
 		p := pts[0]
 		return &latency{Size: p.Size, Median: p.M.Median, Lo: p.M.Lo, Hi: p.M.Hi, Trials: len(p.M.Trials), RepsEach: len(p.M.Trials[0])}
 	}
-	for k := range ds.series {
+	for k := range ds.Series {
 		if k.Kernel != spec.Empty && k.Kernel != spec.Flat && k.Kernel != spec.Reduce {
 			continue
 		}
@@ -165,7 +95,7 @@ func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 	})
 	for _, composite := range spec.Composites {
 		bySize := map[int64][]splitRow{}
-		for k, pts := range ds.series {
+		for k, pts := range ds.Series {
 			if k.Kernel != composite {
 				continue
 			}
@@ -198,7 +128,7 @@ func buildLaunch(spec *LaunchSpec, ds *dataset) *launchTables {
 
 // modelSplit models one composite measurement from its sections, the parts
 // measured alone and the cell's launch latencies (l may be nil).
-func modelSplit(spec *LaunchSpec, ds *dataset, k seriesKey, p point, l *launchRow) splitRow {
+func modelSplit(spec *reportspec.Launch, ds *dataset.Set, k dataset.Key, p dataset.Point, l *launchRow) splitRow {
 	r := splitRow{Variant: k.Variant, Toolchain: k.Toolchain, Measured: p.M.Median}
 	flat, reduce := l.flat(), l.reduce()
 	names := make([]string, 0, len(p.Sections))
@@ -220,7 +150,7 @@ func modelSplit(spec *LaunchSpec, ds *dataset, k seriesKey, p point, l *launchRo
 		if reducing {
 			lat = reduce
 		}
-		alone, ok := nearestCall(ds.series[seriesKey{name, k.Variant, k.Toolchain}], s.Bytes/float64(s.Calls))
+		alone, ok := nearestCall(ds.Series[dataset.Key{name, k.Variant, k.Toolchain}], s.Bytes/float64(s.Calls))
 		if !ok {
 			r.Missing = append(r.Missing, name)
 			continue
@@ -237,10 +167,10 @@ func modelSplit(spec *LaunchSpec, ds *dataset, k seriesKey, p point, l *launchRo
 	return r
 }
 
-// nearestCall is the point whose bytes per call are nearest perCall (by
-// ratio); false when no point moves bytes.
-func nearestCall(pts []point, perCall float64) (point, bool) {
-	var best point
+// nearestCall is the dataset.Point whose bytes per call are nearest perCall (by
+// ratio); false when no dataset.Point moves bytes.
+func nearestCall(pts []dataset.Point, perCall float64) (dataset.Point, bool) {
+	var best dataset.Point
 	found := false
 	for _, p := range pts {
 		if p.Bytes <= 0 || perCall <= 0 {

@@ -1,4 +1,4 @@
-package report
+package reportspec
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// FigureSpec is one figure of figures.yaml.
-type FigureSpec struct {
+// Figure is one figure of figures.yaml.
+type Figure struct {
 	ID       string // file name of the figure: figures/<id>.svg|.png
 	Title    string // shown above the panels
 	Paper    string // the figure it reproduces, e.g. "002 Fig. 1"
@@ -34,14 +34,14 @@ type FigureSpec struct {
 	Kernels     []string
 	NormalizeTo string
 	At          string // largest (default) or smallest
-	Series      []SeriesSpec
+	Series      []Series
 	Node        *yaml.Node
 }
 
-// SeriesSpec is one variant of a figure and its legend label. A reference
+// Series is one variant of a figure and its legend label. A reference
 // series (the native KK-CUDA) is drawn in every panel from whichever
 // toolchain built it.
-type SeriesSpec struct {
+type Series struct {
 	Kernel    string // this series' kernel, where not the figure's (004 Fig. 2: one operator in several forms)
 	Variant   string
 	Label     string
@@ -50,7 +50,7 @@ type SeriesSpec struct {
 }
 
 type figuresDoc struct {
-	Figures []FigureSpec
+	Figures []Figure
 }
 
 // decodeFigures reads the figures file's nodes (internal/diag's idiom).
@@ -66,7 +66,7 @@ func decodeFigures(d diag.Decoder, root *yaml.Node) figuresDoc {
 	for _, item := range d.Seq(f["figures"], "figures") {
 		g := fields(d, item, "figure", "id", "title", "paper", "kernel", "x", "x_label", "y", "panel_by", "target",
 			"families", "log_x", "kind", "sizes", "variants", "kernels", "normalize_to", "at")
-		fs := FigureSpec{ID: d.String(g["id"], "id"), Title: d.String(g["title"], "title"), Paper: d.String(g["paper"], "paper"),
+		fs := Figure{ID: d.String(g["id"], "id"), Title: d.String(g["title"], "title"), Paper: d.String(g["paper"], "paper"),
 			Kernel: d.String(g["kernel"], "kernel"), X: d.String(g["x"], "x"), XLabel: d.String(g["x_label"], "x_label"),
 			Y: d.String(g["y"], "y"), Panel: d.String(g["panel_by"], "panel_by"), Target: d.String(g["target"], "target"),
 			Families: d.Strings(g["families"], "families"), LogX: d.Bool(g["log_x"], "log_x"), Kind: d.String(g["kind"], "kind"),
@@ -77,7 +77,7 @@ func decodeFigures(d diag.Decoder, root *yaml.Node) figuresDoc {
 		}
 		for _, s := range d.Seq(g["variants"], "variants") {
 			sf := fields(d, s, "variant entry", "kernel", "variant", "label", "reference")
-			ss := SeriesSpec{Kernel: d.String(sf["kernel"], "kernel"), Variant: d.String(sf["variant"], "variant"), Label: d.String(sf["label"], "label"),
+			ss := Series{Kernel: d.String(sf["kernel"], "kernel"), Variant: d.String(sf["variant"], "variant"), Label: d.String(sf["label"], "label"),
 				Reference: d.Bool(sf["reference"], "reference")}
 			if s.Kind == yaml.MappingNode {
 				ss.Node = s
@@ -100,7 +100,7 @@ var (
 )
 
 // LoadFigures reads and validates a figures file.
-func LoadFigures(path string, v *results.Vocabulary) ([]FigureSpec, error) {
+func LoadFigures(path string, v *results.Vocabulary) ([]Figure, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -110,9 +110,9 @@ func LoadFigures(path string, v *results.Vocabulary) ([]FigureSpec, error) {
 
 // ParseFigures decodes and validates figures.yaml; file names the errors.
 // Every problem is reported, as file:line:col: message, sorted.
-func ParseFigures(file string, data []byte, v *results.Vocabulary) ([]FigureSpec, error) {
-	var errs ErrorList
-	ff := decodeFigures(diag.Decoder{File: file, Errs: (*diag.List)(&errs)}, diag.ParseYAML(file, data, (*diag.List)(&errs)))
+func ParseFigures(file string, data []byte, v *results.Vocabulary) ([]Figure, error) {
+	var errs errorList
+	ff := decodeFigures(decoder(file, &errs), parse(file, data, &errs))
 	seen := map[string]*yaml.Node{}
 	for i := range ff.Figures {
 		f := &ff.Figures[i]
@@ -125,7 +125,7 @@ func ParseFigures(file string, data []byte, v *results.Vocabulary) ([]FigureSpec
 	return ff.Figures, nil
 }
 
-func (f *FigureSpec) defaults(v *results.Vocabulary) {
+func (f *Figure) defaults(v *results.Vocabulary) {
 	def := func(s *string, values []string) {
 		if *s == "" {
 			*s = values[0]
@@ -153,7 +153,7 @@ func (f *FigureSpec) defaults(v *results.Vocabulary) {
 	}
 }
 
-func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList, v *results.Vocabulary) {
+func (f *Figure) validate(file string, seen map[string]*yaml.Node, errs *errorList, v *results.Vocabulary) {
 	n := f.Node
 	if n == nil {
 		return // not a mapping: already reported
@@ -193,7 +193,7 @@ func (f *FigureSpec) validate(file string, seen map[string]*yaml.Node, errs *Err
 
 // validateNormalized checks a figure of kind normalized: kernels instead of
 // kernel, the variant every time is divided by, and which size.
-func (f *FigureSpec) validateNormalized(file, name string, errs *ErrorList, v *results.Vocabulary) {
+func (f *Figure) validateNormalized(file, name string, errs *errorList, v *results.Vocabulary) {
 	n := f.Node
 	if f.Kernel != "" {
 		errs.at(file, valueNode(n, "kernel"), "%s: kind normalized takes kernels, not kernel", name)
@@ -214,7 +214,7 @@ func (f *FigureSpec) validateNormalized(file, name string, errs *ErrorList, v *r
 	}
 }
 
-func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList, v *results.Vocabulary) {
+func (f *Figure) validateSeries(file, name string, errs *errorList, v *results.Vocabulary) {
 	if len(f.Series) == 0 {
 		errs.at(file, valueNode(f.Node, "variants"), "%s: variants is empty", name)
 	}
@@ -237,7 +237,7 @@ func (f *FigureSpec) validateSeries(file, name string, errs *ErrorList, v *resul
 
 // checkID reports a missing, malformed or repeated id and returns how
 // messages name the item.
-func checkID(file string, n *yaml.Node, what, id string, seen map[string]*yaml.Node, errs *ErrorList) string {
+func checkID(file string, n *yaml.Node, what, id string, seen map[string]*yaml.Node, errs *errorList) string {
 	switch {
 	case id == "":
 		errs.at(file, n, "%s: id is missing", what)
@@ -253,7 +253,7 @@ func checkID(file string, n *yaml.Node, what, id string, seen map[string]*yaml.N
 }
 
 // checkName reports a missing or unknown name of a closed vocabulary.
-func checkName(file string, n *yaml.Node, owner, field, value string, known []string, errs *ErrorList) {
+func checkName(file string, n *yaml.Node, owner, field, value string, known []string, errs *errorList) {
 	switch {
 	case value == "":
 		errs.at(file, n, "%s: %s is missing", owner, field)
@@ -263,7 +263,7 @@ func checkName(file string, n *yaml.Node, owner, field, value string, known []st
 }
 
 // checkEnum reports a field whose value is not one of values.
-func checkEnum(file string, owner *yaml.Node, name, field, value string, values []string, errs *ErrorList) {
+func checkEnum(file string, owner *yaml.Node, name, field, value string, values []string, errs *errorList) {
 	if !slices.Contains(values, value) {
 		errs.at(file, valueNode(owner, field), "%s: %s must be one of %s, not %q", name, field, strings.Join(values, ", "), value)
 	}
@@ -271,3 +271,13 @@ func checkEnum(file string, owner *yaml.Node, name, field, value string, values 
 
 // hasKey reports whether the mapping n has the key.
 func hasKey(n *yaml.Node, key string) bool { return diag.Value(n, key) != nil }
+
+// Where names the toolchains the figure takes: its target, and its
+// families where given.
+func (f Figure) Where() string {
+	where := map[string]string{"any": "any", "host": "host", "device": "device"}[f.Target]
+	if len(f.Families) > 0 {
+		where += " " + strings.Join(f.Families, "/")
+	}
+	return where
+}

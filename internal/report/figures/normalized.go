@@ -1,9 +1,11 @@
-package report
+package figures
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
@@ -13,7 +15,7 @@ import (
 // kernel and toolchain, at the smallest or largest size both measured (among
 // the spec's sizes when given). The interval is the ratio's, replicate by
 // replicate. A series without the reference on its toolchain has no bar.
-func buildNormalized(f figure, ds *dataset) figure {
+func buildNormalized(f Figure, ds *dataset.Set) Figure {
 	spec := f.Spec
 	f.Names = spec.Kernels
 	for i := range spec.Kernels {
@@ -21,22 +23,22 @@ func buildNormalized(f figure, ds *dataset) figure {
 	}
 	var tcs []string
 	bars := map[string][]series{} // toolchain -> series with points
-	for _, tc := range ds.order {
-		if !spec.admits(ds, tc) {
+	for _, tc := range ds.Order {
+		if !admits(spec, ds, tc) {
 			continue
 		}
 		for si, s := range spec.Series {
 			sr := series{Label: s.Label, Style: si}
 			for ki, kernel := range spec.Kernels {
-				num := ds.series[seriesKey{kernel, s.Variant, tc}]
-				ref := ds.series[seriesKey{kernel, spec.NormalizeTo, tc}]
+				num := ds.Series[dataset.Key{kernel, s.Variant, tc}]
+				ref := ds.Series[dataset.Key{kernel, spec.NormalizeTo, tc}]
 				if p, ok := normalizedPoint(spec, num, ref); ok {
 					p.Size = int64(ki)
 					sr.Points = append(sr.Points, p)
 				}
 			}
 			if len(sr.Points) > 0 {
-				sr.key = seriesKey{strings.Join(spec.Kernels, ","), s.Variant, tc}
+				sr.key = dataset.Key{strings.Join(spec.Kernels, ","), s.Variant, tc}
 				bars[tc] = append(bars[tc], sr)
 			}
 		}
@@ -47,7 +49,7 @@ func buildNormalized(f figure, ds *dataset) figure {
 	if len(tcs) == 0 {
 		f.Sizes, f.Names = nil, nil
 		f.Note = fmt.Sprintf("no verified results of %s with %s on one toolchain (%s) for any of %s",
-			specVariants(spec), spec.NormalizeTo, spec.where(), kernelList(spec.Kernels))
+			specVariants(spec), spec.NormalizeTo, spec.Where(), kernelList(spec.Kernels))
 		return f
 	}
 	f.dropEmptyKernels(bars)
@@ -71,15 +73,15 @@ func buildNormalized(f figure, ds *dataset) figure {
 }
 
 // normalizedPoint is num's time over ref's at the chosen common size.
-func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
-	var common []point // pairs (num, ref), ascending size
+func normalizedPoint(spec reportspec.Figure, num, ref []dataset.Point) (dataset.Point, bool) {
+	var common []dataset.Point // pairs (num, ref), ascending size
 	for _, p := range sizeFilter(num, spec.Sizes) {
-		if q, ok := pointAt(ref, p.Size); ok && comparable(p, q) {
+		if q, ok := dataset.PointAt(ref, p.Size); ok && dataset.Comparable(p, q) {
 			common = append(common, p, q)
 		}
 	}
 	if len(common) == 0 {
-		return point{}, false
+		return dataset.Point{}, false
 	}
 	i := len(common) - 2
 	if spec.At == "smallest" {
@@ -87,8 +89,8 @@ func normalizedPoint(spec FigureSpec, num, ref []point) (point, bool) {
 	}
 	p, q := common[i], common[i+1]
 	// time ratio t_num / t_ref = rate_ref / rate_num (one kernel, one size)
-	boot := stats.Ratio(q.rateBoot(), p.rateBoot())
-	p.Norm = q.rate() / p.rate()
+	boot := stats.Ratio(q.RateBoot(), p.RateBoot())
+	p.Norm = q.Rate() / p.Rate()
 	p.NormLo, p.NormHi = stats.Interval(boot)
 	return p, true
 }
@@ -103,7 +105,7 @@ func kernelList(ks []string) string {
 
 // dropEmptyKernels leaves out the kernels no series has a bar for, and
 // renumbers the points' positions.
-func (f *figure) dropEmptyKernels(bars map[string][]series) {
+func (f *Figure) dropEmptyKernels(bars map[string][]series) {
 	used := make([]bool, len(f.Names))
 	for _, ss := range bars {
 		for _, s := range ss {

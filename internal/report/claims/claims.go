@@ -1,4 +1,4 @@
-package report
+package claims
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
@@ -49,9 +51,9 @@ func (r Ratio) Sizes() string {
 // Interval is the ratio's interval as text.
 func (r Ratio) Interval() string { return fmt.Sprintf("[%.3f, %.3f]", r.Lo, r.Hi) }
 
-// ClaimResult is a claim evaluated against one run.
-type ClaimResult struct {
-	Claim     ClaimSpec
+// Result is a claim evaluated against one run.
+type Result struct {
+	Claim     reportspec.Claim
 	Outcome   Outcome
 	Value     float64 // the aggregate of the ratios (median of the values for "all")
 	Lo, Hi    float64 // its interval; for "all" the lowest and highest interval bound
@@ -62,35 +64,35 @@ type ClaimResult struct {
 	Reason    string   // why not measurable
 	// Tuned is the same claim on the folder's tuned view (best configuration
 	// against best); nil or not measurable: not tuned (TunedVerdict).
-	Tuned *ClaimResult
+	Tuned *Result
 }
 
-// EvaluateClaims checks every claim against the usable records of res.
-func EvaluateClaims(claims []ClaimSpec, res *Results) []ClaimResult {
-	return evaluateAll(claims, newDataset(res))
+// EvaluateFolder checks every claim against the usable records of res.
+func EvaluateFolder(claims []reportspec.Claim, res *results.Folder) []Result {
+	return Evaluate(claims, dataset.New(res))
 }
 
-func evaluateAll(claims []ClaimSpec, ds *dataset) []ClaimResult {
-	out := make([]ClaimResult, len(claims))
+func Evaluate(claims []reportspec.Claim, ds *dataset.Set) []Result {
+	out := make([]Result, len(claims))
 	for i, c := range claims {
 		out[i] = evaluate(c, ds)
 	}
 	return out
 }
 
-func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
-	r := ClaimResult{Claim: c, Outcome: NotMeasurable}
-	num := ds.selectSeries(c.kernelsOf(c.Numerator), c.Target, c.Numerator)
-	den := ds.selectSeries(c.kernelsOf(c.Denominator), c.Target, c.Denominator)
+func evaluate(c reportspec.Claim, ds *dataset.Set) Result {
+	r := Result{Claim: c, Outcome: NotMeasurable}
+	num := ds.Select(c.KernelsOf(c.Numerator), c.Target, c.Numerator)
+	den := ds.Select(c.KernelsOf(c.Denominator), c.Target, c.Denominator)
 	switch {
 	case len(num) == 0:
-		r.Reason = ds.missing(c.kernelsOf(c.Numerator), c.Target, c.Numerator)
+		r.Reason = missing(ds, c.KernelsOf(c.Numerator), c.Target, c.Numerator)
 		return r
 	case len(den) == 0:
-		r.Reason = ds.missing(c.kernelsOf(c.Denominator), c.Target, c.Denominator)
+		r.Reason = missing(ds, c.KernelsOf(c.Denominator), c.Target, c.Denominator)
 		return r
 	}
-	r.Ratios, r.Identical = ds.ratios(c, num, den)
+	r.Ratios, r.Identical = ratios(ds, c, num, den)
 	if len(r.Ratios) == 0 {
 		r.Reason = "numerator and denominator have no size in common"
 		if c.SameToolchain {
@@ -109,7 +111,7 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 		vals[i] = x.Value
 	}
 	r.Min, r.Max = slices.Min(vals), slices.Max(vals)
-	lo, hi := c.band()
+	lo, hi := c.Band()
 	if c.Aggregate == "all" {
 		r.Value = stats.Median(vals)
 		r.Lo, r.Hi = math.Inf(1), math.Inf(-1)
@@ -143,15 +145,6 @@ func evaluate(c ClaimSpec, ds *dataset) ClaimResult {
 	r.Outcome = map[stats.Verdict]Outcome{stats.Inside: Reproduced, stats.Outside: NotReproduced,
 		stats.Straddle: Inconclusive}[stats.Against(r.Lo, r.Hi, lo, hi)]
 	return r
-}
-
-// band is the interval the claim accepts: range, or above 1 + margin for
-// an order claim.
-func (c ClaimSpec) band() (lo, hi float64) {
-	if c.Type == "order" {
-		return 1 + c.Margin, math.Inf(1)
-	}
-	return c.Range[0], c.Range[1]
 }
 
 func aggregate(how string, v []float64) float64 {
@@ -199,41 +192,18 @@ func aggregateBoot(how string, rs []Ratio) []float64 {
 	return out
 }
 
-// selectSeries returns the series of kernels matching sel on the target's
-// toolchains, in claim order.
-func (ds *dataset) selectSeries(kernels []string, target string, sel Selector) []seriesKey {
-	var out []seriesKey
-	for _, k := range kernels {
-		for _, v := range sel.Variants {
-			for _, key := range ds.keys(k, v) {
-				if ds.onTarget(target, key.Toolchain) && sel.matches(key.Toolchain, ds.family(key.Toolchain)) {
-					out = append(out, key)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func (s Selector) matches(tc, family string) bool {
-	if len(s.Families) == 0 && len(s.Toolchains) == 0 {
-		return true
-	}
-	return slices.Contains(s.Families, family) || slices.Contains(s.Toolchains, tc)
-}
-
 // missing explains why a selector found nothing.
-func (ds *dataset) missing(kernels []string, target string, sel Selector) string {
-	where := sel.where()
+func missing(ds *dataset.Set, kernels []string, target string, sel reportspec.Selector) string {
+	where := sel.Where()
 	if target != "any" {
 		where += " " + target
 	}
 	anyToolchain, neverRun := false, ""
 	runs := false // a selected toolchain whose binaries may run
-	for _, tc := range ds.order {
-		if ds.onTarget(target, tc) && sel.matches(tc, ds.family(tc)) {
+	for _, tc := range ds.Order {
+		if ds.OnTarget(target, tc) && sel.Matches(tc, ds.Family(tc)) {
 			anyToolchain = true
-			if why := toolchain.NotRun(ds.toolchains[tc].Target); why != "" {
+			if why := toolchain.NotRun(ds.Toolchains[tc].Target); why != "" {
 				neverRun = why
 			} else {
 				runs = true
@@ -250,57 +220,49 @@ func (ds *dataset) missing(kernels []string, target string, sel Selector) string
 		strings.Join(kernels, "/"), strings.Join(sel.Variants, ", "), where)
 }
 
-func (s Selector) where() string {
-	names := append(append([]string(nil), s.Families...), s.Toolchains...)
-	if len(names) == 0 {
-		return "any"
-	}
-	return strings.Join(names, "/")
-}
-
 // ratios pairs every numerator series with every denominator series of the
 // same kernel (and toolchain, if asked) at the claim's sizes. Pairs of
 // identical device code are not ranked: they are returned by name instead.
-func (ds *dataset) ratios(c ClaimSpec, num, den []seriesKey) ([]Ratio, []string) {
+func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) ([]Ratio, []string) {
 	var out []Ratio
 	var same []string
 	for _, n := range num {
 		for _, d := range den {
-			if n == d || (n.Kernel != d.Kernel && !c.acrossKernels()) || (c.SameToolchain && n.Toolchain != d.Toolchain) {
+			if n == d || (n.Kernel != d.Kernel && !c.AcrossKernels()) || (c.SameToolchain && n.Toolchain != d.Toolchain) {
 				continue
 			}
-			if ds.identical(n, d) {
+			if ds.Identical(n, d) {
 				same = append(same, n.Variant+"@"+n.Toolchain+" = "+d.Variant+"@"+d.Toolchain)
 				continue
 			}
-			out = append(out, pairRatios(n, d, ds.series[n], ds.series[d], c.Sizes)...)
+			out = append(out, pairRatios(n, d, ds.Series[n], ds.Series[d], c.Sizes)...)
 		}
 	}
 	return out, same
 }
 
-func pairRatios(n, d seriesKey, np, dp []point, sizes string) []Ratio {
-	byDen := map[int64]point{}
+func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string) []Ratio {
+	byDen := map[int64]dataset.Point{}
 	for _, p := range dp {
 		byDen[p.Size] = p
 	}
 	var out []Ratio
 	for _, p := range np {
 		q, ok := byDen[p.Size]
-		if !ok || !comparable(p, q) {
+		if !ok || !dataset.Comparable(p, q) {
 			continue
 		}
 		var boot []float64
 		var lo, hi float64
 		if len(p.M.Boot) > 0 && len(q.M.Boot) > 0 {
-			boot = stats.Ratio(p.rateBoot(), q.rateBoot())
+			boot = stats.Ratio(p.RateBoot(), q.RateBoot())
 			lo, hi = stats.Interval(boot)
 		} else { // a tuning's measurements carry their interval, not replicates: bound the ratio by the intervals
 			lo = results.Rate(p.Bytes, p.M.Hi) / results.Rate(q.Bytes, q.M.Lo)
 			hi = results.Rate(p.Bytes, p.M.Lo) / results.Rate(q.Bytes, q.M.Hi)
 		}
 		out = append(out, Ratio{
-			Kernel: kernelPair(n.Kernel, d.Kernel), Size: p.Size, Value: p.rate() / q.rate(), Lo: lo, Hi: hi, boot: boot,
+			Kernel: kernelPair(n.Kernel, d.Kernel), Size: p.Size, Value: p.Rate() / q.Rate(), Lo: lo, Hi: hi, boot: boot,
 			Numerator:   n.Variant + "@" + n.Toolchain,
 			Denominator: d.Variant + "@" + d.Toolchain,
 		})
@@ -343,7 +305,7 @@ func (r Ratio) toolchain() string {
 
 // Verdict is the result as one phrase: "reproduced", "not reproduced
 // (measured 0.42 [0.40, 0.44])", "inconclusive (...)" or "not measurable (reason)".
-func (r ClaimResult) Verdict() string {
+func (r Result) Verdict() string {
 	switch r.Outcome {
 	case Reproduced:
 		return string(Reproduced)
@@ -356,11 +318,11 @@ func (r ClaimResult) Verdict() string {
 
 // why names the ratios against the band: for "all" how many lie in, out of
 // or across it, otherwise the interval of the aggregate.
-func (r ClaimResult) why() string {
+func (r Result) why() string {
 	if r.Claim.Aggregate != "all" {
 		return fmt.Sprintf("%s interval [%.2f, %.2f]", r.Claim.Aggregate, r.Lo, r.Hi)
 	}
-	lo, hi := r.Claim.band()
+	lo, hi := r.Claim.Band()
 	n := map[stats.Verdict]int{}
 	for _, x := range r.Ratios {
 		n[stats.Against(x.Lo, x.Hi, lo, hi)]++
@@ -370,7 +332,7 @@ func (r ClaimResult) why() string {
 }
 
 // Expected describes what the claim asks of the ratios.
-func (r ClaimResult) Expected() string {
+func (r Result) Expected() string {
 	c := r.Claim
 	at := "at the largest common size"
 	switch c.Sizes {
@@ -402,7 +364,7 @@ func (r ClaimResult) Expected() string {
 }
 
 // Measured describes the measured ratios, or "–" when there are none.
-func (r ClaimResult) Measured() string {
+func (r Result) Measured() string {
 	n := len(r.Ratios)
 	switch {
 	case n == 0:
@@ -416,8 +378,8 @@ func (r ClaimResult) Measured() string {
 	return fmt.Sprintf("%.2f [%.2f, %.2f] (%s of %d ratios, range %.2f–%.2f)", r.Value, r.Lo, r.Hi, r.Claim.Aggregate, n, r.Min, r.Max)
 }
 
-// ClaimCounts counts results by outcome.
-func ClaimCounts(results []ClaimResult) map[Outcome]int {
+// Counts counts results by outcome.
+func Counts(results []Result) map[Outcome]int {
 	m := map[Outcome]int{}
 	for _, r := range results {
 		m[r.Outcome]++
@@ -425,15 +387,15 @@ func ClaimCounts(results []ClaimResult) map[Outcome]int {
 	return m
 }
 
-func claimSummary(results []ClaimResult) string {
-	m := ClaimCounts(results)
+func Summary(results []Result) string {
+	m := Counts(results)
 	return fmt.Sprintf("%d of %d claims reproduced, %d not reproduced, %d inconclusive, %d not measurable",
 		m[Reproduced], len(results), m[NotReproduced], m[Inconclusive], m[NotMeasurable])
 }
 
-// ClaimsMarkdown renders the claims table of a run as Markdown, then every
+// Markdown renders the claims table of a run as Markdown, then every
 // claim's component ratios with their intervals.
-func ClaimsMarkdown(runID string, results []ClaimResult) []byte {
+func Markdown(runID string, results []Result) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Claims: %s\n\n", runID)
 	b.WriteString("Ratios are GB/s of the numerator over GB/s of the denominator, same kernel and size;\n")
@@ -444,7 +406,7 @@ func ClaimsMarkdown(runID string, results []ClaimResult) []byte {
 	b.WriteString("Every claim is judged twice: as published (the generated launch parameters or the machine\n")
 	b.WriteString("model's defaults) and tuned (each side at its best configuration of the folder's tuning\n")
 	b.WriteString("records); \"not tuned\" where no tuned measurement decides it.\n\n")
-	fmt.Fprintf(&b, "As published: %s. %s.\n\n", claimSummary(results), strings.ToUpper(tunedSummary(results)[:1])+tunedSummary(results)[1:])
+	fmt.Fprintf(&b, "As published: %s. %s.\n\n", Summary(results), strings.ToUpper(TunedSummary(results)[:1])+TunedSummary(results)[1:])
 	b.WriteString("| claim | paper | quote | expected | measured | as published | tuned |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -474,13 +436,13 @@ func ClaimsMarkdown(runID string, results []ClaimResult) []byte {
 }
 
 // ratioTable writes a claim's component ratios against its band.
-func ratioTable(b *bytes.Buffer, r ClaimResult) {
-	lo, hi := r.Claim.band()
+func ratioTable(b *bytes.Buffer, r Result) {
+	lo, hi := r.Claim.Band()
 	if len(r.Ratios) > 0 {
 		b.WriteString("| kernel | size | numerator | denominator | ratio | 95% interval | against the band |\n")
 		b.WriteString("|---|---:|---|---|---:|---|---|\n")
 	}
-	for _, x := range sortedRatios(r.Ratios) {
+	for _, x := range SortedRatios(r.Ratios) {
 		where := map[stats.Verdict]string{stats.Inside: "in", stats.Outside: "outside", stats.Straddle: "across a bound"}[stats.Against(x.Lo, x.Hi, lo, hi)]
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %.3f | %s | %s |\n", x.Kernel, x.Sizes(), x.Numerator, x.Denominator, x.Value, x.Interval(), where)
 	}
@@ -491,8 +453,8 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-// sortedRatios returns the ratios ordered for display.
-func sortedRatios(rs []Ratio) []Ratio {
+// SortedRatios returns the ratios ordered for display.
+func SortedRatios(rs []Ratio) []Ratio {
 	out := append([]Ratio(nil), rs...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

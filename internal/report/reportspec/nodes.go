@@ -1,4 +1,4 @@
-package report
+package reportspec
 
 import (
 	"gopkg.in/yaml.v3"

@@ -1,8 +1,10 @@
-package report
+package reportspec
 
 import (
 	"math"
 	"os"
+	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -10,13 +12,13 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// ClaimSpec is one checkable statement of a paper (claims.yaml).
+// Claim is one checkable statement of a paper (claims.yaml).
 //
 // A claim compares the GB/s of numerator series with denominator series of
 // the same kernel at the same size. Type "ratio" aggregates the ratios and
 // expects the result inside Range; type "order" expects the numerator to be
 // faster: the aggregate above 1 + Margin.
-type ClaimSpec struct {
+type Claim struct {
 	ID            string
 	Paper         string
 	Quote         string // the paper's sentence the claim checks, word for word
@@ -50,7 +52,7 @@ type Selector struct {
 }
 
 type claimsDoc struct {
-	Claims []ClaimSpec
+	Claims []Claim
 }
 
 // decodeClaims reads the claims file's nodes (internal/diag's idiom).
@@ -66,7 +68,7 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 	for _, item := range d.Seq(f["claims"], "claims") {
 		g := fields(d, item, "claim", "id", "paper", "quote", "statement", "type", "kernels", "numerator", "denominator", "target",
 			"same_toolchain", "sizes", "aggregate", "except", "range", "margin")
-		c := ClaimSpec{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
+		c := Claim{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
 			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
 			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
 			Target: d.String(g["target"], "target"), SameToolchain: d.Bool(g["same_toolchain"], "same_toolchain"),
@@ -115,7 +117,7 @@ var (
 )
 
 // LoadClaims reads and validates a claims file.
-func LoadClaims(path string, v *results.Vocabulary) ([]ClaimSpec, error) {
+func LoadClaims(path string, v *results.Vocabulary) ([]Claim, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -124,9 +126,9 @@ func LoadClaims(path string, v *results.Vocabulary) ([]ClaimSpec, error) {
 }
 
 // ParseClaims decodes and validates claims.yaml; file names the errors.
-func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]ClaimSpec, error) {
-	var errs ErrorList
-	cf := decodeClaims(diag.Decoder{File: file, Errs: (*diag.List)(&errs)}, diag.ParseYAML(file, data, (*diag.List)(&errs)))
+func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]Claim, error) {
+	var errs errorList
+	cf := decodeClaims(decoder(file, &errs), parse(file, data, &errs))
 	seen := map[string]*yaml.Node{}
 	for i := range cf.Claims {
 		c := &cf.Claims[i]
@@ -139,7 +141,7 @@ func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]ClaimSpec, 
 	return cf.Claims, nil
 }
 
-func (c *ClaimSpec) defaults() {
+func (c *Claim) defaults() {
 	if c.Type == "" {
 		c.Type = "ratio"
 	}
@@ -157,7 +159,7 @@ func (c *ClaimSpec) defaults() {
 	}
 }
 
-func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *ErrorList, v *results.Vocabulary) {
+func (c *Claim) validate(file string, seen map[string]*yaml.Node, errs *errorList, v *results.Vocabulary) {
 	n := c.Node
 	if n == nil {
 		return // not a mapping: already reported
@@ -190,7 +192,7 @@ func (c *ClaimSpec) validate(file string, seen map[string]*yaml.Node, errs *Erro
 	}
 }
 
-func (c *ClaimSpec) validateExpectation(file, name string, errs *ErrorList) {
+func (c *Claim) validateExpectation(file, name string, errs *errorList) {
 	n := c.Node
 	if c.Type == "order" {
 		if len(c.Range) > 0 {
@@ -212,7 +214,7 @@ func (c *ClaimSpec) validateExpectation(file, name string, errs *ErrorList) {
 	}
 }
 
-func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorList, voc *results.Vocabulary) {
+func (s *Selector) validate(file string, n *yaml.Node, name string, errs *errorList, voc *results.Vocabulary) {
 	if len(s.Variants) == 0 {
 		errs.at(file, valueNode(n, "variants"), "%s: variants is empty", name)
 	}
@@ -227,15 +229,43 @@ func (s *Selector) validate(file string, n *yaml.Node, name string, errs *ErrorL
 	}
 }
 
-// kernelsOf are the kernels a side selects: its own, or the claim's.
-func (c *ClaimSpec) kernelsOf(s Selector) []string {
+// KernelsOf are the kernels a side selects: its own, or the claim's.
+func (c *Claim) KernelsOf(s Selector) []string {
 	if len(s.Kernels) > 0 {
 		return s.Kernels
 	}
 	return c.Kernels
 }
 
-// acrossKernels reports whether the claim pairs different kernels.
-func (c *ClaimSpec) acrossKernels() bool {
+// AcrossKernels reports whether the claim pairs different kernels.
+func (c *Claim) AcrossKernels() bool {
 	return len(c.Numerator.Kernels) > 0 || len(c.Denominator.Kernels) > 0
+}
+
+// Band is the interval the claim accepts: range, or above 1 + margin for
+// an order claim.
+func (c Claim) Band() (lo, hi float64) {
+	if c.Type == "order" {
+		return 1 + c.Margin, math.Inf(1)
+	}
+	return c.Range[0], c.Range[1]
+}
+
+// Matches says whether the selector takes series built by toolchain tc of
+// family.
+func (s Selector) Matches(tc, family string) bool {
+	if len(s.Families) == 0 && len(s.Toolchains) == 0 {
+		return true
+	}
+	return slices.Contains(s.Families, family) || slices.Contains(s.Toolchains, tc)
+}
+
+// Where names the toolchains the selector takes: its families and
+// toolchains, or "any".
+func (s Selector) Where() string {
+	names := append(append([]string(nil), s.Families...), s.Toolchains...)
+	if len(names) == 0 {
+		return "any"
+	}
+	return strings.Join(names, "/")
 }

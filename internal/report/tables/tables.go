@@ -1,79 +1,30 @@
-package report
+package tables
 
 import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/portmatrix/portmatrix/internal/diag"
-	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
-
-// tablesFile is the tables' Markdown in a results folder.
-const tablesFile = results.TablesFile
-
-// TableSpec is one table of tables.yaml: a kernel at the largest size its
-// reference series measured, every device cell of that size.
-type TableSpec struct {
-	Kernel    string
-	Reference Selector
-	Node      *yaml.Node
-}
-
-// LoadTables reads and validates tables.yaml.
-func LoadTables(path string, v *results.Vocabulary) ([]TableSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseTables(path, data, v)
-}
-
-// ParseTables decodes and validates tables.yaml; file names the errors.
-func ParseTables(file string, data []byte, v *results.Vocabulary) ([]TableSpec, error) {
-	var errs ErrorList
-	d := diag.Decoder{File: file, Errs: (*diag.List)(&errs)}
-	root := diag.ParseYAML(file, data, (*diag.List)(&errs))
-	var out []TableSpec
-	if root != nil {
-		f := fields(d, root, "tables file", tablesFields...)
-		for _, item := range d.Seq(f["tables"], "tables") {
-			g := fields(d, item, "table", "kernel", "reference")
-			t := TableSpec{Kernel: d.String(g["kernel"], "kernel"), Reference: decodeSelector(d, g["reference"]), Node: item}
-			if item.Kind != yaml.MappingNode {
-				continue
-			}
-			name := fmt.Sprintf("table %q", t.Kernel)
-			checkName(file, valueNode(item, "kernel"), name, "kernel", t.Kernel, v.KernelNames(), &errs)
-			t.Reference.validate(file, valueNode(item, "reference"), name+" reference", &errs, v)
-			out = append(out, t)
-		}
-	}
-	if err := errs.errs(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 // tableRow is a cell, or a group of cells of one toolchain that run the
 // same device code, at the table's size.
 type tableRow struct {
 	Variants  []string // one, or the group's, sorted
 	Toolchain string
-	P         point // the group's trials pooled
-	Ref       *Ratio
+	P         dataset.Point // the group's trials pooled
+	Ref       *refRatio
 	Roof      float64 // GB/s over the toolchain's roofline; 0 without one
 }
 
 type table struct {
-	Spec  TableSpec
+	Spec  reportspec.Table
 	Size  int64
 	Ref   string // "variant@toolchain" of the reference row
 	Rows  []tableRow
@@ -84,40 +35,30 @@ type table struct {
 // buildTables arranges the device measurements of each table's kernel; a
 // kernel the results do not hold at all (a TestSNAP folder's AXPBY) gets no
 // table.
-func buildTables(specs []TableSpec, ds *dataset) []table {
+func buildTables(specs []reportspec.Table, ds *dataset.Set) []table {
 	var out []table
 	for _, s := range specs {
-		if ds.holds(s.Kernel) {
+		if ds.Holds(s.Kernel) {
 			out = append(out, buildTable(s, ds))
 		}
 	}
 	return out
 }
 
-// holds says whether any record of the kernel, on any toolchain, verified.
-func (ds *dataset) holds(kernel string) bool {
-	for k := range ds.series {
-		if k.Kernel == kernel {
-			return true
-		}
-	}
-	return false
-}
-
-func buildTable(s TableSpec, ds *dataset) table {
+func buildTable(s reportspec.Table, ds *dataset.Set) table {
 	t := table{Spec: s}
-	refs := ds.selectSeries([]string{s.Kernel}, "device", s.Reference)
-	var ref *seriesKey
+	refs := ds.Select([]string{s.Kernel}, "device", s.Reference)
+	var ref *dataset.Key
 	for _, k := range refs {
-		if pts := ds.series[k]; len(pts) > 0 && (ref == nil || pts[len(pts)-1].Size > t.Size) {
+		if pts := ds.Series[k]; len(pts) > 0 && (ref == nil || pts[len(pts)-1].Size > t.Size) {
 			k := k
 			ref, t.Size = &k, pts[len(pts)-1].Size
 		}
 	}
 	if ref == nil {
 		// No reference: the largest size any device cell measured.
-		for k, pts := range ds.series {
-			if k.Kernel == s.Kernel && !ds.isHost(k.Toolchain) && len(pts) > 0 && pts[len(pts)-1].Size > t.Size {
+		for k, pts := range ds.Series {
+			if k.Kernel == s.Kernel && !ds.IsHost(k.Toolchain) && len(pts) > 0 && pts[len(pts)-1].Size > t.Size {
 				t.Size = pts[len(pts)-1].Size
 			}
 		}
@@ -126,9 +67,9 @@ func buildTable(s TableSpec, ds *dataset) table {
 	groups := map[groupKey]*tableRow{}
 	trials := map[groupKey][][]float64{}
 	var order []groupKey
-	keys := make([]seriesKey, 0)
-	for k := range ds.series {
-		if k.Kernel == s.Kernel && !ds.isHost(k.Toolchain) {
+	keys := make([]dataset.Key, 0)
+	for k := range ds.Series {
+		if k.Kernel == s.Kernel && !ds.IsHost(k.Toolchain) {
 			keys = append(keys, k)
 		}
 	}
@@ -140,12 +81,12 @@ func buildTable(s TableSpec, ds *dataset) table {
 	})
 	var refGroup groupKey
 	for _, k := range keys {
-		p, ok := pointAt(ds.series[k], t.Size)
+		p, ok := dataset.PointAt(ds.Series[k], t.Size)
 		if !ok {
 			continue
 		}
 		g := groupKey{k.Toolchain, "cell " + k.Variant}
-		if h := ds.hash[cellOf(k)]; h != "" {
+		if h := ds.Hash[dataset.CellOf(k)]; h != "" {
 			g.id = "code " + h
 		}
 		if ref != nil && k == *ref {
@@ -175,7 +116,7 @@ func buildTable(s TableSpec, ds *dataset) table {
 			row.P = p
 		}
 		sort.Strings(row.Variants)
-		if roof := ds.copyGBps[row.Toolchain]; roof > 0 {
+		if roof := ds.Roof[row.Toolchain]; roof > 0 {
 			row.Roof = row.P.GBps / roof
 		}
 	}
@@ -184,27 +125,27 @@ func buildTable(s TableSpec, ds *dataset) table {
 		t.Ref = strings.Join(groups[refGroup].Variants, " = ") + "@" + ref.Toolchain
 		for _, g := range order {
 			row := groups[g]
-			if !comparable(row.P, rp) {
+			if !dataset.Comparable(row.P, rp) {
 				continue
 			}
-			boot := stats.Ratio(row.P.rateBoot(), rp.rateBoot())
+			boot := stats.Ratio(row.P.RateBoot(), rp.RateBoot())
 			lo, hi := stats.Interval(boot)
-			row.Ref = &Ratio{Value: row.P.rate() / rp.rate(), Lo: lo, Hi: hi}
+			row.Ref = &refRatio{Value: row.P.Rate() / rp.Rate(), Lo: lo, Hi: hi}
 		}
 	}
 	for _, g := range order {
 		t.Rows = append(t.Rows, *groups[g])
 	}
-	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].P.rate() > t.Rows[j].P.rate() })
+	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].P.Rate() > t.Rows[j].P.Rate() })
 	// One line per roofline value, naming its toolchains.
 	byRoof := map[string][]string{}
 	var roofs []string
 	for _, r := range t.Rows {
-		roof := ds.copyGBps[r.Toolchain]
+		roof := ds.Roof[r.Toolchain]
 		if roof <= 0 {
 			continue
 		}
-		text := fmt.Sprintf("%s %.0f GB/s", ds.roofOp[r.Toolchain], roof)
+		text := fmt.Sprintf("%s %.0f GB/s", ds.RoofOp[r.Toolchain], roof)
 		if byRoof[text] == nil {
 			roofs = append(roofs, text)
 		}
@@ -221,16 +162,7 @@ func buildTable(s TableSpec, ds *dataset) table {
 	return t
 }
 
-func pointAt(pts []point, size int64) (point, bool) {
-	for _, p := range pts {
-		if p.Size == size {
-			return p, true
-		}
-	}
-	return point{}, false
-}
-
-// TablesMarkdown renders the tables of a run (without a title: the results
+// tablesMarkdown renders the tables of a run (without a title: the results
 // log includes it as is).
 func tablesMarkdown(tables []table) []byte {
 	if len(tables) == 0 {
@@ -296,3 +228,7 @@ func trialsReps(m *stats.Measurement) string {
 	}
 	return fmt.Sprintf("%d × %d–%d", len(m.Trials), lo, hi)
 }
+
+// refRatio is a row's rate over the reference row's, with the 95%
+// bootstrap interval.
+type refRatio struct{ Value, Lo, Hi float64 }

@@ -1,4 +1,8 @@
-package report
+// Package dataset indexes the usable measurements of a results folder by
+// series (kernel, variant, toolchain): one point per size with its
+// statistics, the rooflines of the devices, and which cells run the same
+// device code. Figures, claims and tables read a folder through it.
+package dataset
 
 import (
 	"fmt"
@@ -6,16 +10,17 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
-// seriesKey names one line of measurements: a cell without its size.
-type seriesKey struct{ Kernel, Variant, Toolchain string }
+// Key names one line of measurements: a cell without its size.
+type Key struct{ Kernel, Variant, Toolchain string }
 
-// point is one usable measurement of a series: every trial's repetitions of
+// Point is one usable measurement of a series: every trial's repetitions of
 // one (cell, size), with the statistics of internal/stats.
-type point struct {
+type Point struct {
 	Size     int64
 	GBps     float64 // bytes / median time
 	Lo, Hi   float64 // GB/s interval (from the time interval)
@@ -35,7 +40,7 @@ type point struct {
 }
 
 // GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).
-func (p point) GBpsMin() float64 {
+func (p Point) GBpsMin() float64 {
 	if p.BytesMin <= 0 || p.MedianS <= 0 {
 		return 0
 	}
@@ -44,48 +49,57 @@ func (p point) GBpsMin() float64 {
 
 // rate is how fast the measurement ran (results.Rate: GB/s, or calls per
 // second where the kernel moves no bytes).
-func (p point) rate() float64 { return results.Rate(p.Bytes, p.MedianS) }
+func (p Point) Rate() float64 { return results.Rate(p.Bytes, p.MedianS) }
 
 // rateBoot is the bootstrap replicates of the rate.
-func (p point) rateBoot() []float64 { return results.Rates(p.Bytes, p.M.Boot) }
+func (p Point) RateBoot() []float64 { return results.Rates(p.Bytes, p.M.Boot) }
 
 // comparable says whether p and q have rates in one unit.
-func comparable(p, q point) bool {
-	return (p.Bytes > 0) == (q.Bytes > 0) && p.rate() > 0 && q.rate() > 0
+func Comparable(p, q Point) bool {
+	return (p.Bytes > 0) == (q.Bytes > 0) && p.Rate() > 0 && q.Rate() > 0
 }
 
-// dataset indexes the usable (verified, error-free) measurements of a run
+// Set indexes the usable (verified, error-free) measurements of a run
 // for figures, claims and tables.
-type dataset struct {
-	series     map[seriesKey][]point // sorted by size, one point per size
-	toolchains map[string]Toolchain
-	order      []string           // toolchain ids: run.json order, then the rest sorted
-	copyGBps   map[string]float64 // toolchain id -> roofline of its device (best stream op, or copy)
-	roofOp     map[string]string  // toolchain id -> what the roofline is ("stream triad", "copy")
-	hash       map[string]string  // cell -> device code hash (build.csv)
-	stream     bool               // rooflines from stream records (not copy records)
-	unusable   int                // measurements with a failed, unverified or erroring trial
+type Set struct {
+	Series     map[Key][]Point             // sorted by size, one Point per size
+	Toolchains map[string]results.Toolchain // by id
+	Order      []string                     // toolchain ids: run.json order, then the rest sorted
+	Roof       map[string]float64           // toolchain id -> roofline of its device (best stream op, or copy)
+	RoofOp     map[string]string            // toolchain id -> what the roofline is ("stream triad", "copy")
+	Hash       map[string]string            // cell -> device code hash (build.csv)
+	Stream     bool                         // rooflines from stream records (not copy records)
+	Unusable   int                          // measurements with a failed, unverified or erroring trial
 }
 
-func newDataset(res *Results) *dataset {
-	ds := &dataset{
-		series:     map[seriesKey][]point{},
-		toolchains: map[string]Toolchain{},
-		copyGBps:   map[string]float64{},
-		roofOp:     map[string]string{},
-		hash:       map[string]string{},
+// Empty is a set without measurements, of the toolchains given.
+func Empty(toolchains []results.Toolchain) *Set {
+	ds := &Set{
+		Series:     map[Key][]Point{},
+		Toolchains: map[string]results.Toolchain{},
+		Roof:       map[string]float64{},
+		RoofOp:     map[string]string{},
+		Hash:       map[string]string{},
 	}
-	for _, tc := range res.Run.Toolchains {
-		ds.addToolchain(tc)
+	for _, tc := range toolchains {
+		ds.AddToolchain(tc)
 	}
+	return ds
+}
+
+// New indexes the usable measurements of a results folder: its kernel
+// records, its rooflines (stream records, else copy records) and the device
+// code hashes of build.csv and the records.
+func New(res *results.Folder) *Set {
+	ds := Empty(res.Run.Toolchains)
 	for _, b := range res.Builds {
 		if b.DeviceHash != "" {
-			ds.hash[b.Cell] = b.DeviceHash
+			ds.Hash[b.Cell] = b.DeviceHash
 		}
 	}
 	ds.addRecords(res.Kernel)
 	if len(res.Stream) > 0 {
-		ds.stream = true
+		ds.Stream = true
 		ds.addStreams(res.Stream)
 	} else {
 		ds.addCopies(res.Copy)
@@ -93,12 +107,13 @@ func newDataset(res *Results) *dataset {
 	return ds
 }
 
-func (ds *dataset) addToolchain(tc Toolchain) {
-	if _, ok := ds.toolchains[tc.ID]; ok || tc.ID == "" {
+// AddToolchain adds a toolchain the set knows, after those it knows.
+func (ds *Set) AddToolchain(tc results.Toolchain) {
+	if _, ok := ds.Toolchains[tc.ID]; ok || tc.ID == "" {
 		return
 	}
-	ds.toolchains[tc.ID] = tc
-	ds.order = append(ds.order, tc.ID)
+	ds.Toolchains[tc.ID] = tc
+	ds.Order = append(ds.Order, tc.ID)
 }
 
 // trialKey names one trial of one (cell, size).
@@ -111,8 +126,8 @@ type trialKey struct {
 // addRecords makes one measurement of each (cell, size) from the last record
 // of each of its trials (a newer failure replaces an older success). A
 // measurement any of whose trials failed is left out.
-func (ds *dataset) addRecords(recs []Record) {
-	last := map[trialKey]Record{}
+func (ds *Set) addRecords(recs []results.Record) {
+	last := map[trialKey]results.Record{}
 	var order []trialKey
 	for _, r := range recs {
 		k := trialKey{r.Cell, r.Size, r.Trial}
@@ -121,7 +136,7 @@ func (ds *dataset) addRecords(recs []Record) {
 		}
 		last[k] = r
 	}
-	byCellSize := map[results.CellSize][]Record{}
+	byCellSize := map[results.CellSize][]results.Record{}
 	var keys []results.CellSize
 	for _, k := range order {
 		cs := results.CellSize{Cell: k.cell, Size: k.size}
@@ -130,50 +145,50 @@ func (ds *dataset) addRecords(recs []Record) {
 		}
 		byCellSize[cs] = append(byCellSize[cs], last[k])
 	}
-	latest := map[seriesKey]map[int64]point{}
+	latest := map[Key]map[int64]Point{}
 	var extra []string
 	for _, cs := range keys {
 		trials := byCellSize[cs]
 		sort.SliceStable(trials, func(i, j int) bool { return trials[i].Trial < trials[j].Trial })
 		p, ok := measurement(trials)
 		if !ok {
-			ds.unusable++
+			ds.Unusable++
 			continue
 		}
 		r := trials[0]
 		if h := trials[len(trials)-1].DeviceHash; h != "" {
-			ds.hash[r.Cell] = h // the record's own hash beats build.csv's (a merged folder's rows are the last batch's)
+			ds.Hash[r.Cell] = h // the record's own hash beats build.csv's (a merged folder's rows are the last batch's)
 		}
-		k := seriesKey{r.Kernel, r.Variant, r.Toolchain}
+		k := Key{r.Kernel, r.Variant, r.Toolchain}
 		if latest[k] == nil {
-			latest[k] = map[int64]point{}
+			latest[k] = map[int64]Point{}
 		}
 		latest[k][r.Size] = p
-		if _, ok := ds.toolchains[r.Toolchain]; !ok && !slices.Contains(extra, r.Toolchain) {
+		if _, ok := ds.Toolchains[r.Toolchain]; !ok && !slices.Contains(extra, r.Toolchain) {
 			extra = append(extra, r.Toolchain)
 		}
 	}
 	sort.Strings(extra)
 	for _, id := range extra {
-		ds.addToolchain(Toolchain{ID: id})
+		ds.AddToolchain(results.Toolchain{ID: id})
 	}
 	for k, bySize := range latest {
-		pts := make([]point, 0, len(bySize))
+		pts := make([]Point, 0, len(bySize))
 		for _, p := range bySize {
 			pts = append(pts, p)
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].Size < pts[j].Size })
-		ds.series[k] = pts
+		ds.Series[k] = pts
 	}
 }
 
 // measurement pools the trials of one (cell, size): every repetition time
 // (a record without times_s counts its median once).
-func measurement(trials []Record) (point, bool) {
+func measurement(trials []results.Record) (Point, bool) {
 	var times [][]float64
 	for _, r := range trials {
 		if !r.Usable() {
-			return point{}, false
+			return Point{}, false
 		}
 		t := r.TimesS
 		if len(t) == 0 {
@@ -184,14 +199,14 @@ func measurement(trials []Record) (point, bool) {
 	r := trials[0]
 	m := stats.Measure(fmt.Sprintf("%s@%d", r.Cell, r.Size), times)
 	if m == nil {
-		return point{}, false
+		return Point{}, false
 	}
 	bytes := r.Bytes
 	if bytes <= 0 { // a record without its byte count: the harness's GB/s stands
 		bytes = max(r.GBps*r.MedianS*1e9, 0)
 	}
-	// No bytes (a kernel of flops only): a point without GB/s, compared by time.
-	p := point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
+	// No bytes (a kernel of flops only): a Point without GB/s, compared by time.
+	p := Point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
 		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9, Steps: r.Steps()}
 	p.Sections = r.Sections
 	for _, t := range trials {
@@ -208,7 +223,7 @@ func measurement(trials []Record) (point, bool) {
 // addStreams sets each toolchain's roofline: the best median GB/s of any
 // stream op (copy, triad, dot) measured on its device in this run, by any
 // toolchain.
-func (ds *dataset) addStreams(recs []Record) {
+func (ds *Set) addStreams(recs []results.Record) {
 	type devOp struct{ dev, tc, op string }
 	vals := map[devOp][]float64{}
 	devices := map[string][]string{}
@@ -235,8 +250,8 @@ func (ds *dataset) addStreams(recs []Record) {
 	}
 	for tc, devs := range devices {
 		for _, d := range devs {
-			if best[d] > ds.copyGBps[tc] {
-				ds.copyGBps[tc], ds.roofOp[tc] = best[d], bestOp[d]
+			if best[d] > ds.Roof[tc] {
+				ds.Roof[tc], ds.RoofOp[tc] = best[d], bestOp[d]
 			}
 		}
 	}
@@ -246,12 +261,12 @@ func (ds *dataset) addStreams(recs []Record) {
 // records of the device(s) its binaries ran on, the largest device if many.
 // Where CUDA measured a device (cudaMemcpy), only CUDA's records count: the
 // OpenMP runtimes' omp_target_memcpy adds their own overheads.
-func (ds *dataset) addCopies(recs []Record) {
+func (ds *Set) addCopies(recs []results.Record) {
 	byDevice := map[string][]float64{}
 	devices := map[string][]string{}
 	cudaMeasured := map[string]bool{}
 	for _, r := range recs {
-		if r.GBps > 0 && ds.family(r.Toolchain) == "nvcc" {
+		if r.GBps > 0 && ds.Family(r.Toolchain) == "nvcc" {
 			cudaMeasured[r.Device] = true
 		}
 	}
@@ -259,7 +274,7 @@ func (ds *dataset) addCopies(recs []Record) {
 		if r.GBps <= 0 {
 			continue
 		}
-		if r.Device != "" && cudaMeasured[r.Device] && ds.family(r.Toolchain) != "nvcc" {
+		if r.Device != "" && cudaMeasured[r.Device] && ds.Family(r.Toolchain) != "nvcc" {
 			if !slices.Contains(devices[r.Toolchain], r.Device) {
 				devices[r.Toolchain] = append(devices[r.Toolchain], r.Device)
 			}
@@ -276,8 +291,8 @@ func (ds *dataset) addCopies(recs []Record) {
 	}
 	for tc, devs := range devices {
 		for _, d := range devs {
-			if m := stats.Median(byDevice[d]); m > ds.copyGBps[tc] {
-				ds.copyGBps[tc], ds.roofOp[tc] = m, "copy"
+			if m := stats.Median(byDevice[d]); m > ds.Roof[tc] {
+				ds.Roof[tc], ds.RoofOp[tc] = m, "copy"
 			}
 		}
 	}
@@ -285,48 +300,84 @@ func (ds *dataset) addCopies(recs []Record) {
 
 // family is toolchain tc's compiler family as run.json lists it ("" for a
 // toolchain it does not list: no family selector takes it).
-func (ds *dataset) family(tc string) string {
-	return ds.toolchains[tc].Family
+func (ds *Set) Family(tc string) string {
+	return ds.Toolchains[tc].Family
 }
 
 // isHost reports whether a toolchain's binaries run on the host CPU.
-func (ds *dataset) isHost(tc string) bool {
-	return ds.toolchains[tc].Target == "host"
+func (ds *Set) IsHost(tc string) bool {
+	return ds.Toolchains[tc].Target == "host"
 }
 
 // onTarget reports whether toolchain tc builds for target: any, host or
 // device.
-func (ds *dataset) onTarget(target, tc string) bool {
+func (ds *Set) OnTarget(target, tc string) bool {
 	switch target {
 	case "host":
-		return ds.isHost(tc)
+		return ds.IsHost(tc)
 	case "device":
-		return !ds.isHost(tc)
+		return !ds.IsHost(tc)
 	}
 	return true
 }
 
 // keys returns the series of kernel and variant, in toolchain order.
-func (ds *dataset) keys(kernel, variant string) []seriesKey {
-	var out []seriesKey
-	for _, tc := range ds.order {
-		k := seriesKey{kernel, variant, tc}
-		if len(ds.series[k]) > 0 {
+func (ds *Set) Keys(kernel, variant string) []Key {
+	var out []Key
+	for _, tc := range ds.Order {
+		k := Key{kernel, variant, tc}
+		if len(ds.Series[k]) > 0 {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// cellOf names a series' cell.
-func cellOf(k seriesKey) string { return k.Kernel + "." + k.Variant + "." + k.Toolchain }
+// CellOf names a series' cell.
+func CellOf(k Key) string { return k.Kernel + "." + k.Variant + "." + k.Toolchain }
 
 // identical reports whether two series of one kernel and toolchain run the
 // same device code (build.csv's device_hash; never for older folders).
-func (ds *dataset) identical(a, b seriesKey) bool {
+func (ds *Set) Identical(a, b Key) bool {
 	if a.Kernel != b.Kernel || a.Toolchain != b.Toolchain {
 		return false
 	}
-	ha, hb := ds.hash[cellOf(a)], ds.hash[cellOf(b)]
+	ha, hb := ds.Hash[CellOf(a)], ds.Hash[CellOf(b)]
 	return ha != "" && ha == hb
+}
+
+// Holds says whether any record of the kernel, on any toolchain, verified.
+func (ds *Set) Holds(kernel string) bool {
+	for k := range ds.Series {
+		if k.Kernel == kernel {
+			return true
+		}
+	}
+	return false
+}
+
+// Select returns the series of kernels matching sel on the target's
+// toolchains, in the order of kernels, sel's variants and the toolchains.
+func (ds *Set) Select(kernels []string, target string, sel reportspec.Selector) []Key {
+	var out []Key
+	for _, k := range kernels {
+		for _, v := range sel.Variants {
+			for _, key := range ds.Keys(k, v) {
+				if ds.OnTarget(target, key.Toolchain) && sel.Matches(key.Toolchain, ds.Family(key.Toolchain)) {
+					out = append(out, key)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// PointAt is the point of pts at size.
+func PointAt(pts []Point, size int64) (Point, bool) {
+	for _, p := range pts {
+		if p.Size == size {
+			return p, true
+		}
+	}
+	return Point{}, false
 }

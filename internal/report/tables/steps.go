@@ -1,101 +1,21 @@
-package report
+package tables
 
 import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/portmatrix/portmatrix/internal/diag"
-	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
-
-// tablesFields are the top-level fields of tables.yaml: GB/s tables
-// (tables.go), step tables and the launch split (launch.go).
-var tablesFields = []string{"tables", "steps", "launch"}
-
-// StepTableSpec is one entry of tables.yaml's steps: a composite that repeats
-// a step (TestSNAP's snap_step), every cell at every size it measured: the
-// time per step, the grind time (milliseconds per item and step: the median
-// time over steps x items, items = Factor * size^Power) and each kernel's
-// time for PerSteps steps from the record's sections (000 Fig. 7, 8, 13 plot
-// the kernels' time for 100 steps).
-type StepTableSpec struct {
-	Kernel   string
-	Sections []string // the kernels it calls, in step order: the columns
-	Item     string   // what the grind time is per: "atom"
-	Factor   float64
-	Power    int64
-	PerSteps int64
-	Node     *yaml.Node
-}
-
-// Items is the number of items at a size.
-func (s StepTableSpec) Items(size int64) float64 {
-	return s.Factor * math.Pow(float64(size), float64(s.Power))
-}
-
-// LoadStepTables reads the steps of tables.yaml.
-func LoadStepTables(path string, v *results.Vocabulary) ([]StepTableSpec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseStepTables(path, data, v)
-}
-
-// ParseStepTables decodes and validates the steps of tables.yaml; file names
-// the errors.
-func ParseStepTables(file string, data []byte, v *results.Vocabulary) ([]StepTableSpec, error) {
-	var errs ErrorList
-	d := diag.Decoder{File: file, Errs: (*diag.List)(&errs)}
-	root := diag.ParseYAML(file, data, (*diag.List)(&errs))
-	var out []StepTableSpec
-	if root != nil {
-		f := fields(d, root, "tables file", tablesFields...)
-		for _, item := range d.Seq(f["steps"], "steps") {
-			g := fields(d, item, "step table", "kernel", "sections", "items", "per_steps")
-			if item.Kind != yaml.MappingNode {
-				continue
-			}
-			t := StepTableSpec{Kernel: d.String(g["kernel"], "kernel"), Sections: d.Strings(g["sections"], "sections"),
-				PerSteps: d.Int(g["per_steps"], "per_steps"), Node: item}
-			name := fmt.Sprintf("step table %q", t.Kernel)
-			checkName(file, valueNode(item, "kernel"), name, "kernel", t.Kernel, v.KernelNames(), &errs)
-			if g["sections"] != nil && g["sections"].Kind == yaml.SequenceNode {
-				for i, s := range t.Sections {
-					checkName(file, g["sections"].Content[i], name+" sections", "kernel", s, v.KernelNames(), &errs)
-				}
-			}
-			if len(t.Sections) == 0 {
-				errs.at(file, item, "%s: sections is missing: the kernels it calls, in step order", name)
-			}
-			if t.PerSteps <= 0 {
-				errs.at(file, item, "%s: per_steps must be positive: the steps the kernels' times are shown for", name)
-			}
-			it := fields(d, g["items"], "items", "name", "factor", "size_power")
-			t.Item, t.Factor, t.Power = d.String(it["name"], "name"), d.Float(it["factor"], "factor"), d.Int(it["size_power"], "size_power")
-			if t.Item == "" || t.Factor <= 0 || t.Power < 0 {
-				errs.at(file, item, "%s: items needs a name, a positive factor and a size_power >= 0 (items = factor * size^size_power)", name)
-			}
-			out = append(out, t)
-		}
-	}
-	if err := errs.errs(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 // stepRow is one cell at one size.
 type stepRow struct {
 	Variant, Toolchain string
-	P                  point
+	P                  dataset.Point
 	Items              float64
 	StepMS             float64   // median time per step, ms
 	Grind, Lo, Hi      float64   // ms per item-step, the 95% interval
@@ -103,18 +23,18 @@ type stepRow struct {
 }
 
 type stepTable struct {
-	Spec StepTableSpec
+	Spec reportspec.StepTable
 	Size int64
 	Rows []stepRow
 }
 
 // buildStepTables makes one table per spec and size, largest size first;
 // sizes without a step record (no sections) make none.
-func buildStepTables(specs []StepTableSpec, ds *dataset) []stepTable {
+func buildStepTables(specs []reportspec.StepTable, ds *dataset.Set) []stepTable {
 	var out []stepTable
 	for _, s := range specs {
 		bySize := map[int64][]stepRow{}
-		for k, pts := range ds.series {
+		for k, pts := range ds.Series {
 			if k.Kernel != s.Kernel {
 				continue
 			}

@@ -1,4 +1,4 @@
-package report
+package figures
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
 )
 
 // Figure geometry.
@@ -45,7 +47,7 @@ const (
 )
 
 // lineLabel is the legend name of the figure's dashed line.
-func (f figure) lineLabel() string {
+func (f Figure) lineLabel() string {
 	if f.Stream {
 		return roofLabel
 	}
@@ -56,8 +58,8 @@ func rgb(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xf
 
 func styleColor(i int) color.Color { return palette[i%len(palette)] }
 
-// renderFigure draws f as SVG and PNG.
-func renderFigure(f figure) (svg, png []byte, err error) {
+// Render draws f as SVG and PNG.
+func Render(f Figure) (svg, png []byte, err error) {
 	leg, err := newLegend(f)
 	if err != nil {
 		return nil, nil, err
@@ -92,7 +94,7 @@ func figureSize(panels int, legendW vg.Length) (w, h vg.Length) {
 	return vg.Length(cols)*panelW + legendW, titleH + vg.Length(rows)*panelH
 }
 
-func drawFigure(f figure, leg plot.Legend, dc draw.Canvas) error {
+func drawFigure(f Figure, leg plot.Legend, dc draw.Canvas) error {
 	legendW := legendWidth(leg, f)
 	title := f.Spec.Title
 	if f.Spec.Paper != "" {
@@ -135,7 +137,7 @@ func drawTitle(dc draw.Canvas, title string) {
 }
 
 // panelPlot makes the plot of one panel.
-func panelPlot(f figure, p panel) (*plot.Plot, error) {
+func panelPlot(f Figure, p panel) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = f.Spec.XLabel
@@ -170,7 +172,7 @@ func yLabel(y string) string {
 	return "GB/s, higher is better"
 }
 
-func yValue(y string, p point) float64 {
+func yValue(y string, p dataset.Point) float64 {
 	if y == "normalized" {
 		return p.Norm
 	}
@@ -182,7 +184,7 @@ func yValue(y string, p point) float64 {
 
 // yInterval is the 95% interval of a point's y value, as distances below
 // and above it.
-func yInterval(y string, p point) (below, above float64) {
+func yInterval(y string, p dataset.Point) (below, above float64) {
 	v := yValue(y, p)
 	if y == "normalized" {
 		return v - p.NormLo, p.NormHi - v
@@ -202,7 +204,7 @@ type errorXYs struct {
 	plotter.YErrors
 }
 
-func addLines(pl *plot.Plot, f figure, p panel) error {
+func addLines(pl *plot.Plot, f Figure, p panel) error {
 	var sizes []int64
 	for _, s := range p.Series {
 		xys := make(plotter.XYs, len(s.Points))
@@ -240,7 +242,7 @@ func addLines(pl *plot.Plot, f figure, p panel) error {
 	return nil
 }
 
-func addBars(pl *plot.Plot, f figure, p panel) error {
+func addBars(pl *plot.Plot, f Figure, p panel) error {
 	n := len(p.Series)
 	group := (panelW - vg.Inch) * 0.8 / vg.Length(max(len(f.Sizes), 1))
 	width := min(vg.Points(18), group/vg.Length(max(n, 1)))
@@ -313,7 +315,7 @@ func addCopyLine(pl *plot.Plot, gbps float64, label string) error {
 }
 
 // newLegend makes one legend for the whole figure, in spec order.
-func newLegend(f figure) (plot.Legend, error) {
+func newLegend(f Figure) (plot.Legend, error) {
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
 	leg.YOffs = -vg.Millimeter * 8
@@ -345,7 +347,7 @@ func newLegend(f figure) (plot.Legend, error) {
 
 // legendWidth is the width of the legend column: the longest label, its
 // thumbnail and margins.
-func legendWidth(leg plot.Legend, f figure) vg.Length {
+func legendWidth(leg plot.Legend, f Figure) vg.Length {
 	w := leg.TextStyle.Width(f.lineLabel())
 	for _, p := range f.Panels {
 		for _, s := range p.Series {
