@@ -30,15 +30,15 @@ func buildNormalized(f Figure, ds *dataset.Set) Figure {
 		for si, s := range spec.Series {
 			sr := series{Label: s.Label, Style: si}
 			for ki, kernel := range spec.Kernels {
-				num := ds.Series[dataset.Key{kernel, s.Variant, tc}]
-				ref := ds.Series[dataset.Key{kernel, spec.NormalizeTo, tc}]
+				num := ds.Series[dataset.Key{Kernel: kernel, Variant: s.Variant, Toolchain: tc}]
+				ref := ds.Series[dataset.Key{Kernel: kernel, Variant: spec.NormalizeTo, Toolchain: tc}]
 				if p, ok := normalizedPoint(spec, num, ref); ok {
 					p.Size = int64(ki)
 					sr.Points = append(sr.Points, p)
 				}
 			}
 			if len(sr.Points) > 0 {
-				sr.key = dataset.Key{strings.Join(spec.Kernels, ","), s.Variant, tc}
+				sr.key = dataset.Key{Kernel: strings.Join(spec.Kernels, ","), Variant: s.Variant, Toolchain: tc}
 				bars[tc] = append(bars[tc], sr)
 			}
 		}

@@ -62,7 +62,7 @@ func buildLaunch(spec *reportspec.Launch, ds *dataset.Set) *launchTables {
 	type cell struct{ v, tc string }
 	lat := map[cell]*launchRow{}
 	get := func(kernel string, c cell) *latency {
-		pts := ds.Series[dataset.Key{kernel, c.v, c.tc}]
+		pts := ds.Series[dataset.Key{Kernel: kernel, Variant: c.v, Toolchain: c.tc}]
 		if len(pts) == 0 {
 			return nil
 		}
@@ -150,7 +150,7 @@ func modelSplit(spec *reportspec.Launch, ds *dataset.Set, k dataset.Key, p datas
 		if reducing {
 			lat = reduce
 		}
-		alone, ok := nearestCall(ds.Series[dataset.Key{name, k.Variant, k.Toolchain}], s.Bytes/float64(s.Calls))
+		alone, ok := nearestCall(ds.Series[dataset.Key{Kernel: name, Variant: k.Variant, Toolchain: k.Toolchain}], s.Bytes/float64(s.Calls))
 		if !ok {
 			r.Missing = append(r.Missing, name)
 			continue

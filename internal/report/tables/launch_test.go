@@ -1,4 +1,4 @@
-package report
+package tables
 
 import (
 	"math"
@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
@@ -22,18 +25,18 @@ const launchSpec = `launch:
 // launchResults: one cell (kk-ompx-warp) with its launch kernels, its parts
 // measured alone and a CG-Solve whose sections name the calls; a second cell
 // (kk-cuda-3lvl) with a CG-Solve only.
-func launchResults(sections map[string]results.Section, flat, reduce float64, parts map[string]float64) *Results {
+func launchResults(sections map[string]results.Section, flat, reduce float64, parts map[string]float64) *results.Folder {
 	const tc = "clang19-sm90"
-	rec := func(kernel, variant string, size int64, t, bytes float64) Record {
-		return Record{Kind: "kernel", Cell: kernel + "." + variant + "." + tc, Kernel: kernel, Variant: variant, Toolchain: tc,
+	rec := func(kernel, variant string, size int64, t, bytes float64) results.Record {
+		return results.Record{Kind: "kernel", Cell: kernel + "." + variant + "." + tc, Kernel: kernel, Variant: variant, Toolchain: tc,
 			Size: size, Trial: 1, MedianS: t, Bytes: bytes, GBps: bytes / t / 1e9, Verified: true, TimesS: []float64{t, t, t}}
 	}
-	cg := func(variant string, t float64) Record {
+	cg := func(variant string, t float64) results.Record {
 		r := rec("cgsolve", variant, 150, t, 1e9)
 		r.Sections = sections
 		return r
 	}
-	recs := []Record{
+	recs := []results.Record{
 		rec("launch_empty", "kk-ompx-warp", 1, flat/2, 0),
 		rec("launch_tiny", "kk-ompx-warp", 37, flat, 37*24),
 		rec("launch_tiny", "kk-ompx-warp", 1003, 10*flat, 1003*24),
@@ -51,16 +54,16 @@ func launchResults(sections map[string]results.Section, flat, reduce float64, pa
 		perCall := sections[name].Bytes / float64(sections[name].Calls)
 		recs = append(recs, rec(name, "kk-ompx-warp", 1000, 1e-3, 1e5), rec(name, "kk-ompx-warp", 100000000, perCall/(gbps*1e9)+lat, perCall))
 	}
-	return &Results{Run: Run{ID: "launch", Toolchains: []Toolchain{{ID: tc, Family: "llvm", Target: "sm_90"}}}, Kernel: recs}
+	return &results.Folder{Run: results.Run{ID: "launch", Toolchains: []results.Toolchain{{ID: tc, Family: "llvm", Target: "sm_90"}}}, Kernel: recs}
 }
 
 // The model is the sections' bytes at each part's rate alone less its
 // latency, at the size nearest its calls, plus the calls times the launch
 // latencies, reducing calls at the reduce kernel's.
 func TestLaunchSplit(t *testing.T) {
-	spec, err := ParseLaunch("t.yaml", []byte(launchSpec), testVocab(t))
+	tf, err := reportspec.ParseTables("t.yaml", []byte(launchSpec), reporttest.Vocab(t))
 	require.NoError(t, err)
-	require.NotNil(t, spec)
+	require.NotNil(t, tf.Launch)
 	sections := map[string]results.Section{
 		"axpby": {Calls: 10, Seconds: 1e-3, Bytes: 1e9},
 		"dot":   {Calls: 5, Seconds: 2e-3, Bytes: 1e9},
@@ -68,7 +71,7 @@ func TestLaunchSplit(t *testing.T) {
 	}
 	gbps := map[string]float64{"axpby": 2000, "dot": 1000, "spmv": 4000}
 	flat, reduce := 10e-6, 20e-6
-	lt := buildLaunch(spec, newDataset(launchResults(sections, flat, reduce, gbps)))
+	lt := buildLaunch(tf.Launch, dataset.New(launchResults(sections, flat, reduce, gbps)))
 	require.NotNil(t, lt)
 
 	require.Len(t, lt.Latencies, 1)
@@ -114,23 +117,23 @@ func TestLaunchSplit(t *testing.T) {
 	assert.Contains(t, md, "| kk-ompx-warp | clang19-sm90 | 5 [5, 5] | 10 [10, 10] | 20 [20, 20] | 1 × 3 |")
 	assert.Contains(t, md, "### CGSOLVE at size 150: bandwidth and launch cost")
 	assert.Contains(t, md, "Not modelled, not measured in this folder: kk-cuda-3lvl@clang19-sm90 (axpby, dot, spmv, launch kernels).")
-	assert.Nil(t, buildLaunch(spec, newDataset(memResults())), "no launch kernels or composites: no text")
-	var cgOnly []Record
+	assert.Nil(t, buildLaunch(tf.Launch, dataset.New(reporttest.MemResults())), "no launch kernels or composites: no text")
+	var cgOnly []results.Record
 	for _, r := range launchResults(sections, flat, reduce, gbps).Kernel {
 		if r.Kernel == "cgsolve" {
 			cgOnly = append(cgOnly, r)
 		}
 	}
-	assert.Nil(t, buildLaunch(spec, newDataset(&Results{Run: Run{ID: "cg"}, Kernel: cgOnly})), "a CG-Solve without launch kernels: no split")
+	assert.Nil(t, buildLaunch(tf.Launch, dataset.New(&results.Folder{Run: results.Run{ID: "cg"}, Kernel: cgOnly})), "a CG-Solve without launch kernels: no split")
 }
 
 func TestLaunchBadSpec(t *testing.T) {
-	_, err := ParseLaunch("t.yaml", []byte(`launch:
+	_, err := reportspec.ParseTables("t.yaml", []byte(`launch:
   empty: launch_nothing
   flat: launch_tiny
   reduce: launch_reduce
   composites: [cgsolvee]
-`), testVocab(t))
+`), reporttest.Vocab(t))
 	require.Error(t, err)
 	for _, want := range []string{
 		`t.yaml:2:10: launch: unknown empty "launch_nothing"`,
@@ -143,9 +146,9 @@ func TestLaunchBadSpec(t *testing.T) {
 
 // The shipped tables.yaml splits CG-Solve and its fused variant.
 func TestShippedLaunch(t *testing.T) {
-	spec, err := LoadLaunch(filepath.Join("..", "..", DefaultSpecDir, "tables.yaml"), testVocab(t))
+	tf, err := reportspec.LoadTables(filepath.Join(reporttest.SpecDir(t), "tables.yaml"), reporttest.Vocab(t))
 	require.NoError(t, err)
-	require.NotNil(t, spec)
-	assert.Contains(t, spec.Composites, "cgsolve")
-	assert.Contains(t, spec.Reducing, "dot")
+	require.NotNil(t, tf.Launch)
+	assert.Contains(t, tf.Launch.Composites, "cgsolve")
+	assert.Contains(t, tf.Launch.Reducing, "dot")
 }

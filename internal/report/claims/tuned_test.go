@@ -1,19 +1,24 @@
-package report
+package claims
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // Tuning records beside memResults' as-published ones: kk-omp-b and
 // KK-CUDA at size 64 at searched configurations, one of them unverified.
-func tunedResults() *Results {
-	res := memResults()
-	rec := func(variant, tc string, gbps float64, cfg map[string]int64, verified bool) Record {
+func tunedResults() *results.Folder {
+	res := reporttest.MemResults()
+	rec := func(variant, tc string, gbps float64, cfg map[string]int64, verified bool) results.Record {
 		t := 1 / gbps
-		return Record{Kind: "kernel", Cell: "spmv." + variant + "." + tc, Kernel: "spmv", Variant: variant,
+		return results.Record{Kind: "kernel", Cell: "spmv." + variant + "." + tc, Kernel: "spmv", Variant: variant,
 			Toolchain: tc, Size: 64, GBps: gbps, MedianS: t, Bytes: 1e9, Verified: verified, Config: cfg,
 			TimesS: []float64{t * 0.99, t, t * 1.01, t * 0.995, t * 1.005}}
 	}
@@ -32,16 +37,16 @@ func tunedResults() *Results {
 
 func TestClaimsJudgedAsPublishedAndTuned(t *testing.T) {
 	res := tunedResults()
-	published, tuned := splitViews(res.Kernel)
-	assert.Len(t, published, len(memResults().Kernel), "tuning records leave the as-published view")
+	published, tuned := dataset.SplitViews(res.Kernel)
+	assert.Len(t, published, len(reporttest.MemResults().Kernel), "tuning records leave the as-published view")
 	require.Len(t, tuned, 2, "one best configuration per tuned (cell, size)")
-	assert.Equal(t, "team_size=64,vector_size=4", ConfigKey(tuned[1]), "kk-omp-b's fastest verified configuration")
+	assert.Equal(t, "team_size=64,vector_size=4", dataset.ConfigKey(tuned[1]), "kk-omp-b's fastest verified configuration")
 	assert.InDelta(t, 2100, tuned[0].GBps, 1e-9, "KK-CUDA's tuned-flag record beats its searched configuration and its default (2000)")
 
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(memClaims), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, viewOf(res, published))
-	evaluateTuned(claims, got, newDataset(viewOf(res, tuned)))
+	got := EvaluateFolder(claims, dataset.View(res, published))
+	EvaluateTuned(claims, got, dataset.New(dataset.View(res, tuned)))
 
 	b := got[1] // kk-omp-b-70: geomean over the sizes common to both sides
 	assert.Equal(t, NotReproduced, b.Outcome, "as published: 900/1800 and 1000/2000")
@@ -55,7 +60,7 @@ func TestClaimsJudgedAsPublishedAndTuned(t *testing.T) {
 	assert.Equal(t, "not tuned (no nvhpc device toolchain in this run)", got[2].TunedVerdict(),
 		"a claim not measurable as published says why, not that it is untuned")
 
-	md := string(ClaimsMarkdown("mem", got))
+	md := string(Markdown("mem", got))
 	assert.Contains(t, md, "| as published | tuned |")
 	assert.Contains(t, md, "Tuned (best configuration against best): 1 claims decided")
 	assert.Contains(t, md, "Tuned (each side at its best configuration):\n\n| kernel")
@@ -64,13 +69,13 @@ func TestClaimsJudgedAsPublishedAndTuned(t *testing.T) {
 // A folder without tuning records: every tuned verdict is "not tuned",
 // never a copy of the published one.
 func TestUntunedFolderSaysNotTuned(t *testing.T) {
-	res := memResults()
-	published, tuned := splitViews(res.Kernel)
+	res := reporttest.MemResults()
+	published, tuned := dataset.SplitViews(res.Kernel)
 	assert.Empty(t, tuned)
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(memClaims), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, viewOf(res, published))
-	evaluateTuned(claims, got, newDataset(viewOf(res, tuned)))
+	got := EvaluateFolder(claims, dataset.View(res, published))
+	EvaluateTuned(claims, got, dataset.New(dataset.View(res, tuned)))
 	for _, r := range got {
 		assert.Regexp(t, `^not tuned \(`, r.TunedVerdict(), r.Claim.ID)
 	}

@@ -1,4 +1,4 @@
-package report
+package reporttest
 
 import (
 	"encoding/json"
@@ -9,15 +9,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // A synthetic run: realistic records whose bandwidths follow a simple model
 // (a fraction of the device's copy bandwidth, saturating with size), tuned so
 // that most claims hold, one does not, and some cannot be measured.
 
-const h100 = "NVIDIA H100 80GB HBM3"
+const H100 = "NVIDIA H100 80GB HBM3"
 
-var gpuToolchains = []Toolchain{
+var gpuToolchains = []results.Toolchain{
 	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
 	{ID: "clang19-host", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "host"},
 	{ID: "clang19-sm90", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "sm_90"},
@@ -26,7 +28,7 @@ var gpuToolchains = []Toolchain{
 	{ID: "nvcc-sm90", Family: "nvcc", Version: "11.8.89", Command: "nvcc", Target: "sm_90"},
 }
 
-var cpuToolchains = []Toolchain{
+var cpuToolchains = []results.Toolchain{
 	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
 	{ID: "clang19-host", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "host"},
 }
@@ -71,36 +73,36 @@ var kernelSizes = map[string][]int64{
 
 var kernelOrder = []string{"axpby", "dot", "spmv", "cgsolve", "pressure_calc_alt", "energy_calc_alt", "vol3d_calc"}
 
-// runSpec describes one synthetic results folder.
-type runSpec struct {
-	id         string
-	host       string
-	toolchains []Toolchain
-	gpus       []GPU
-	eff        map[string]map[string]float64
-	copyGBps   map[string]float64 // per toolchain
-	device     map[string]string
-	scale      map[string]float64 // per cell: multiplies GB/s (for Compare)
-	drop       []string           // cells left out
-	buildFail  map[string]string  // cell -> reason
-	skip       map[string]string  // cell -> reason
-	unverified map[string]int64   // cell -> size that fails verification
-	crashed    map[string]string  // cell -> error record at its first size
-	noBuildCSV bool
+// RunSpec describes one synthetic results folder.
+type RunSpec struct {
+	ID         string
+	Host       string
+	Toolchains []results.Toolchain
+	GPUs       []results.GPU
+	Eff        map[string]map[string]float64
+	CopyGBps   map[string]float64 // per toolchain
+	Device     map[string]string
+	Scale      map[string]float64 // per cell: multiplies GB/s (for Compare)
+	Drop       []string           // cells left out
+	BuildFail  map[string]string  // cell -> reason
+	Skip       map[string]string  // cell -> reason
+	Unverified map[string]int64   // cell -> size that fails verification
+	Crashed    map[string]string  // cell -> error record at its first size
+	NoBuildCSV bool
 }
 
-func gpuRun() runSpec {
-	s := runSpec{
-		id: "20260101-120000-gpu1", host: "gpu1", toolchains: gpuToolchains,
-		gpus: []GPU{{Name: h100, Driver: "580.159.04", MemoryMiB: 81559}},
-		eff:  gpuEfficiency,
-		copyGBps: map[string]float64{"clang19-sm90": 2950, "clang16-sm90": 2940,
+func GPURun() RunSpec {
+	s := RunSpec{
+		ID: "20260101-120000-gpu1", Host: "gpu1", Toolchains: gpuToolchains,
+		GPUs: []results.GPU{{Name: H100, Driver: "580.159.04", MemoryMiB: 81559}},
+		Eff:  gpuEfficiency,
+		CopyGBps: map[string]float64{"clang19-sm90": 2950, "clang16-sm90": 2940,
 			"gcc12-nvptx": 2960, "nvcc-sm90": 2955, "gcc-host": 21, "clang19-host": 20.5},
-		device: map[string]string{"gcc-host": "Intel(R) Xeon(R) Platinum 8480+", "clang19-host": "Intel(R) Xeon(R) Platinum 8480+"},
-		buildFail: map[string]string{
+		Device: map[string]string{"gcc-host": "Intel(R) Xeon(R) Platinum 8480+", "clang19-host": "Intel(R) Xeon(R) Platinum 8480+"},
+		BuildFail: map[string]string{
 			"spmv.kk-omp-a.gcc12-nvptx": "ptxas fatal: Unresolved extern function 'omp_get_team_num'",
 		},
-		skip: map[string]string{
+		Skip: map[string]string{
 			"spmv.kk-ompx.clang16-sm90":      "ompx_bare needs llvm >= 18",
 			"spmv.kk-ompx-shfl.clang16-sm90": "ompx_bare needs llvm >= 18",
 			"spmv.kk-ompx-opt.clang16-sm90":  "ompx_bare needs llvm >= 18",
@@ -110,22 +112,22 @@ func gpuRun() runSpec {
 			"spmv.kk-ompx-opt.gcc12-nvptx":   "ompx_bare needs llvm >= 18",
 			"spmv.direct-ompx.gcc12-nvptx":   "ompx_bare needs llvm >= 18",
 		},
-		unverified: map[string]int64{"dot.omp-class.gcc12-nvptx": 1 << 24},
-		crashed:    map[string]string{"axpby.omp-class.clang16-sm90": "timeout after 60s"},
+		Unverified: map[string]int64{"dot.omp-class.gcc12-nvptx": 1 << 24},
+		Crashed:    map[string]string{"axpby.omp-class.clang16-sm90": "timeout after 60s"},
 	}
 	return s
 }
 
-func cpuRun() runSpec {
-	return runSpec{
-		id: "20260101-090000-laptop", host: "laptop", toolchains: cpuToolchains, eff: cpuEfficiency,
-		copyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
-		device:   map[string]string{"gcc-host": "AMD EPYC 7B13", "clang19-host": "AMD EPYC 7B13"},
+func CPURun() RunSpec {
+	return RunSpec{
+		ID: "20260101-090000-laptop", Host: "laptop", Toolchains: cpuToolchains, Eff: cpuEfficiency,
+		CopyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
+		Device:   map[string]string{"gcc-host": "AMD EPYC 7B13", "clang19-host": "AMD EPYC 7B13"},
 	}
 }
 
 // applies says whether a variant is built by a toolchain in the model.
-func applies(variant string, tc Toolchain) bool {
+func applies(variant string, tc results.Toolchain) bool {
 	cuda := strings.HasPrefix(variant, "kk-cuda")
 	offload := strings.HasPrefix(variant, "raja-omp") || variant == "omp-region"
 	switch {
@@ -142,7 +144,7 @@ func applies(variant string, tc Toolchain) bool {
 }
 
 // efficiency of a variant on a toolchain: LLVM 16 and GCC offload are slower.
-func efficiency(base float64, tc Toolchain) float64 {
+func efficiency(base float64, tc results.Toolchain) float64 {
 	switch tc.ID {
 	case "clang16-sm90":
 		return base * 0.9
@@ -154,45 +156,45 @@ func efficiency(base float64, tc Toolchain) float64 {
 	return base
 }
 
-// writeRun writes the results folder of s into dir.
-func writeRun(t *testing.T, dir string, s runSpec) {
+// WriteRun writes the results folder of s into dir.
+func WriteRun(t *testing.T, dir string, s RunSpec) {
 	t.Helper()
 	var jsonl []string
 	var builds, csvRows []string
-	add := func(r Record) {
+	add := func(r results.Record) {
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		jsonl = append(jsonl, string(b))
 	}
-	for _, tc := range s.toolchains {
-		add(Record{Kind: "copy", Cell: "copy." + tc.ID, Toolchain: tc.ID, Device: s.deviceOf(tc.ID),
-			Bytes: 5.3e8, MedianS: 5.3e8 / s.copyGBps[tc.ID] / 1e9, GBps: s.copyGBps[tc.ID]})
+	for _, tc := range s.Toolchains {
+		add(results.Record{Kind: "copy", Cell: "copy." + tc.ID, Toolchain: tc.ID, Device: s.deviceOf(tc.ID),
+			Bytes: 5.3e8, MedianS: 5.3e8 / s.CopyGBps[tc.ID] / 1e9, GBps: s.CopyGBps[tc.ID]})
 	}
 	for _, kernel := range kernelOrder {
-		for _, variant := range testVocab(nil).VariantNames() {
-			for _, tc := range s.toolchains {
-				base, ok := s.eff[variant][kernel]
+		for _, variant := range Vocab(nil).VariantNames() {
+			for _, tc := range s.Toolchains {
+				base, ok := s.Eff[variant][kernel]
 				if !ok || !applies(variant, tc) {
 					continue
 				}
 				cell := kernel + "." + variant + "." + tc.ID
-				if slices.Contains(s.drop, cell) {
+				if slices.Contains(s.Drop, cell) {
 					continue
 				}
 				status, reason := "built", ""
-				if r, ok := s.buildFail[cell]; ok {
+				if r, ok := s.BuildFail[cell]; ok {
 					status, reason = "failed", r
-				} else if r, ok := s.skip[cell]; ok {
+				} else if r, ok := s.Skip[cell]; ok {
 					status, reason = "skipped", r
 				}
 				builds = append(builds, fmt.Sprintf("%s,%s,%s,%s,%s,%q,%.1f,logs/build/%s.log", cell, kernel, variant, tc.ID, status, reason, 12.5, cell))
 				if status != "built" {
 					continue
 				}
-				if msg, ok := s.crashed[cell]; ok {
-					add(Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
+				if msg, ok := s.Crashed[cell]; ok {
+					add(results.Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
 						Toolchain: tc.ID, Size: kernelSizes[kernel][0], Error: msg})
 					continue
 				}
@@ -205,15 +207,15 @@ func writeRun(t *testing.T, dir string, s runSpec) {
 	s.writeFiles(t, dir, jsonl, builds, csvRows)
 }
 
-func (s runSpec) deviceOf(tc string) string {
-	if d, ok := s.device[tc]; ok {
+func (s RunSpec) deviceOf(tc string) string {
+	if d, ok := s.Device[tc]; ok {
 		return d
 	}
-	return h100
+	return H100
 }
 
 // record models one measurement: bandwidth saturates with the bytes moved.
-func (s runSpec) record(cell, kernel, variant string, tc Toolchain, size int64, eff float64) Record {
+func (s RunSpec) record(cell, kernel, variant string, tc results.Toolchain, size int64, eff float64) results.Record {
 	bytes := float64(size) * 24
 	if kernel == "spmv" || kernel == "cgsolve" {
 		rows := math.Pow(float64(size+1), 3)
@@ -224,20 +226,20 @@ func (s runSpec) record(cell, kernel, variant string, tc Toolchain, size int64, 
 		bytes = math.Pow(float64(size+3), 3) * 8 * 4
 	}
 	sat := bytes / (bytes + 4e6)
-	gbps := s.copyGBps[tc.ID] * eff * sat
-	if f, ok := s.scale[cell]; ok {
+	gbps := s.CopyGBps[tc.ID] * eff * sat
+	if f, ok := s.Scale[cell]; ok {
 		gbps *= f
 	}
 	if !lcals { // LCALS's small sizes move too few bytes for 0.1 GB/s steps
 		gbps = math.Round(gbps*10) / 10
 	}
 	med := bytes / gbps / 1e9
-	r := Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
+	r := results.Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
 		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med * 0.99, med * 0.995, med, med * 1.005, med * 1.01}, MedianS: med, MinS: med * 0.99,
 		Bytes: bytes, Flops: bytes / 12, GBps: gbps, GFlops: gbps / 12, Verified: true,
-		MaxRelErr: ptr(1e-15), Tolerance: 1e-12}
-	if s.unverified[cell] == size {
-		r.Verified, r.MaxRelErr = false, ptr(0.5)
+		MaxRelErr: Ptr(1e-15), Tolerance: 1e-12}
+	if s.Unverified[cell] == size {
+		r.Verified, r.MaxRelErr = false, Ptr(0.5)
 	}
 	return r
 }
@@ -251,35 +253,35 @@ func strategyOf(variant string) string {
 	return variant
 }
 
-func (s runSpec) writeFiles(t *testing.T, dir string, jsonl, builds, csvRows []string) {
+func (s RunSpec) writeFiles(t *testing.T, dir string, jsonl, builds, csvRows []string) {
 	t.Helper()
-	run := Run{ID: s.id, Started: "2026-01-01T12:00:00Z", Finished: "2026-01-01T12:20:00Z",
+	run := results.Run{ID: s.ID, Started: "2026-01-01T12:00:00Z", Finished: "2026-01-01T12:20:00Z",
 		Commit: "0123456789abcdef0123456789abcdef01234567",
-		Host: Host{Hostname: s.host, OS: "linux", Arch: "amd64",
+		Host: results.Host{Hostname: s.Host, OS: "linux", Arch: "amd64",
 			CPU: "Intel(R) Xeon(R) Platinum 8480+", Cores: 16},
-		GPUs: s.gpus, Toolchains: s.toolchains, Sizes: "ci", Reps: 5,
-		Cells:      CellCounts{Total: len(builds), Built: len(builds), Ran: len(builds), Verified: len(builds)},
-		Vocabulary: testVocab(t)}
+		GPUs: s.GPUs, Toolchains: s.Toolchains, Sizes: "ci", Reps: 5,
+		Cells:      results.Cells{Total: len(builds), Built: len(builds), Ran: len(builds), Verified: len(builds)},
+		Vocabulary: Vocab(t)}
 	runJSON, err := json.MarshalIndent(run, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		runFile:   string(runJSON),
-		jsonlFile: strings.Join(jsonl, "\n") + "\n",
-		csvFile:   "cell,kernel,variant,strategy,toolchain,size,reps,median_s,min_s,gbps,gflops,copy_gbps,verified,max_rel_err,error\n" + strings.Join(csvRows, "\n"),
+		results.RunFile:   string(runJSON),
+		results.JSONLFile: strings.Join(jsonl, "\n") + "\n",
+		results.CSVFile:   "cell,kernel,variant,strategy,toolchain,size,reps,median_s,min_s,gbps,gflops,copy_gbps,verified,max_rel_err,error\n" + strings.Join(csvRows, "\n"),
 	}
-	if !s.noBuildCSV {
-		files[buildFile] = "cell,kernel,variant,toolchain,status,reason,seconds,log\n" + strings.Join(builds, "\n") + "\n"
+	if !s.NoBuildCSV {
+		files[results.BuildFile] = "cell,kernel,variant,toolchain,status,reason,seconds,log\n" + strings.Join(builds, "\n") + "\n"
 	}
 	for name, content := range files {
-		writeFile(t, filepath.Join(dir, name), content)
+		WriteFile(t, filepath.Join(dir, name), content)
 	}
-	writeFile(t, filepath.Join(dir, "logs", "build", "spmv.kk-omp-a.gcc12-nvptx.log"), "ptxas fatal\n")
-	writeFile(t, filepath.Join(dir, "logs", "run", "dot.omp-class.gcc12-nvptx.log"), "verification failed\n")
+	WriteFile(t, filepath.Join(dir, "logs", "build", "spmv.kk-omp-a.gcc12-nvptx.log"), "ptxas fatal\n")
+	WriteFile(t, filepath.Join(dir, "logs", "run", "dot.omp-class.gcc12-nvptx.log"), "verification failed\n")
 }
 
-func writeFile(t *testing.T, path, content string) {
+func WriteFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -289,12 +291,12 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// newRun writes s into a fresh temporary folder.
-func newRun(t *testing.T, s runSpec) string {
+// NewRun writes s into a fresh temporary folder.
+func NewRun(t *testing.T, s RunSpec) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), s.id)
-	writeRun(t, dir, s)
+	dir := filepath.Join(t.TempDir(), s.ID)
+	WriteRun(t, dir, s)
 	return dir
 }
 
-func ptr(v float64) *float64 { return &v }
+func Ptr(v float64) *float64 { return &v }

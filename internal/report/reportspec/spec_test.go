@@ -1,4 +1,4 @@
-package report
+package reportspec
 
 import (
 	"os"
@@ -10,16 +10,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 func TestRepoSpecsAreValid(t *testing.T) {
-	sp, err := loadSpecs(specDir, testVocab(t))
+	dir, v := reporttest.SpecDir(t), reporttest.Vocab(t)
+	figs, err := LoadFigures(filepath.Join(dir, "figures.yaml"), v)
 	require.NoError(t, err)
-	assert.NotEmpty(t, sp.figures)
-	assert.NotEmpty(t, sp.claims)
+	claims, err := LoadClaims(filepath.Join(dir, "claims.yaml"), v)
+	require.NoError(t, err)
+	tables, err := LoadTables(filepath.Join(dir, "tables.yaml"), v)
+	require.NoError(t, err)
+	assert.NotEmpty(t, figs)
+	assert.NotEmpty(t, claims)
+	assert.NotEmpty(t, tables.Tables)
 	ids := map[string]bool{}
-	for _, f := range sp.figures {
+	for _, f := range figs {
 		ids[f.ID] = true
 	}
 	for _, id := range []string{"fig1-axpby", "fig2-dot", "fig3-spmv", "cgsolve", "fig18-spmv-ompx", "fig19-spmv-ompx-opt", "cpu-axpby"} {
@@ -30,24 +37,24 @@ func TestRepoSpecsAreValid(t *testing.T) {
 func TestParseFiguresReportsEveryError(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "figures_bad.yaml"))
 	require.NoError(t, err)
-	_, err = ParseFigures("figures_bad.yaml", data, testVocab(t))
+	_, err = ParseFigures("figures_bad.yaml", data, reporttest.Vocab(t))
 	require.Error(t, err)
-	golden(t, "figures_bad.errors", []byte(err.Error()+"\n"))
+	reporttest.Golden(t, "figures_bad.errors", []byte(err.Error()+"\n"))
 
 	// A kernel and a strategy more change no expected message.
-	wider := results.Union(testVocab(t), &results.Vocabulary{Kernels: []results.KernelName{{Name: "triad"}},
+	wider := results.Union(reporttest.Vocab(t), &results.Vocabulary{Kernels: []results.KernelName{{Name: "triad"}},
 		Strategies: []results.StrategyName{{Name: "plain", Variants: []string{"plain"}}}})
 	_, err = ParseFigures("figures_bad.yaml", data, wider)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), ", triad")
-	goldenOf(t, "figures_bad.errors", []byte(err.Error()+"\n"), wider)
+	reporttest.GoldenOf(t, "figures_bad.errors", []byte(err.Error()+"\n"), wider)
 }
 
 func TestParseFiguresMessages(t *testing.T) {
 	head := "figures:\n  - id: f\n    title: T\n"
 	tests := []struct{ name, yaml, want string }{
 		{"unknown kernel", head + "    kernel: spmvv\n    variants: [{variant: omp-raw}]\n",
-			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: ` + strings.Join(testVocab(t).KernelNames(), ", ") + `)`},
+			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: ` + strings.Join(reporttest.Vocab(t).KernelNames(), ", ") + `)`},
 		{"unknown field", head + "    kernel: dot\n    colour: red\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:5:5: unknown field "colour" in figure (known: at, families, id, kernel, kernels, kind, log_x, normalize_to, panel_by, paper, sizes, target, title, variants, x, x_label, y)`},
 		{"empty variants", head + "    kernel: dot\n    variants: []\n",
@@ -62,7 +69,7 @@ func TestParseFiguresMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseFigures("f.yaml", []byte(tt.yaml), testVocab(t))
+			_, err := ParseFigures("f.yaml", []byte(tt.yaml), reporttest.Vocab(t))
 			require.Error(t, err)
 			assert.Equal(t, tt.want, err.Error())
 		})
@@ -70,7 +77,7 @@ func TestParseFiguresMessages(t *testing.T) {
 }
 
 func TestParseFiguresDefaults(t *testing.T) {
-	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw}]}\n"), testVocab(t))
+	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw}]}\n"), reporttest.Vocab(t))
 	require.NoError(t, err)
 	f := figs[0]
 	assert.Equal(t, "gbps", f.Y)
@@ -78,7 +85,7 @@ func TestParseFiguresDefaults(t *testing.T) {
 	assert.Equal(t, "any", f.Target)
 	assert.Equal(t, "lines", f.Kind)
 	assert.Equal(t, "omp-raw", f.Series[0].Label)
-	assert.Equal(t, testVocab(t).SizeLabel("spmv"), f.XLabel)
+	assert.Equal(t, reporttest.Vocab(t).SizeLabel("spmv"), f.XLabel)
 }
 
 func TestParseClaimsMessages(t *testing.T) {
@@ -92,7 +99,7 @@ func TestParseClaimsMessages(t *testing.T) {
 		{"range on order", head + sel + "    type: order\n    range: [1, 2]\n",
 			`c.yaml:10:12: claim "c": range does not apply to order claims (use margin)`},
 		{"unknown family", head + "    numerator: {variants: [omp-raw], families: [icx]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
-			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: ` + strings.Join(testVocab(t).Families, ", ") + `)`},
+			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: ` + strings.Join(reporttest.Vocab(t).Families, ", ") + `)`},
 		{"unknown selector field", head + "    numerator: {variant: omp-raw}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
 			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, kernels, toolchains, variants)"},
 		{"no quote", strings.Replace(head, "    quote: Q\n", "", 1) + sel + "    range: [0, 1]\n",
@@ -102,7 +109,7 @@ func TestParseClaimsMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseClaims("c.yaml", []byte(tt.yaml), testVocab(t))
+			_, err := ParseClaims("c.yaml", []byte(tt.yaml), reporttest.Vocab(t))
 			require.Error(t, err)
 			assert.Equal(t, tt.want, err.Error())
 		})
@@ -116,7 +123,7 @@ func TestClaimQuotesAreThePapersWords(t *testing.T) {
 	if dir == "" {
 		t.Skip("PM_SEEDS_DIR (the papers' texts) is not set")
 	}
-	claims, err := LoadClaims(specDir+"/claims.yaml", testVocab(t))
+	claims, err := LoadClaims(reporttest.SpecDir(t)+"/claims.yaml", reporttest.Vocab(t))
 	require.NoError(t, err)
 	// The texts are extracted from PDFs: LaTeX math ("$2\times$") and words
 	// split at a line's hyphen ("Kokkosnative") stay, so letters and digits

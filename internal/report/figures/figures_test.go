@@ -1,15 +1,20 @@
-package report
+package figures
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-func specByID(t *testing.T, id string) FigureSpec {
+func specByID(t *testing.T, id string) reportspec.Figure {
 	t.Helper()
-	figs, err := LoadFigures(specDir+"/figures.yaml", testVocab(t))
+	figs, err := reportspec.LoadFigures(reporttest.SpecDir(t)+"/figures.yaml", reporttest.Vocab(t))
 	require.NoError(t, err)
 	for _, f := range figs {
 		if f.ID == id {
@@ -17,14 +22,14 @@ func specByID(t *testing.T, id string) FigureSpec {
 		}
 	}
 	t.Fatalf("no figure %s", id)
-	return FigureSpec{}
+	return reportspec.Figure{}
 }
 
-func gpuDataset(t *testing.T) *dataset {
+func gpuDataset(t *testing.T) *dataset.Set {
 	t.Helper()
-	res, err := LoadResults(newRun(t, gpuRun()))
+	res, err := results.Load(reporttest.NewRun(t, reporttest.GPURun()))
 	require.NoError(t, err)
-	return newDataset(res)
+	return dataset.New(res)
 }
 
 func labels(p panel) []string {
@@ -36,7 +41,7 @@ func labels(p panel) []string {
 }
 
 func TestBuildFigurePanelsPerToolchain(t *testing.T) {
-	f := buildFigure(specByID(t, "fig1-axpby"), gpuDataset(t))
+	f := Build(specByID(t, "fig1-axpby"), gpuDataset(t))
 	require.Empty(t, f.Note)
 	require.Len(t, f.Panels, 3)
 	var titles []string
@@ -53,7 +58,7 @@ func TestBuildFigurePanelsPerToolchain(t *testing.T) {
 }
 
 func TestBuildFigureBars(t *testing.T) {
-	f := buildFigure(specByID(t, "fig19-spmv-ompx-opt"), gpuDataset(t))
+	f := Build(specByID(t, "fig19-spmv-ompx-opt"), gpuDataset(t))
 	require.Empty(t, f.Note)
 	assert.Equal(t, []int64{16, 32, 64}, f.Sizes)
 	require.Len(t, f.Panels, 1, "only clang19 builds the kernel-mode variants")
@@ -61,13 +66,13 @@ func TestBuildFigureBars(t *testing.T) {
 }
 
 func TestBuildFigureSinglePanel(t *testing.T) {
-	f := buildFigure(specByID(t, "dot-compilers"), gpuDataset(t))
+	f := Build(specByID(t, "dot-compilers"), gpuDataset(t))
 	require.Len(t, f.Panels, 1)
 	assert.Equal(t, []string{"KK-CUDA (nvcc-sm90)", "OMP-raw (clang19-sm90)", "OMP-raw (clang16-sm90)", "OMP-raw (gcc12-nvptx)"}, labels(f.Panels[0]))
 }
 
 func TestBuildFigureTimeHasNoCopyLine(t *testing.T) {
-	f := buildFigure(specByID(t, "cgsolve-time"), gpuDataset(t))
+	f := Build(specByID(t, "cgsolve-time"), gpuDataset(t))
 	require.NotEmpty(t, f.Panels)
 	for _, p := range f.Panels {
 		assert.Zero(t, p.CopyGBps)
@@ -93,16 +98,16 @@ func TestSizeTicks(t *testing.T) {
 }
 
 func TestRenderFigureWithOddSizes(t *testing.T) {
-	res := memResults()
-	res.Kernel = append(res.Kernel, Record{Kind: "kernel", Cell: "spmv.omp-raw.clang19-sm90", Kernel: "spmv",
+	res := reporttest.MemResults()
+	res.Kernel = append(res.Kernel, results.Record{Kind: "kernel", Cell: "spmv.omp-raw.clang19-sm90", Kernel: "spmv",
 		Variant: "omp-raw", Toolchain: "clang19-sm90", Size: 0, GBps: 10, Verified: true})
-	spec := FigureSpec{ID: "odd", Title: "odd", Kernel: "spmv", X: "size", Y: "gbps", Panel: "toolchain",
+	spec := reportspec.Figure{ID: "odd", Title: "odd", Kernel: "spmv", X: "size", Y: "gbps", Panel: "toolchain",
 		Target: "device", LogX: true, Kind: "lines", XLabel: "N",
-		Series: []SeriesSpec{{Variant: "kk-cuda-3lvl", Label: "KK-CUDA", Reference: true}, {Variant: "omp-raw", Label: "OMP"}}}
-	f := buildFigure(spec, newDataset(res))
+		Series: []reportspec.Series{{Variant: "kk-cuda-3lvl", Label: "KK-CUDA", Reference: true}, {Variant: "omp-raw", Label: "OMP"}}}
+	f := Build(spec, dataset.New(res))
 	require.Len(t, f.Panels, 1)
 	assert.Len(t, f.Panels[0].Series[1].Points, 2, "size 0 cannot sit on a log axis")
-	svg, png, err := renderFigure(f)
+	svg, png, err := Render(f)
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "<svg")
 	assert.Equal(t, "\x89PNG", string(png[:4]))
@@ -124,12 +129,12 @@ const normFigures = `figures:
 // the reference variant's on the same kernel and toolchain, with the ratio's
 // interval; a toolchain without the reference has no bars.
 func TestBuildFigureNormalized(t *testing.T) {
-	figs, err := ParseFigures("n.yaml", []byte(normFigures), testVocab(t))
+	figs, err := reportspec.ParseFigures("n.yaml", []byte(normFigures), reporttest.Vocab(t))
 	require.NoError(t, err)
 	spec := figs[0]
 	assert.Equal(t, "normalized", spec.Y)
 	assert.Equal(t, "kernel", spec.XLabel)
-	f := buildFigure(spec, newDataset(memResults()))
+	f := Build(spec, dataset.New(reporttest.MemResults()))
 	require.Empty(t, f.Note)
 	assert.Equal(t, []string{"spmv"}, f.Names, "axpby has no bar: left out")
 	require.Len(t, f.Panels, 1, "nvcc built no omp-raw: no panel")
@@ -141,14 +146,14 @@ func TestBuildFigureNormalized(t *testing.T) {
 	assert.True(t, pts[0].NormLo < pts[0].Norm && pts[0].Norm < pts[0].NormHi)
 
 	spec.At = "largest"
-	f = buildFigure(spec, newDataset(memResults()))
+	f = Build(spec, dataset.New(reporttest.MemResults()))
 	assert.InDelta(t, 1400.0/1000, f.Panels[0].Series[0].Points[0].Norm, 1e-12)
-	svg, _, err := renderFigure(f)
+	svg, _, err := Render(f)
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "spmv")
 
 	spec.NormalizeTo = "omp-class"
-	f = buildFigure(spec, newDataset(memResults()))
+	f = Build(spec, dataset.New(reporttest.MemResults()))
 	assert.Equal(t, "no verified results of kk-omp-b, kk-cuda-3lvl with omp-class on one toolchain (any) for any of spmv, axpby", f.Note)
 }
 
@@ -167,7 +172,7 @@ func TestNormalizedFigureErrors(t *testing.T) {
     normalize_to: omp-raw
     variants: [{variant: omp-raw}]
 `
-	_, err := ParseFigures("n.yaml", []byte(src), testVocab(t))
+	_, err := reportspec.ParseFigures("n.yaml", []byte(src), reporttest.Vocab(t))
 	require.Error(t, err)
 	assert.Equal(t, `n.yaml:2:5: figure "norm": kind normalized needs kernels
 n.yaml:2:5: figure "norm": normalize_to is missing

@@ -1,33 +1,38 @@
-package report
+package tables
 
 import (
 	"testing"
 
-	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/report/dataset"
+	"github.com/portmatrix/portmatrix/internal/report/figures"
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 const memTables = "tables:\n  - {kernel: spmv, reference: {variants: [kk-cuda-3lvl], families: [nvcc]}}\n"
 
 func TestTablesMarkdown(t *testing.T) {
-	specs, err := ParseTables("t.yaml", []byte(memTables), testVocab(t))
+	specs, err := reportspec.ParseTables("t.yaml", []byte(memTables), reporttest.Vocab(t))
 	require.NoError(t, err)
-	golden(t, "tables_mem.md", tablesMarkdown(buildTables(specs, newDataset(memResults()))))
+	reporttest.Golden(t, "tables_mem.md", tablesMarkdown(buildTables(specs.Tables, dataset.New(reporttest.MemResults()))))
 }
 
 // Cells of one toolchain with one device code share a row, their trials
 // pooled; the host toolchain's cells are not in device tables.
 func TestTablesGroupIdenticalCode(t *testing.T) {
-	res := memResults()
-	res.Builds = []BuildRow{
+	res := reporttest.MemResults()
+	res.Builds = []results.BuildRow{
 		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
 		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
 		{Cell: "spmv.omp-raw.clang19-host", DeviceHash: "abc"},
 	}
-	specs, err := ParseTables("t.yaml", []byte(memTables), testVocab(t))
+	specs, err := reportspec.ParseTables("t.yaml", []byte(memTables), reporttest.Vocab(t))
 	require.NoError(t, err)
-	tab := buildTables(specs, newDataset(res))[0]
+	tab := buildTables(specs.Tables, dataset.New(res))[0]
 	require.Len(t, tab.Rows, 2)
 	assert.EqualValues(t, 64, tab.Size)
 	assert.Equal(t, []string{"kk-cuda-3lvl"}, tab.Rows[0].Variants)
@@ -41,9 +46,9 @@ func TestTablesGroupIdenticalCode(t *testing.T) {
 // The roofline is the best stream op of the device in the run; copy records
 // count only in folders without stream records.
 func TestRooflineIsTheBestStreamOp(t *testing.T) {
-	res := memResults()
-	res.Copy = []Record{{Kind: "copy", Toolchain: "nvcc-sm90", Device: "H", GBps: 3000}}
-	res.Stream = []Record{
+	res := reporttest.MemResults()
+	res.Copy = []results.Record{{Kind: "copy", Toolchain: "nvcc-sm90", Device: "H", GBps: 3000}}
+	res.Stream = []results.Record{
 		{Kind: "stream", Op: "copy", Toolchain: "nvcc-sm90", Device: "H", GBps: 3900},
 		{Kind: "stream", Op: "triad", Toolchain: "nvcc-sm90", Device: "H", GBps: 4100},
 		{Kind: "stream", Op: "triad", Toolchain: "nvcc-sm90", Device: "H", GBps: 4140},
@@ -51,45 +56,45 @@ func TestRooflineIsTheBestStreamOp(t *testing.T) {
 		{Kind: "stream", Op: "dot", Toolchain: "clang19-sm90", Device: "H", GBps: 3000},
 		{Kind: "stream", Op: "dot", Toolchain: "clang19-sm90", Device: "H", GBps: 2000},
 	}
-	ds := newDataset(res)
-	assert.Equal(t, 4120.0, ds.copyGBps["nvcc-sm90"], "median of the triads beats copy and dot's median 3000")
-	assert.Equal(t, 4120.0, ds.copyGBps["clang19-sm90"], "same device, same roofline")
-	assert.Equal(t, "stream triad", ds.roofOp["clang19-sm90"])
-	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, target: device, variants: [{variant: omp-raw}]}\n"), testVocab(t))
+	ds := dataset.New(res)
+	assert.Equal(t, 4120.0, ds.Roof["nvcc-sm90"], "median of the triads beats copy and dot's median 3000")
+	assert.Equal(t, 4120.0, ds.Roof["clang19-sm90"], "same device, same roofline")
+	assert.Equal(t, "stream triad", ds.RoofOp["clang19-sm90"])
+	figs, err := reportspec.ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, target: device, variants: [{variant: omp-raw}]}\n"), reporttest.Vocab(t))
 	require.NoError(t, err)
-	svg, _, err := renderFigure(buildFigure(figs[0], ds))
+	svg, _, err := figures.Render(figures.Build(figs[0], ds))
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "roofline 4120 GB/s")
 
 	res.Stream = nil
-	ds = newDataset(res)
-	assert.Equal(t, 3000.0, ds.copyGBps["nvcc-sm90"])
-	assert.Equal(t, "copy", ds.roofOp["nvcc-sm90"])
+	ds = dataset.New(res)
+	assert.Equal(t, 3000.0, ds.Roof["nvcc-sm90"])
+	assert.Equal(t, "copy", ds.RoofOp["nvcc-sm90"])
 }
 
 // The minimum-traffic bandwidth is bytes_min over the median time.
 func TestTablesShowMinimumTraffic(t *testing.T) {
-	res := memResults()
+	res := reporttest.MemResults()
 	for i := range res.Kernel {
 		res.Kernel[i].BytesMin = res.Kernel[i].Bytes / 2
 	}
-	specs, err := ParseTables("t.yaml", []byte(memTables), testVocab(t))
+	specs, err := reportspec.ParseTables("t.yaml", []byte(memTables), reporttest.Vocab(t))
 	require.NoError(t, err)
-	tab := buildTables(specs, newDataset(res))[0]
+	tab := buildTables(specs.Tables, dataset.New(res))[0]
 	assert.InDelta(t, tab.Rows[0].P.GBps/2, tab.Rows[0].P.GBpsMin(), 1e-9)
 	assert.Contains(t, string(tablesMarkdown([]table{tab})), "| kk-cuda-3lvl | nvcc-sm90 | 2000 | [1980, 2020] | 1000 |")
 }
 
 // A figure draws cells of one device code as one series.
 func TestFiguresGroupIdenticalCode(t *testing.T) {
-	res := memResults()
-	res.Builds = []BuildRow{
+	res := reporttest.MemResults()
+	res.Builds = []results.BuildRow{
 		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
 		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
 	}
-	figs, err := ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw, label: OMP}, {variant: kk-omp-b, label: KK-OMP}]}\n"), testVocab(t))
+	figs, err := reportspec.ParseFigures("f.yaml", []byte("figures:\n  - {id: f, title: T, kernel: spmv, variants: [{variant: omp-raw, label: OMP}, {variant: kk-omp-b, label: KK-OMP}]}\n"), reporttest.Vocab(t))
 	require.NoError(t, err)
-	f := buildFigure(figs[0], newDataset(res))
+	f := figures.Build(figs[0], dataset.New(res))
 	var labels []string
 	for _, p := range f.Panels {
 		for _, s := range p.Series {
@@ -106,8 +111,8 @@ func TestFiguresGroupIdenticalCode(t *testing.T) {
 // A record's own device hash wins over build.csv's: a merged folder's build
 // rows are its last batch's.
 func TestRecordDeviceHashBeatsBuildRow(t *testing.T) {
-	res := memResults()
-	res.Builds = []BuildRow{
+	res := reporttest.MemResults()
+	res.Builds = []results.BuildRow{
 		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
 		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
 	}
@@ -116,8 +121,8 @@ func TestRecordDeviceHashBeatsBuildRow(t *testing.T) {
 			res.Kernel[i].DeviceHash = "older"
 		}
 	}
-	ds := newDataset(res)
-	assert.False(t, ds.identical(seriesKey{"spmv", "omp-raw", "clang19-sm90"}, seriesKey{"spmv", "kk-omp-b", "clang19-sm90"}))
+	ds := dataset.New(res)
+	assert.False(t, ds.Identical(dataset.Key{Kernel: "spmv", Variant: "omp-raw", Toolchain: "clang19-sm90"}, dataset.Key{Kernel: "spmv", Variant: "kk-omp-b", Toolchain: "clang19-sm90"}))
 }
 
 func TestTimingSumsElapsedAndTakesMedians(t *testing.T) {
@@ -140,16 +145,16 @@ func TestTimingSumsElapsedAndTakesMedians(t *testing.T) {
 // A kernel the folder holds no record of gets no table (an LCALS folder has
 // no AXPBY); one whose device records all failed keeps its note.
 func TestTablesOnlyForKernelsHeld(t *testing.T) {
-	specs, err := ParseTables("t.yaml", []byte(memTables+"  - {kernel: dot, reference: {variants: [kk-cuda-3lvl], families: [nvcc]}}\n"), testVocab(t))
+	specs, err := reportspec.ParseTables("t.yaml", []byte(memTables+"  - {kernel: dot, reference: {variants: [kk-cuda-3lvl], families: [nvcc]}}\n"), reporttest.Vocab(t))
 	require.NoError(t, err)
-	tabs := buildTables(specs, newDataset(memResults()))
+	tabs := buildTables(specs.Tables, dataset.New(reporttest.MemResults()))
 	require.Len(t, tabs, 1)
 	assert.Equal(t, "spmv", tabs[0].Spec.Kernel)
 	assert.Nil(t, tablesMarkdown(nil))
 
-	res := memResults()
+	res := reporttest.MemResults()
 	res.Kernel = res.Kernel[6:7] // the host record only
-	tabs = buildTables(specs, newDataset(res))
+	tabs = buildTables(specs.Tables, dataset.New(res))
 	require.Len(t, tabs, 1)
 	assert.Contains(t, tabs[0].Note, "no verified spmv results on device toolchains")
 }

@@ -1,38 +1,15 @@
-package report
+package claims
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// memResults is an in-memory run: spmv on one LLVM toolchain and nvcc. Each
-// measurement has five repetitions within 1% of its median.
-func memResults() *Results {
-	rec := func(variant, tc string, size int64, gbps float64) Record {
-		t := 1 / gbps
-		return Record{Kind: "kernel", Cell: "spmv." + variant + "." + tc, Kernel: "spmv", Variant: variant,
-			Toolchain: tc, Size: size, GBps: gbps, MedianS: t, Bytes: 1e9, Verified: true,
-			TimesS: []float64{t * 0.99, t, t * 1.01, t * 0.995, t * 1.005}}
-	}
-	return &Results{
-		Run: Run{ID: "mem", Toolchains: []Toolchain{
-			{ID: "clang19-sm90", Family: "llvm", Target: "sm_90"},
-			{ID: "clang19-host", Family: "llvm", Target: "host"},
-			{ID: "nvcc-sm90", Family: "nvcc", Target: "sm_90"},
-		}},
-		Kernel: []Record{
-			rec("kk-cuda-3lvl", "nvcc-sm90", 32, 1800), rec("kk-cuda-3lvl", "nvcc-sm90", 64, 2000),
-			rec("omp-raw", "clang19-sm90", 32, 1200), rec("omp-raw", "clang19-sm90", 64, 1400),
-			rec("kk-omp-b", "clang19-sm90", 32, 900), rec("kk-omp-b", "clang19-sm90", 64, 1000),
-			rec("omp-raw", "clang19-host", 64, 20),
-			rec("kk-omp-a", "clang19-sm90", 64, 5000), // a newer failure replaces it
-			{Kind: "kernel", Cell: "spmv.kk-omp-a.clang19-sm90", Kernel: "spmv", Variant: "kk-omp-a",
-				Toolchain: "clang19-sm90", Size: 64, GBps: 5000, Verified: false},
-		},
-	}
-}
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/results"
+)
 
 const memClaims = `claims:
   - id: omp-raw-70
@@ -111,9 +88,9 @@ const memClaims = `claims:
 `
 
 func TestEvaluateClaims(t *testing.T) {
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(memClaims), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, memResults())
+	got := EvaluateFolder(claims, reporttest.MemResults())
 	require.Len(t, got, 8)
 
 	verdicts := map[string]string{}
@@ -156,14 +133,14 @@ func TestEvaluateClaims(t *testing.T) {
 
 // Two cells of one toolchain whose device code hashes alike are never ranked.
 func TestClaimsSkipIdenticalCode(t *testing.T) {
-	res := memResults()
-	res.Builds = []BuildRow{
+	res := reporttest.MemResults()
+	res.Builds = []results.BuildRow{
 		{Cell: "spmv.omp-raw.clang19-sm90", DeviceHash: "abc"},
 		{Cell: "spmv.kk-omp-b.clang19-sm90", DeviceHash: "abc"},
 	}
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(memClaims), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, res)
+	got := EvaluateFolder(claims, res)
 	assert.Equal(t, NotMeasurable, got[4].Outcome)
 	assert.Equal(t, []string{"omp-raw@clang19-sm90 = kk-omp-b@clang19-sm90"}, got[4].Identical)
 	assert.Equal(t, "not measurable (numerator and denominator run the same device code)", got[4].Verdict())
@@ -174,9 +151,9 @@ func TestClaimsSkipIdenticalCode(t *testing.T) {
 // (toolchain.NotRun); one that also selects a toolchain that runs says what
 // it lacks as before.
 func TestClaimOnAMDToolchain(t *testing.T) {
-	res := memResults()
-	res.Run.Toolchains = append(res.Run.Toolchains, Toolchain{ID: "clang19-gfx90a", Family: "llvm", Target: "gfx90a"})
-	claims, err := ParseClaims("mem.yaml", []byte(`claims:
+	res := reporttest.MemResults()
+	res.Run.Toolchains = append(res.Run.Toolchains, results.Toolchain{ID: "clang19-gfx90a", Family: "llvm", Target: "gfx90a"})
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(`claims:
   - id: amd
     paper: 000 Fig. 19
     quote: Q
@@ -193,17 +170,17 @@ func TestClaimOnAMDToolchain(t *testing.T) {
     numerator: {variants: [kk-omp-a], toolchains: [clang19-gfx90a, clang19-sm90]}
     denominator: {variants: [kk-cuda-3lvl], families: [nvcc]}
     range: [0.55, 0.85]
-`), testVocab(t))
+`), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, res)
+	got := EvaluateFolder(claims, res)
 	assert.Equal(t, "not measurable (compiles; not run (no AMD GPU))", got[0].Verdict())
 	assert.Equal(t, "not measurable (no verified spmv results of kk-omp-a on clang19-gfx90a/clang19-sm90 device toolchains)", got[1].Verdict())
 }
 
 func TestClaimsMarkdown(t *testing.T) {
-	claims, err := ParseClaims("mem.yaml", []byte(memClaims), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(memClaims), reporttest.Vocab(t))
 	require.NoError(t, err)
-	golden(t, "claims_mem.md", ClaimsMarkdown("mem", EvaluateClaims(claims, memResults())))
+	reporttest.Golden(t, "claims_mem.md", Markdown("mem", EvaluateFolder(claims, reporttest.MemResults())))
 }
 
 // sizes: smallest judges the smallest size common to each pair (a small data
@@ -221,9 +198,9 @@ func TestClaimAtSmallestSize(t *testing.T) {
     aggregate: all
     range: [0.60, 0.68]
 `
-	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(src), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, memResults())
+	got := EvaluateFolder(claims, reporttest.MemResults())
 	require.Len(t, got, 1)
 	require.Len(t, got[0].Ratios, 1)
 	assert.EqualValues(t, 32, got[0].Ratios[0].Size)
@@ -235,13 +212,13 @@ func TestClaimAtSmallestSize(t *testing.T) {
 // A kernel that moves no bytes (LCALS trap_int) is compared by its times:
 // it is neither left out nor counted as unverified.
 func TestClaimOfKernelWithoutBytes(t *testing.T) {
-	rec := func(variant string, sec float64) Record {
-		return Record{Kind: "kernel", Cell: "spmv." + variant + ".clang19-sm90", Kernel: "spmv", Variant: variant,
+	rec := func(variant string, sec float64) results.Record {
+		return results.Record{Kind: "kernel", Cell: "spmv." + variant + ".clang19-sm90", Kernel: "spmv", Variant: variant,
 			Toolchain: "clang19-sm90", Size: 64, MedianS: sec, Verified: true,
 			TimesS: []float64{sec * 0.99, sec, sec * 1.01, sec * 0.995, sec * 1.005}}
 	}
-	res := &Results{Run: Run{ID: "mem", Toolchains: []Toolchain{{ID: "clang19-sm90", Family: "llvm", Target: "sm_90"}}},
-		Kernel: []Record{rec("omp-raw", 1e-3), rec("kk-omp-b", 2e-3)}}
+	res := &results.Folder{Run: results.Run{ID: "mem", Toolchains: []results.Toolchain{{ID: "clang19-sm90", Family: "llvm", Target: "sm_90"}}},
+		Kernel: []results.Record{rec("omp-raw", 1e-3), rec("kk-omp-b", 2e-3)}}
 	const src = `claims:
   - id: raw-twice
     paper: 002 Fig. 3
@@ -252,9 +229,9 @@ func TestClaimOfKernelWithoutBytes(t *testing.T) {
     denominator: {variants: [kk-omp-b], families: [llvm]}
     range: [1.9, 2.1]
 `
-	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(src), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, res)
+	got := EvaluateFolder(claims, res)
 	require.Len(t, got, 1)
 	require.Len(t, got[0].Ratios, 1)
 	assert.InDelta(t, 2.0, got[0].Ratios[0].Value, 1e-12, "the rate ratio: the inverse ratio of times")
@@ -265,14 +242,14 @@ func TestClaimOfKernelWithoutBytes(t *testing.T) {
 // laplace_simple against the hand-written one): each side names its
 // kernels, and the ratios pair them at the same size and toolchain.
 func TestClaimAcrossKernels(t *testing.T) {
-	rec := func(kernel, variant string, size int64, gbps float64) Record {
+	rec := func(kernel, variant string, size int64, gbps float64) results.Record {
 		s := 1 / gbps
-		return Record{Kind: "kernel", Cell: kernel + "." + variant + ".nvcc-sm90", Kernel: kernel, Variant: variant,
+		return results.Record{Kind: "kernel", Cell: kernel + "." + variant + ".nvcc-sm90", Kernel: kernel, Variant: variant,
 			Toolchain: "nvcc-sm90", Size: size, GBps: gbps, MedianS: s, Bytes: 1e9, Verified: true,
 			TimesS: []float64{s * 0.99, s, s * 1.01, s * 0.995, s * 1.005}}
 	}
-	res := &Results{Run: Run{ID: "mem", Toolchains: []Toolchain{{ID: "nvcc-sm90", Family: "nvcc", Target: "sm_90"}}},
-		Kernel: []Record{
+	res := &results.Folder{Run: results.Run{ID: "mem", Toolchains: []results.Toolchain{{ID: "nvcc-sm90", Family: "nvcc", Target: "sm_90"}}},
+		Kernel: []results.Record{
 			rec("hommexx_laplace_simple_mapped", "kk-cuda-3lvl", 1001, 1000), rec("hommexx_laplace_simple", "kk-cuda-3lvl", 1001, 100),
 			rec("hommexx_laplace_simple_mapped", "kk-cuda-3lvl", 101, 500), rec("hommexx_laplace_simple", "kk-cuda-3lvl", 101, 100),
 		}}
@@ -286,16 +263,16 @@ func TestClaimAcrossKernels(t *testing.T) {
     same_toolchain: true
     range: [9, 11]
 `
-	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(src), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, res)
+	got := EvaluateFolder(claims, res)
 	require.Len(t, got, 1)
 	require.Len(t, got[0].Ratios, 1, "the largest size only")
 	assert.Equal(t, "hommexx_laplace_simple_mapped/hommexx_laplace_simple", got[0].Ratios[0].Kernel)
 	assert.InDelta(t, 10.0, got[0].Ratios[0].Value, 1e-12)
 	assert.Equal(t, Reproduced, got[0].Outcome)
 
-	_, err = ParseClaims("mem.yaml", []byte(`claims:
+	_, err = reportspec.ParseClaims("mem.yaml", []byte(`claims:
   - id: half
     paper: p
     quote: Q
@@ -303,7 +280,7 @@ func TestClaimAcrossKernels(t *testing.T) {
     numerator: {kernels: [hommexx_laplace_simple_mapped], variants: [kk-cuda-3lvl]}
     denominator: {variants: [kk-cuda-3lvl]}
     range: [9, 11]
-`), testVocab(t))
+`), reporttest.Vocab(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `claim "half": kernels is empty`)
 }
@@ -334,9 +311,9 @@ func TestClaimGrowth(t *testing.T) {
     sizes: growth
     aggregate: all
 `
-	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(src), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, memResults())
+	got := EvaluateFolder(claims, reporttest.MemResults())
 	require.Len(t, got[0].Ratios, 1)
 	g := got[0].Ratios[0]
 	assert.InDelta(t, (1400.0/2000)/(1200.0/1800), g.Value, 1e-12)
@@ -347,10 +324,10 @@ func TestClaimGrowth(t *testing.T) {
 	assert.NotEqual(t, Reproduced, got[1].Outcome, "900/1800 and 1000/2000: the share does not grow")
 	assert.Contains(t, got[0].Expected(), "of the ratio at the largest common size over that at the smallest")
 
-	one := &Results{Run: memResults().Run, Kernel: memResults().Kernel[:1]}
-	one.Kernel = append(one.Kernel, memResults().Kernel[2])
+	one := &results.Folder{Run: reporttest.MemResults().Run, Kernel: reporttest.MemResults().Kernel[:1]}
+	one.Kernel = append(one.Kernel, reporttest.MemResults().Kernel[2])
 	assert.Equal(t, "not measurable (numerator and denominator have fewer than two sizes in common)",
-		EvaluateClaims(claims[:1], one)[0].Verdict())
+		EvaluateFolder(claims[:1], one)[0].Verdict())
 }
 
 // except: N lets N ratios of each numerator toolchain lie outside the band
@@ -379,14 +356,14 @@ func TestClaimAllButN(t *testing.T) {
     aggregate: all
     range: [0.68, 0.75]
 `
-	claims, err := ParseClaims("mem.yaml", []byte(src), testVocab(t))
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(src), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got := EvaluateClaims(claims, memResults())
+	got := EvaluateFolder(claims, reporttest.MemResults())
 	assert.Equal(t, Reproduced, got[0].Outcome, got[0].Verdict())
 	assert.Equal(t, NotReproduced, got[1].Outcome, got[1].Verdict())
 	assert.Equal(t, "every ratio's 95% interval but at most 1 of each toolchain in [0.68, 0.75] over all sizes", got[0].Expected())
 
-	_, err = ParseClaims("bad.yaml", []byte(`claims:
+	_, err = reportspec.ParseClaims("bad.yaml", []byte(`claims:
   - id: bad
     paper: P
     quote: Q
@@ -397,7 +374,7 @@ func TestClaimAllButN(t *testing.T) {
     aggregate: median
     except: 2
     range: [0, 1]
-`), testVocab(t))
+`), reporttest.Vocab(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.yaml:10:13: claim \"bad\": except is a count of ratios (>= 0) for aggregate all")
 }
