@@ -11,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // TestReportInChromium loads report.html in headless Chromium and checks
@@ -20,8 +23,8 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium is not on PATH")
 	}
-	dir, _, _ := generate(t, gpuRun())
-	url := "file://" + filepath.Join(dir, reportFile)
+	dir, _, _ := generate(t, reporttest.GPURun())
+	url := "file://" + filepath.Join(dir, results.ReportFile)
 	profile := t.TempDir()
 	run := func(args ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -40,7 +43,7 @@ func TestReportInChromium(t *testing.T) {
 		assert.Contains(t, dom, want)
 	}
 	// Every figure the report file holds is in the rendered page.
-	page, err := os.ReadFile(filepath.Join(dir, reportFile))
+	page, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	require.NoError(t, err)
 	figures := strings.Count(string(page), "<figure ")
 	assert.GreaterOrEqual(t, figures, 12)

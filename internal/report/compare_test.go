@@ -9,33 +9,34 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // compareRuns writes two small runs: b is slower on one cell, faster on
 // another, fails to verify a third, and each has a cell the other lacks.
 func compareRuns(t *testing.T) (a, b string) {
-	base := runSpec{
-		id: "20260101-100000-a", host: "a", toolchains: cpuToolchains,
-		eff: map[string]map[string]float64{
+	base := reporttest.RunSpec{
+		ID: "20260101-100000-a", Host: "a", Toolchains: reporttest.CPUToolchains,
+		Eff: map[string]map[string]float64{
 			"serial":   {"axpby": 0.45, "dot": 0.5},
 			"omp-host": {"axpby": 0.85, "dot": 0.9},
 			"omp-raw":  {"dot": 0.8},
 		},
-		copyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
-		drop:     []string{"dot.omp-raw.clang19-host"},
+		CopyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
+		Drop:     []string{"dot.omp-raw.clang19-host"},
 	}
 	root := t.TempDir()
 	a = filepath.Join(root, "a")
-	writeRun(t, a, base)
+	reporttest.WriteRun(t, a, base)
 
 	next := base
-	next.id, next.host = "20260102-100000-b", "b"
-	next.scale = map[string]float64{"axpby.omp-host.gcc-host": 0.8, "dot.serial.clang19-host": 1.3, "axpby.serial.gcc-host": 0.9}
-	next.unverified = map[string]int64{"dot.omp-host.gcc-host": 1 << 20}
-	next.drop = []string{"dot.omp-raw.gcc-host"}
+	next.ID, next.Host = "20260102-100000-b", "b"
+	next.Scale = map[string]float64{"axpby.omp-host.gcc-host": 0.8, "dot.serial.clang19-host": 1.3, "axpby.serial.gcc-host": 0.9}
+	next.Unverified = map[string]int64{"dot.omp-host.gcc-host": 1 << 20}
+	next.Drop = []string{"dot.omp-raw.gcc-host"}
 	b = filepath.Join(root, "b")
-	writeRun(t, b, next)
+	reporttest.WriteRun(t, b, next)
 	return a, b
 }
 
@@ -45,7 +46,7 @@ func TestCompare(t *testing.T) {
 	n, err := results.Compare(a, b, 0.10, &out)
 	require.NoError(t, err)
 	assert.Equal(t, 4, n, "3 sizes of axpby.omp-host.gcc-host and one failed verification")
-	golden(t, "compare.txt", out.Bytes())
+	reporttest.Golden(t, "compare.txt", out.Bytes())
 	assert.True(t, strings.Contains(out.String(), "cell only in a: dot.omp-raw.gcc-host"))
 	assert.Regexp(t, `axpby\.serial\.gcc-host +65536 .* 0\.8\d\d +\[0\.8\d\d, 0\.9\d\d\] +inconclusive`, out.String(),
 		"10% slower with 1% noise straddles the 0.90 threshold: not flagged")

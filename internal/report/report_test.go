@@ -10,11 +10,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-func generate(t *testing.T, s runSpec) (string, *Summary, string) {
+func generate(t *testing.T, s reporttest.RunSpec) (string, *Summary, string) {
 	t.Helper()
-	dir := newRun(t, s)
+	dir := reporttest.NewRun(t, s)
 	var progress bytes.Buffer
 	sum, err := Generate(dir, Options{SpecDir: specDir, Progress: &progress})
 	require.NoError(t, err)
@@ -33,17 +37,17 @@ func hashFiles(t *testing.T, dir string, names ...string) map[string][32]byte {
 }
 
 func TestGenerateGPURun(t *testing.T) {
-	dir := newRun(t, gpuRun())
-	inputs := []string{runFile, jsonlFile, csvFile, buildFile}
+	dir := reporttest.NewRun(t, reporttest.GPURun())
+	inputs := []string{results.RunFile, results.JSONLFile, results.CSVFile, results.BuildFile}
 	before := hashFiles(t, dir, inputs...)
-	writeFile(t, filepath.Join(dir, figuresDir, "stale-figure.svg"), "<svg/>")
+	reporttest.WriteFile(t, filepath.Join(dir, results.FiguresDir, "stale-figure.svg"), "<svg/>")
 
 	var progress bytes.Buffer
 	sum, err := Generate(dir, Options{SpecDir: specDir, Progress: &progress})
 	require.NoError(t, err)
 
 	assert.Equal(t, before, hashFiles(t, dir, inputs...), "the run's own files are never modified")
-	assert.NoFileExists(t, filepath.Join(dir, figuresDir, "stale-figure.svg"))
+	assert.NoFileExists(t, filepath.Join(dir, results.FiguresDir, "stale-figure.svg"))
 	for _, f := range sum.Figures {
 		if strings.Contains(f.ID, "testsnap") || strings.Contains(f.ID, "-004-") { // the synthetic run has no TestSNAP or HOMMEXX records
 			assert.NotEmpty(t, f.Note, f.ID)
@@ -57,7 +61,7 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Contains(t, sum.Written, "claims.md")
 	assert.Contains(t, sum.Written, "report.html")
 	assert.Contains(t, sum.Written, "figures/fig18-spmv-ompx.png")
-	assert.Equal(t, map[Outcome]int{Reproduced: 23, NotReproduced: 2, Inconclusive: 2, NotMeasurable: 20}, ClaimCounts(sum.Claims))
+	assert.Equal(t, map[claims.Outcome]int{claims.Reproduced: 23, claims.NotReproduced: 2, claims.Inconclusive: 2, claims.NotMeasurable: 20}, claims.Counts(sum.Claims))
 
 	assert.Equal(t, `report: read DIR: 409 kernel records, 6 copy records, 146 build rows
 report: read ../../templates/report: 32 figures, 47 claims
@@ -68,23 +72,23 @@ report: cells: 146 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 
 report: wrote 33 files into DIR
 `, strings.ReplaceAll(progress.String(), dir, "DIR"))
 
-	md, err := os.ReadFile(filepath.Join(dir, claimsFile))
+	md, err := os.ReadFile(filepath.Join(dir, results.ClaimsFile))
 	require.NoError(t, err)
-	golden(t, "claims_gpu.md", md)
-	tables, err := os.ReadFile(filepath.Join(dir, tablesFile))
+	reporttest.Golden(t, "claims_gpu.md", md)
+	tables, err := os.ReadFile(filepath.Join(dir, results.TablesFile))
 	require.NoError(t, err)
-	golden(t, "tables_gpu.md", tables)
+	reporttest.Golden(t, "tables_gpu.md", tables)
 
-	svg, err := os.ReadFile(filepath.Join(dir, figuresDir, "fig1-axpby.svg"))
+	svg, err := os.ReadFile(filepath.Join(dir, results.FiguresDir, "fig1-axpby.svg"))
 	require.NoError(t, err)
 	for _, s := range []string{"KK-CUDA", "OMP-lambda", "OMP-class", "copy BW", "clang19-sm90", "gcc12-nvptx", "2^24"} {
 		assert.Contains(t, string(svg), s)
 	}
-	assert.NotContains(t, string(svg), "gcc-host", "host toolchains are not in GPU figures")
+	assert.NotContains(t, string(svg), "gcc-host", "host toolchains are not in results.GPU figures")
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
-	dir, _, _ := generate(t, gpuRun())
+	dir, _, _ := generate(t, reporttest.GPURun())
 	names := []string{"figures/fig3-spmv.svg", "figures/fig3-spmv.png", "figures/fig18-spmv-ompx.svg", "claims.md", "report.html"}
 	first := hashFiles(t, dir, names...)
 	_, err := Generate(dir, Options{SpecDir: specDir})
@@ -93,7 +97,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 func TestGenerateCPUOnlyRun(t *testing.T) {
-	dir, sum, _ := generate(t, cpuRun())
+	dir, sum, _ := generate(t, reporttest.CPURun())
 	drawn := map[string]bool{}
 	notes := map[string]string{}
 	for _, f := range sum.Figures {
@@ -105,10 +109,10 @@ func TestGenerateCPUOnlyRun(t *testing.T) {
 	}
 	assert.Equal(t, "no verified axpby results of kk-cuda-3lvl, kk-omp-b, omp-lambda, omp-raw, omp-class on device toolchains", notes["fig1-axpby"])
 	assert.Equal(t, "no verified spmv results of kk-ompx-opt, kk-cuda-3lvl, direct-ompx, kk-ompx-warp, direct-ompx-warp on device llvm/nvcc toolchains", notes["fig19-spmv-ompx-opt"])
-	assert.NoFileExists(t, filepath.Join(dir, figuresDir, "fig1-axpby.svg"))
-	assert.Equal(t, len(sum.Claims), ClaimCounts(sum.Claims)[NotMeasurable])
+	assert.NoFileExists(t, filepath.Join(dir, results.FiguresDir, "fig1-axpby.svg"))
+	assert.Equal(t, len(sum.Claims), claims.Counts(sum.Claims)[claims.NotMeasurable])
 
-	page, err := os.ReadFile(filepath.Join(dir, reportFile))
+	page, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), `<ul id="skipped-figures">`)
 	assert.Contains(t, string(page), `<li><b>fig1-axpby</b> (AXPBY): no verified axpby results`)
@@ -116,25 +120,25 @@ func TestGenerateCPUOnlyRun(t *testing.T) {
 }
 
 func TestGenerateReportsSpecErrors(t *testing.T) {
-	dir := newRun(t, cpuRun())
+	dir := reporttest.NewRun(t, reporttest.CPURun())
 	spec := t.TempDir()
-	writeFile(t, filepath.Join(spec, "figures.yaml"), "figures:\n  - {id: f, title: T, kernel: spmvv, variants: []}\n")
-	writeFile(t, filepath.Join(spec, "claims.yaml"), "claims: []\n")
-	writeFile(t, filepath.Join(spec, "tables.yaml"), "tables:\n  - {kernel: dott, reference: {variants: [omp-raw]}}\n")
-	writeFile(t, filepath.Join(spec, pageFile), "{{.RunID}")
+	reporttest.WriteFile(t, filepath.Join(spec, "figures.yaml"), "figures:\n  - {id: f, title: T, kernel: spmvv, variants: []}\n")
+	reporttest.WriteFile(t, filepath.Join(spec, "claims.yaml"), "claims: []\n")
+	reporttest.WriteFile(t, filepath.Join(spec, "tables.yaml"), "tables:\n  - {kernel: dott, reference: {variants: [omp-raw]}}\n")
+	reporttest.WriteFile(t, filepath.Join(spec, pageFile), "{{.RunID}")
 	_, err := Generate(dir, Options{SpecDir: spec})
 	require.Error(t, err)
 	msg := strings.ReplaceAll(err.Error(), spec+"/", "")
-	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
+	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(reporttest.Vocab(t).KernelNames(), ", ")+`)
 figures.yaml:2:48: figure "f": variants is empty
-tables.yaml:2:14: table "dott": unknown kernel "dott" (known: `+strings.Join(testVocab(t).KernelNames(), ", ")+`)
+tables.yaml:2:14: table "dott": unknown kernel "dott" (known: `+strings.Join(reporttest.Vocab(t).KernelNames(), ", ")+`)
 template: page.html.tmpl:1: bad character U+007D '}'`, msg)
-	assert.NoFileExists(t, filepath.Join(dir, reportFile), "nothing is written when a spec is wrong")
+	assert.NoFileExists(t, filepath.Join(dir, results.ReportFile), "nothing is written when a spec is wrong")
 }
 
 func TestPageContents(t *testing.T) {
-	dir, _, _ := generate(t, gpuRun())
-	data, err := os.ReadFile(filepath.Join(dir, reportFile))
+	dir, _, _ := generate(t, reporttest.GPURun())
+	data, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	require.NoError(t, err)
 	page := string(data)
 
@@ -177,3 +181,6 @@ func TestPageContents(t *testing.T) {
 	assert.NotContains(t, page, "<?xml")
 	assert.NotContains(t, page, `src="http`, "self-contained")
 }
+
+// specDir is the repository's report spec folder, seen from this package.
+const specDir = "../../" + DefaultSpecDir

@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/report/claims"
+	"github.com/portmatrix/portmatrix/internal/report/internal/reporttest"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
@@ -96,7 +99,7 @@ func TestTuningClaimsBestAgainstBest(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tuning.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.json"),
 		[]byte(`{"id":"tune","toolchains":[{"id":"clang19-sm90","family":"llvm","target":"sm_90"}]}`), 0o644))
-	claims, err := ParseClaims("c.yaml", []byte(`claims:
+	specs, err := reportspec.ParseClaims("c.yaml", []byte(`claims:
   - id: opt-gain
     paper: 000 Fig. 19
     quote: Q
@@ -113,18 +116,18 @@ func TestTuningClaimsBestAgainstBest(t *testing.T) {
     numerator: {variants: [kk-ompx], families: [llvm]}
     denominator: {variants: [kk-omp-b], families: [llvm]}
     range: [1.15, .inf]
-`), testVocab(t))
+`), reporttest.Vocab(t))
 	require.NoError(t, err)
-	got, err := TuningClaims(dir, claims)
+	got, err := claims.EvaluateTuning(dir, specs)
 	require.NoError(t, err)
 	require.Len(t, got[0].Ratios, 1)
 	x := got[0].Ratios[0]
 	assert.InDelta(t, 1.2, x.Value, 1e-9)
 	assert.InDelta(t, 1.18/1.01, x.Lo, 1e-9)
 	assert.InDelta(t, 1.22/0.99, x.Hi, 1e-9)
-	assert.Equal(t, Reproduced, got[0].Outcome)
+	assert.Equal(t, claims.Reproduced, got[0].Outcome)
 	assert.InDelta(t, 1.18/1.01, got[0].Lo, 1e-9, "the median of one ratio: its bounds")
-	assert.Equal(t, NotMeasurable, got[1].Outcome, "kk-omp-b was not tuned")
+	assert.Equal(t, claims.NotMeasurable, got[1].Outcome, "kk-omp-b was not tuned")
 }
 
 // A cell whose configurations all failed, or that has no team_size, draws

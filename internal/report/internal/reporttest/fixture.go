@@ -19,7 +19,7 @@ import (
 
 const H100 = "NVIDIA H100 80GB HBM3"
 
-var gpuToolchains = []results.Toolchain{
+var GPUToolchains = []results.Toolchain{
 	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
 	{ID: "clang19-host", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "host"},
 	{ID: "clang19-sm90", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "sm_90"},
@@ -28,7 +28,7 @@ var gpuToolchains = []results.Toolchain{
 	{ID: "nvcc-sm90", Family: "nvcc", Version: "11.8.89", Command: "nvcc", Target: "sm_90"},
 }
 
-var cpuToolchains = []results.Toolchain{
+var CPUToolchains = []results.Toolchain{
 	{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"},
 	{ID: "clang19-host", Family: "llvm", Version: "19.1.7", Command: "clang++-19", Target: "host"},
 }
@@ -93,7 +93,7 @@ type RunSpec struct {
 
 func GPURun() RunSpec {
 	s := RunSpec{
-		ID: "20260101-120000-gpu1", Host: "gpu1", Toolchains: gpuToolchains,
+		ID: "20260101-120000-gpu1", Host: "gpu1", Toolchains: GPUToolchains,
 		GPUs: []results.GPU{{Name: H100, Driver: "580.159.04", MemoryMiB: 81559}},
 		Eff:  gpuEfficiency,
 		CopyGBps: map[string]float64{"clang19-sm90": 2950, "clang16-sm90": 2940,
@@ -120,7 +120,7 @@ func GPURun() RunSpec {
 
 func CPURun() RunSpec {
 	return RunSpec{
-		ID: "20260101-090000-laptop", Host: "laptop", Toolchains: cpuToolchains, Eff: cpuEfficiency,
+		ID: "20260101-090000-laptop", Host: "laptop", Toolchains: CPUToolchains, Eff: cpuEfficiency,
 		CopyGBps: map[string]float64{"gcc-host": 21, "clang19-host": 20.5},
 		Device:   map[string]string{"gcc-host": "AMD EPYC 7B13", "clang19-host": "AMD EPYC 7B13"},
 	}
