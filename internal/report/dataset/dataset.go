@@ -62,7 +62,7 @@ func Comparable(p, q Point) bool {
 // Set indexes the usable (verified, error-free) measurements of a run
 // for figures, claims and tables.
 type Set struct {
-	Series     map[Key][]Point             // sorted by size, one Point per size
+	Series     map[Key][]Point              // sorted by size, one Point per size
 	Toolchains map[string]results.Toolchain // by id
 	Order      []string                     // toolchain ids: run.json order, then the rest sorted
 	Roof       map[string]float64           // toolchain id -> roofline of its device (best stream op, or copy)

@@ -70,4 +70,3 @@ func View(res *results.Folder, recs []results.Record) *results.Folder {
 	v.Kernel = recs
 	return &v
 }
-
