@@ -39,6 +39,7 @@ func TestPatternFindsHowTheProjectWasMade(t *testing.T) {
 		"We asked for an H100; the ses·sion was given an H200",
 		"Dev·ice time: 1795 s of 1800.",
 		"(dev·ice-time is rationed)",
+		"from the dev·ice timer's start",
 		"the le·nt machine was replaced",
 		"A Le·nt GPU host's CPU cores",
 		"Iss·ue 22's bar: the tuned best",
@@ -67,10 +68,10 @@ func TestPatternLeavesTheProductsWordsAlone(t *testing.T) {
 		"5 reps (3 where a call takes over 2 s)",
 		"1.6-3.2 s per solve, 5 calls per program",
 		"CG-Solve calls SPMV 21 times, AXPBY 62 and DOT 41",
-		"an excellent, silent, relentless device timer",
-		"the device timer's start",
+		"an excellent, silent, relentless timer on the device",
 		"no AMD GPU is available, so these cells never run",
 	} {
+		s = unmark(s)
 		assert.Empty(t, Pattern.FindString(s), "found in %q", s)
 	}
 }
