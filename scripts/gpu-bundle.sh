@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what a GPU host needs to run the GPU cells built here into a folder
-# (git ignores bundle*/; name it in the device call's carry), all xz-packed:
+# (git ignores bundle*/; name it in what a GPU host job carries), all xz-packed:
 #   portmatrix.xz  the static CLI (no Go there)
 #   src.tar.xz     templates/, variants/, machines/, generated/, harness/, toolchains.yaml
 #                  and scripts/gpu-run.sh: what the CLI reads, for use outside a checkout

@@ -6,7 +6,7 @@
 # static CLI for at most PM_RUN_LIMIT seconds (default 500), and packs the
 # results folder into $OUT (or ./out). Arguments go to `portmatrix`, e.g.
 #   scripts/gpu-run.sh bundle-a -toolchains clang22-sm90,nvcc-sm90 -kernels spmv -size-set gpu -reps 10
-# PM_RESUME_FROM=<results tarball of an earlier call> unpacks that folder and
+# PM_RESUME_FROM=<results tarball of an earlier job> unpacks that folder and
 # resumes its run (same arguments): what finished is kept, the rest runs.
 set -uo pipefail
 dir=$(cd "${1:?bundle folder}" && pwd); shift

@@ -52,7 +52,7 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 	paper004 := html[strings.Index(html, `id="paper-004"`):]
 	paper004 = paper004[:strings.Index(paper004, "</section>")]
 	assert.Contains(t, paper004, `id="claim-c004-laplace-mapped-kokkos-gpu"`, "004 has its claims, measured or not")
-	assert.Contains(t, html, "GPU results log", "docs/book/log.md is the book's prose")
+	assert.Contains(t, html, "Results history", "docs/book/history.md is the book's prose")
 	assert.NotContains(t, html, "<!-- tables:", "the log holds no generated tables")
 	ids := map[string]int{}
 	for _, m := range regexp.MustCompile(`\sid="([^"]*)"`).FindAllStringSubmatch(html, -1) {

@@ -14,6 +14,10 @@ import (
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
+// portabilitySource is the caption source of the cascade plots and the
+// navigation chart: the paper that defines both (docs/portability.md, [4]).
+const portabilitySource = "Sewall et al., P3HPC 2020"
+
 // ppView is the book's performance-portability chapter: PP of every
 // strategy per kernel over the index's platforms, each strategy at its best
 // variant and toolchain on each platform, with code divergence beside it.
@@ -198,7 +202,7 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 		if err != nil {
 			return nil, err
 		}
-		kv.Cascade = &figView{ID: "cascade-" + k, Title: fmt.Sprintf("Cascade: %s at size %d", k, p.Size), Paper: "issue 24",
+		kv.Cascade = &figView{ID: "cascade-" + k, Title: fmt.Sprintf("Cascade: %s at size %d", k, p.Size), Paper: portabilitySource,
 			Src: template.URL(svgURI(svg))}
 		nav = append(nav, a.NavChart(p)...)
 		v.Kernels = append(v.Kernels, kv)
@@ -208,7 +212,7 @@ func newPPView(ix *Index, root, out string, opt portabilityOptions) (*ppView, er
 		if err != nil {
 			return nil, err
 		}
-		v.Nav = &figView{ID: "navchart", Title: "Navigation chart", Paper: "issue 24", Src: template.URL(svgURI(svg))}
+		v.Nav = &figView{ID: "navchart", Title: "Navigation chart", Paper: portabilitySource, Src: template.URL(svgURI(svg))}
 	}
 	files := map[string][]byte{P3File: a.P3CSV(portability.VariantLevel), P3StrategyFile: a.P3CSV(portability.StrategyLevel)}
 	for _, name := range sortedKeys(files) {

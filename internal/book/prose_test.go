@@ -15,11 +15,11 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
-// The log's prose between these markers cites the archived first H200 folder:
+// The history's prose between these markers cites the archived first H200 folder:
 // every number of it (ratios with two or more decimals, GB/s figures) must be
 // in that folder's tables or claims as the report makes them now.
 const (
-	logFile     = "../../docs/book/log.md"
+	historyFile = "../../docs/book/history.md"
 	proseFolder = "../../results/archive/20261121-220700-nvidia-h200"
 	proseBegin  = "<!-- prose checked against the tables -->"
 	proseEnd    = "<!-- end prose check -->"
@@ -29,8 +29,8 @@ const (
 // three- to five-digit figures (GB/s, sizes).
 var proseNumber = regexp.MustCompile(`\b\d+\.\d{2,3}\b|\b\d{3,5}\b`)
 
-func TestLogProseAgreesWithItsFolder(t *testing.T) {
-	doc, err := os.ReadFile(logFile)
+func TestHistoryProseAgreesWithItsFolder(t *testing.T) {
+	doc, err := os.ReadFile(historyFile)
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), filepath.Base(proseFolder))
 	require.NoError(t, os.CopyFS(dir, os.DirFS(proseFolder)))
@@ -49,7 +49,7 @@ func TestLogProseAgreesWithItsFolder(t *testing.T) {
 	for _, r := range regions {
 		for _, n := range proseNumber.FindAllString(r, -1) {
 			checked++
-			assert.Regexp(t, `(^|[^\d.])`+regexp.QuoteMeta(n)+`($|[^\d])`, data, "docs/book/log.md cites %s, which neither tables.md nor claims.md of %s holds", n, proseFolder)
+			assert.Regexp(t, `(^|[^\d.])`+regexp.QuoteMeta(n)+`($|[^\d])`, data, "docs/book/history.md cites %s, which neither tables.md nor claims.md of %s holds", n, proseFolder)
 		}
 	}
 	assert.Greater(t, checked, 30)

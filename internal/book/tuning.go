@@ -13,6 +13,10 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 )
 
+// tuningSource is the caption source of a tuning curve: the tune stage
+// measured it, no paper draws it (docs/tuning.md).
+const tuningSource = "portmatrix tune stage"
+
 // tuningView is one indexed folder that holds a tuning (tuning.jsonl): the
 // gap between the default launch and the tuned best, and the curves.
 type tuningView struct {
@@ -55,7 +59,7 @@ func tuningViews(ix *Index, project, root string, claimSpecs []reportspec.Claim)
 		}
 		for _, c := range v.Curves {
 			tv.Curves = append(tv.Curves, figView{ID: "tuning-" + c.Kernel, Title: "Tuning curves: " + c.Kernel,
-				Paper: "issue 22", Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Src: template.URL(svgURI(c.SVG))})
+				Paper: tuningSource, Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Src: template.URL(svgURI(c.SVG))})
 		}
 		judged, err := claims.EvaluateTuning(dir, claimSpecs)
 		if err != nil {

@@ -111,7 +111,7 @@ func selectedGPUs() []work.GPU {
 // dir/run.json from the first shard's, dir/tuning-kernels.json from all
 // of theirs, and returns
 // the number of evaluations. Torn last lines (a worker killed while writing)
-// are left out; the worker's next call measures them again.
+// are left out; the worker's next run measures them again.
 func JoinTuning(dir string) (int, error) {
 	shards, err := filepath.Glob(filepath.Join(dir, "shards", "*", results.TuningFile))
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package layout owns the repository's layout: where the kernels, variants,
-// toolchains, templates, report specs, the GPU results log and the results
+// toolchains, templates, report specs, the results history and the results
 // folders are, and loading the names (the vocabulary) from them.
 package layout
 

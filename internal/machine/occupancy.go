@@ -10,7 +10,7 @@ import (
 // (max_threads_per_sm) a launch must keep busy for the pruned search to run
 // it and for the mapper to choose it. Below a quarter, the SM has too few
 // loads in flight to cover memory latency (the bandwidth-bound kernels of 002
-// and 000): the H100 sweep measured 4- and 8-thread KK-CUDA teams (6%
+// and 000): an H100 sweep of team sizes measured 4- and 8-thread KK-CUDA teams (6%
 // and 12%) at a quarter and a third of the 16-thread team, which holds 25%
 // (32 blocks of 16) and stays in.
 const MinResidentFraction = 0.25

@@ -52,7 +52,7 @@ func TestOccupancySM90(t *testing.T) {
 		{"96 threads, 37 regs, 10000 B dynamic", Launch{BlockThreads: 96, Registers: 37, DynamicSharedBytes: 10000}, 16, "registers", 48},
 		// The KK-CUDA 2-level team of 16 threads: one warp per block, 64 by
 		// warps, but 32 blocks per SM: 32 warps, 50% (what Nsight Compute
-		// reported for it, issue 22).
+		// reported for it on the H200, docs/analysis/spmv-2lvl.md).
 		{"16 threads, 24 regs", Launch{BlockThreads: 16, Registers: 24}, 32, "blocks per SM", 32},
 		// 100 KiB dynamic after opting in: 102400 + 1024 = 103424 = 808 x 128:
 		// 233472/103424 = 2.26, 2 blocks.

@@ -13,7 +13,7 @@ import (
 )
 
 // GapBar is the distance from the best within which a default counts as
-// close (issue 22's bar: the model's default within 10% of the tuned best).
+// close (the tuning bar: the model's default within 10% of the tuned best).
 const GapBar = 0.10
 
 // TuningRow is one (cell, size, device) of a folder's tuning.jsonl: the

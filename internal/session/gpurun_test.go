@@ -86,7 +86,7 @@ func gpuRun(t *testing.T, bundle string, env ...string) (string, string) {
 	return host, string(out)
 }
 
-// docs/gpu.md: a run cut by PM_RUN_LIMIT continues in a later call (on
+// docs/gpu.md: a run cut by PM_RUN_LIMIT continues in a later job (on
 // another machine) given PM_RESUME_FROM=<tarball> and the same arguments;
 // what finished is kept.
 func TestGPURunResumesFromItsTarball(t *testing.T) {

@@ -74,7 +74,7 @@ func Vendor(target string) string {
 }
 
 // NoAMDGPU is why a cell built for an AMD target has no measurement: no AMD
-// GPU is lent, so AMD cells are compiled (in CI too) and never run, here or
+// GPU is available, so AMD cells are compiled (in CI too) and never run, here or
 // on an NVIDIA GPU host (docs/amd.md).
 const NoAMDGPU = "compiles; not run (no AMD GPU)"
 
