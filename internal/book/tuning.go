@@ -1,14 +1,11 @@
 package book
 
 import (
-	"errors"
 	"html/template"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/portmatrix/portmatrix/internal/report"
-	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // tuningView is one indexed folder that holds a tuning (tuning.jsonl): the
@@ -38,7 +35,7 @@ func tuningViews(ix *Index, project, root string, claims []report.ClaimSpec) ([]
 		}
 		seen[e.Folder] = true
 		dir := filepath.Join(root, e.Folder)
-		if _, err := os.Stat(filepath.Join(dir, results.TuningFile)); errors.Is(err, fs.ErrNotExist) {
+		if !tune.Has(dir) {
 			continue
 		}
 		v, err := report.LoadTuning(dir)

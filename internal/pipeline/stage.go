@@ -286,6 +286,11 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if err := build.BundleAll(p.Cfg.BuildDir, p.Toolchains, res); err != nil {
 		return res, err
 	}
+	for i := range res { // what the tune stage and run -tuned read of a cell (tune.Recorded)
+		if res[i].OK() && p.Spaces != nil {
+			res[i].Space = p.Spaces.RecordCell(res[i].Cell, p.ByName)
+		}
+	}
 	git := session.Machine(p.Cfg).Git
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
