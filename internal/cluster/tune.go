@@ -27,7 +27,7 @@ import (
 // targets and finds its cache.
 func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) error {
 	cfg.Defaults()
-	gpus := selectedGPUs()
+	gpus := selectedGPUs(cfg)
 	if len(gpus) == 0 {
 		return errors.New("gpus: nvidia-smi lists no GPU (or none of PM_GPUS)")
 	}
@@ -83,22 +83,6 @@ func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) e
 		return errors.Join(errors.New(strings.Join(errs, "\n")), jerr)
 	}
 	return jerr
-}
-
-// selectedGPUs are the node's GPUs, those PM_GPUS names when set.
-func selectedGPUs() []work.GPU {
-	gpus := work.GPUs()
-	want := os.Getenv(config.EnvGPUs)
-	if want == "" {
-		return gpus
-	}
-	var keep []work.GPU
-	for _, g := range gpus {
-		if slices.Contains(strings.Split(want, ","), g.Index) || slices.Contains(strings.Split(want, ","), g.UUID) {
-			keep = append(keep, g)
-		}
-	}
-	return keep
 }
 
 // JoinTuning joins the tunings of dir's shards (dir/shards/*, in name
