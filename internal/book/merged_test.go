@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // A merged current folder loses no evaluation of the runs it was merged
@@ -24,7 +24,7 @@ import (
 func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 	ix, err := LoadIndex("../../results")
 	require.NoError(t, err)
-	voc, err := layout.LoadVocabulary("../..")
+	voc, err := vocabulary.Load("../..")
 	require.NoError(t, err)
 	claims, err := report.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
 	require.NoError(t, err)

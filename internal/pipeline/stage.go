@@ -23,6 +23,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // Needs is what a stage reads.
@@ -295,7 +296,7 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
+	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: vocabulary.Of(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
 		return res, err
 	}
 	build.Summarize(p.Cfg.Log, res, time.Since(t0))

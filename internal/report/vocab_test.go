@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 var (
@@ -16,7 +16,7 @@ var (
 // testVocab is the vocabulary of the repository's own project.
 func testVocab(t testing.TB) *results.Vocabulary {
 	vocabOnce.Do(func() {
-		v, err := layout.LoadVocabulary("../..")
+		v, err := vocabulary.Load("../..")
 		if err != nil {
 			t.Fatal(err)
 		}
