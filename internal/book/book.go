@@ -19,6 +19,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // Output files of the book, in its folder (results/book by default).
@@ -79,7 +80,7 @@ func Render(opt Options) (*Book, error) {
 	specDir := filepath.Join(opt.Root, report.DefaultSpecDir)
 	voc := opt.Vocabulary
 	if voc == nil {
-		if voc, err = layout.LoadVocabulary(opt.Root); err != nil {
+		if voc, err = vocabulary.Load(opt.Root); err != nil {
 			return nil, err
 		}
 	}

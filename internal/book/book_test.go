@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // The book rendered from the committed index has a chapter per paper, a card
@@ -27,7 +27,7 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 	html, md := string(page), string(summary)
 	ix, err := LoadIndex(Root(root))
 	require.NoError(t, err)
-	voc, err := layout.LoadVocabulary("../..")
+	voc, err := vocabulary.Load("../..")
 	require.NoError(t, err)
 	claims, err := reportspec.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 // Figures sit beside the claims they decide: same paper, a reference part in
 // common and, for a figure of one kernel, a kernel of the claim.
 func TestFiguresDecideClaimsOfTheirPaperPartAndKernel(t *testing.T) {
-	voc, err := layout.LoadVocabulary("../..")
+	voc, err := vocabulary.Load("../..")
 	require.NoError(t, err)
 	dir := filepath.Join("../..", report.DefaultSpecDir)
 	figs, err := reportspec.LoadFigures(filepath.Join(dir, "figures.yaml"), voc)

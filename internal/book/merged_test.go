@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/report/claims"
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // A merged current folder loses no evaluation of the runs it was merged
@@ -26,7 +26,7 @@ import (
 func TestMergedFoldersKeepEveryRatioOfTheirParts(t *testing.T) {
 	ix, err := LoadIndex("../../results")
 	require.NoError(t, err)
-	voc, err := layout.LoadVocabulary("../..")
+	voc, err := vocabulary.Load("../..")
 	require.NoError(t, err)
 	specs, err := reportspec.LoadClaims(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
 	require.NoError(t, err)

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // The history's prose between these markers cites the archived first H200 folder:
@@ -34,7 +34,7 @@ func TestHistoryProseAgreesWithItsFolder(t *testing.T) {
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), filepath.Base(proseFolder))
 	require.NoError(t, os.CopyFS(dir, os.DirFS(proseFolder)))
-	voc, err := layout.LoadVocabulary("../..")
+	voc, err := vocabulary.Load("../..")
 	require.NoError(t, err)
 	_, err = report.Generate(dir, report.Options{SpecDir: filepath.Join("../..", report.DefaultSpecDir), Vocabulary: voc})
 	require.NoError(t, err)

@@ -1,16 +1,13 @@
 package book
 
 import (
-	"errors"
 	"html/template"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/report/claims"
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
-	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // tuningSource is the caption source of a tuning curve: the tune stage
@@ -44,7 +41,7 @@ func tuningViews(ix *Index, project, root string, claimSpecs []reportspec.Claim)
 		}
 		seen[e.Folder] = true
 		dir := filepath.Join(root, e.Folder)
-		if _, err := os.Stat(filepath.Join(dir, results.TuningFile)); errors.Is(err, fs.ErrNotExist) {
+		if !tune.Has(dir) {
 			continue
 		}
 		v, err := report.LoadTuning(dir)

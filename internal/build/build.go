@@ -56,6 +56,9 @@ type Result struct {
 	// ResourcesNote says why there are none where there could be.
 	Kernels       []Kernel
 	ResourcesNote string
+	// Space is the cell's tuning space (tune.Spaces.RecordCell), which the
+	// build stage adds for the manifest; nil in a tree without one.
+	Space []byte
 }
 
 // OK reports whether the cell has a binary.

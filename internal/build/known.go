@@ -5,11 +5,12 @@ import (
 	"regexp"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/layout"
 )
 
 // KnownFile is the checked-in list of build failures that are data, not
 // bugs (variants/known-failures.yaml).
-const KnownFile = "variants/known-failures.yaml"
+const KnownFile = layout.KnownFailures
 
 // Known is one documented build failure: cells matching the glob Cell whose
 // failure reason matches the regular expression Message.

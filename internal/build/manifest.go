@@ -56,6 +56,11 @@ type Entry struct {
 	ModelDefaults map[string]string `json:"model_defaults,omitempty"`
 	Kernels       []Kernel          `json:"kernels,omitempty"`
 	ResourcesNote string            `json:"resources_note,omitempty"`
+	// Space is the cell's tuning space at any size (tune.Recorded, which
+	// internal/tune writes and reads): with Sizes, Tunables, Kernels and
+	// DeviceHash, all the tune stage and `run -tuned` read of a cell, so
+	// that they need the build folder only.
+	Space json.RawMessage `json:"space,omitempty"`
 }
 
 // Info describes a toolchain for the manifest and run.json.
@@ -136,7 +141,7 @@ func entry(dir string, r Result) Entry {
 	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
 		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash,
-		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly, Blocks: r.Blocks}
+		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly, Blocks: r.Blocks, Space: r.Space}
 	if len(c.Variant.ModelDefaults) > 0 {
 		e.ModelDefaults = c.Variant.ModelDefaults
 	}

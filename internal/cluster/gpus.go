@@ -29,16 +29,7 @@ import (
 // collects the campaign.
 func RunGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) (*Summary, error) {
 	cfg.Defaults()
-	gpus := work.GPUs()
-	if want := os.Getenv(config.EnvGPUs); want != "" {
-		var keep []work.GPU
-		for _, g := range gpus {
-			if slices.Contains(strings.Split(want, ","), g.Index) || slices.Contains(strings.Split(want, ","), g.UUID) {
-				keep = append(keep, g)
-			}
-		}
-		gpus = keep
-	}
+	gpus := selectedGPUs(cfg)
 	if len(gpus) == 0 {
 		return nil, errors.New("gpus: nvidia-smi lists no GPU (or none of PM_GPUS)")
 	}
@@ -196,4 +187,20 @@ func gpuList(gs []work.GPU) string {
 		s = append(s, g.Index+" "+shortUUID(g.UUID))
 	}
 	return strings.Join(s, ", ")
+}
+
+// selectedGPUs are the node's GPUs, those PM_GPUS names (cfg.GPUs: an
+// index or a UUID each) when set.
+func selectedGPUs(cfg config.Config) []work.GPU {
+	gpus := work.GPUs()
+	if len(cfg.GPUs) == 0 {
+		return gpus
+	}
+	var keep []work.GPU
+	for _, g := range gpus {
+		if slices.Contains(cfg.GPUs, g.Index) || slices.Contains(cfg.GPUs, g.UUID) {
+			keep = append(keep, g)
+		}
+	}
+	return keep
 }

@@ -1,10 +1,7 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,7 +13,6 @@ import (
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/config"
-	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/tune"
 	"github.com/portmatrix/portmatrix/internal/work"
@@ -31,7 +27,7 @@ import (
 // targets and finds its cache.
 func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) error {
 	cfg.Defaults()
-	gpus := selectedGPUs()
+	gpus := selectedGPUs(cfg)
 	if len(gpus) == 0 {
 		return errors.New("gpus: nvidia-smi lists no GPU (or none of PM_GPUS)")
 	}
@@ -82,103 +78,40 @@ func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) e
 	wg.Wait()
 	fmt.Fprintf(cfg.Log, "gpus: %d tuning workers took %s\n", len(gpus), time.Since(t0).Round(time.Millisecond))
 	n, jerr := JoinTuning(dir)
-	fmt.Fprintf(cfg.Log, "gpus: %d evaluations in %s (run it: -tuned %s)\n", n, filepath.Join(dir, results.TuningFile), dir)
+	fmt.Fprintf(cfg.Log, "gpus: %d evaluations in %s (run it: -tuned %s)\n", n, tune.CachePath(dir), dir)
 	if len(errs) > 0 {
 		return errors.Join(errors.New(strings.Join(errs, "\n")), jerr)
 	}
 	return jerr
 }
 
-// selectedGPUs are the node's GPUs, those PM_GPUS names when set.
-func selectedGPUs() []work.GPU {
-	gpus := work.GPUs()
-	want := os.Getenv(config.EnvGPUs)
-	if want == "" {
-		return gpus
-	}
-	var keep []work.GPU
-	for _, g := range gpus {
-		if slices.Contains(strings.Split(want, ","), g.Index) || slices.Contains(strings.Split(want, ","), g.UUID) {
-			keep = append(keep, g)
-		}
-	}
-	return keep
-}
-
-// JoinTuning writes dir/tuning.jsonl from the evaluations of its shards
-// (dir/shards/*/tuning.jsonl, in name order; an evaluation in two shards
-// once, the later shard's), dir/tuning.md from their reports and
-// dir/run.json from the first shard's, dir/tuning-kernels.json from all
-// of theirs, and returns
-// the number of evaluations. Torn last lines (a worker killed while writing)
-// are left out; the worker's next run measures them again.
+// JoinTuning joins the tunings of dir's shards (dir/shards/*, in name
+// order) into dir (tune.Join: the tuning files are internal/tune's), and
+// makes dir/run.json the first shard's; it returns the number of
+// evaluations.
 func JoinTuning(dir string) (int, error) {
-	shards, err := filepath.Glob(filepath.Join(dir, "shards", "*", results.TuningFile))
+	all, err := filepath.Glob(filepath.Join(dir, "shards", "*"))
 	if err != nil {
 		return 0, err
 	}
-	slices.Sort(shards)
-	type key struct {
-		Cell     string `json:"cell"`
-		Size     int64  `json:"size"`
-		Config   string `json:"config"`
-		BuildKey string `json:"build_key"`
-		Device   string `json:"device"`
+	slices.Sort(all)
+	var shards []string
+	for _, s := range all {
+		if tune.Has(s) {
+			shards = append(shards, s)
+		}
 	}
-	at := map[key]int{}
-	var lines [][]byte
-	var md bytes.Buffer
-	for _, file := range shards {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return 0, err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 1<<16), 16<<20)
-		for sc.Scan() {
-			var k key
-			if json.Unmarshal(sc.Bytes(), &k) != nil {
-				continue // a torn last line
-			}
-			line := slices.Clone(sc.Bytes())
-			if i, ok := at[k]; ok {
-				lines[i] = line
-				continue
-			}
-			at[k] = len(lines)
-			lines = append(lines, line)
-		}
-		report, err := os.ReadFile(filepath.Join(filepath.Dir(file), "tuning.md"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return 0, err
-		}
-		if len(report) > 0 {
-			fmt.Fprintf(&md, "# %s\n\n%s", filepath.Base(filepath.Dir(file)), report)
-		}
-		// The shard's tuned binaries' kernels join the folder's.
-		kernels, err := tune.ReadKernels(filepath.Dir(file))
-		if err == nil {
-			err = tune.WriteKernels(dir, kernels)
-		}
-		if err != nil {
-			return 0, err
-		}
+	n, err := tune.Join(dir, shards)
+	if err != nil {
+		return 0, err
 	}
 	// The folder's provenance is the first shard's (its run.json names the
 	// node, every GPU, the compilers and the commit).
 	if len(shards) > 0 {
-		err := results.CopyFile(filepath.Join(filepath.Dir(shards[0]), "run.json"), filepath.Join(dir, "run.json"))
+		err := results.CopyFile(filepath.Join(shards[0], results.RunFile), filepath.Join(dir, results.RunFile))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return 0, err
 		}
 	}
-	var out bytes.Buffer
-	for _, l := range lines {
-		out.Write(l)
-		out.WriteByte('\n')
-	}
-	if err := fsutil.WriteFile(filepath.Join(dir, results.TuningFile), out.Bytes(), 0o644); err != nil {
-		return 0, err
-	}
-	return len(lines), fsutil.WriteFile(filepath.Join(dir, "tuning.md"), md.Bytes(), 0o644)
+	return n, nil
 }

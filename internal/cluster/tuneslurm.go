@@ -16,6 +16,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // TunePlan is a tuning campaign's cluster/tune.json: how many shards its
@@ -206,7 +207,7 @@ func CollectTune(ctx context.Context, dir string, log io.Writer) (*TuneSummary, 
 		return &sum, err
 	}
 	fmt.Fprintf(log, "collect: %d evaluations of %d shards in %s (run it: -tuned %s)\n", sum.Evaluations, sum.Shards,
-		filepath.Join(dir, results.TuningFile), dir)
+		tune.CachePath(dir), dir)
 	if len(sum.Missing) > 0 {
 		fmt.Fprintf(log, "collect: shards %v not finished: submit the same tune again (-out %s)\n", sum.Missing, dir)
 	}

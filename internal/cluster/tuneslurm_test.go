@@ -19,6 +19,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 var (
@@ -60,7 +61,7 @@ type evalKey struct {
 
 func tuningLines(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, results.TuningFile))
+	b, err := os.ReadFile(filepath.Join(dir, tune.CacheFile))
 	require.NoError(t, err)
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
@@ -138,7 +139,7 @@ func TestSlurmTuneShardsAndResubmit(t *testing.T) {
 	// (no live process), its last two evaluations never written.
 	dir1 := TuneShardDir(cfg.Out, 1)
 	kept := shard1[:len(shard1)-2]
-	require.NoError(t, os.WriteFile(filepath.Join(dir1, results.TuningFile), []byte(strings.Join(kept, "\n")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir1, tune.CacheFile), []byte(strings.Join(kept, "\n")+"\n"), 0o644))
 	r, err := results.ReadRun(dir1)
 	require.NoError(t, err)
 	r.State, r.PID = results.StateRunning, 0

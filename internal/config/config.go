@@ -44,20 +44,21 @@ type Config struct {
 	Timeout        int    // seconds per program run
 	GPU            string // "1": run GPU cells, "0": do not, "": when a GPU is found
 	CopyBytes      int64
-	FlushL2        string  // the harness's --flush-l2: auto, on or off
-	Threads        int     // OpenMP threads of host programs; 0: SLURM_CPUS_PER_TASK, OMP_NUM_THREADS or the affinity mask
-	Bind           string  // OMP_PROC_BIND of host programs (run.BindModes); "": run.DefaultBind
-	Threshold      float64 // compare: relative slow-down flagged as a regression
-	TuneStrategy   string  // tune: exhaustive, random, pruned or auto ("")
-	TuneEvals      int     // tune: configurations per (cell, size), the default and cached ones included; 0: all
-	TuneSeconds    int     // tune: wall seconds of new evaluations; 0: no bound
-	TuneShard      string  // tune: "k/n", this worker tunes every n-th target from the k-th (a scheduler sets it)
-	Tuned          string  // run: a tuning folder; each cell is measured again at its tuned best
-	Commit         string  // recorded instead of git's answer
-	Scheduler      string  // run elsewhere: slurm or gpus (internal/cluster)
-	Cluster        string  // cluster file (cluster.example.yaml)
-	Work           string  // run only these work items: a JSON file, a queue folder, or plan:<file>
-	Self           string  // this program, for the workers a scheduler starts ("" under mage)
+	FlushL2        string   // the harness's --flush-l2: auto, on or off
+	Threads        int      // OpenMP threads of host programs; 0: SLURM_CPUS_PER_TASK, OMP_NUM_THREADS or the affinity mask
+	Bind           string   // OMP_PROC_BIND of host programs (run.BindModes); "": run.DefaultBind
+	Threshold      float64  // compare: relative slow-down flagged as a regression
+	TuneStrategy   string   // tune: exhaustive, random, pruned or auto ("")
+	TuneEvals      int      // tune: configurations per (cell, size), the default and cached ones included; 0: all
+	TuneSeconds    int      // tune: wall seconds of new evaluations; 0: no bound
+	TuneShard      string   // tune: "k/n", this worker tunes every n-th target from the k-th (a scheduler sets it)
+	Tuned          string   // run: a tuning folder; each cell is measured again at its tuned best
+	Commit         string   // recorded instead of git's answer
+	Scheduler      string   // run elsewhere: slurm or gpus (internal/cluster)
+	GPUs           []string // the gpus scheduler's GPUs (indices or UUIDs); nil: all
+	Cluster        string   // cluster file (cluster.example.yaml)
+	Work           string   // run only these work items: a JSON file, a queue folder, or plan:<file>
+	Self           string   // this program, for the workers a scheduler starts ("" under mage)
 	Args           []string
 	Log            io.Writer
 }
@@ -415,10 +416,21 @@ var Knobs = []Knob{
 	{Env: "PM_TUNED", Flag: "tuned", Example: "results/my-tuning", Doc: "run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones",
 		Set:   func(c *Config, v string) error { c.Tuned = v; return nil },
 		Value: strValue(func(c *Config) *string { return &c.Tuned })},
+	{Env: EnvGPUs, Flag: "gpus", Example: "0,1", Doc: "the GPUs (nvidia-smi indices or UUIDs, comma-separated) the gpus scheduler uses (default: all)",
+		Set: func(c *Config, v string) error {
+			c.GPUs = nil
+			for _, g := range strings.Split(v, ",") {
+				if g = strings.TrimSpace(g); g == "" {
+					return fmt.Errorf("%q: want GPU indices or UUIDs separated by commas", v)
+				}
+				c.GPUs = append(c.GPUs, g)
+			}
+			return nil
+		},
+		Value: func(c *Config) string { return strings.Join(c.GPUs, ",") }, Scheduler: true},
 	// Names that are no knob: FromEnv leaves them alone.
 	{Env: EnvWorker, Kind: KindScheduler, Doc: "the GPU scheduler's name of a worker (gpu0, ...), recorded in shard.json"},
 	{Env: EnvGPUUUID, Kind: KindScheduler, Doc: "the GPU scheduler's UUID of a worker's GPU, recorded on its records"},
-	{Env: EnvGPUs, Kind: KindScheduler, Doc: "the GPUs (indices or UUIDs, comma-separated) the gpus scheduler uses (default: all)"},
 	{Env: EnvDeviceName, Kind: KindHarness, Doc: "the GPU's name (nvidia-smi) the harness records, so that every toolchain's records group by device"},
 	{Env: "PM_SNAP_DUMP", Kind: KindHarness, Doc: "a LAMMPS dump (dump custom) the TestSNAP programs measure instead of their bcc W lattice, at every size; docs/inputs.md"},
 	{Env: "PM_SNAP_POTENTIAL", Kind: KindHarness, Doc: "the SNAP potential of PM_SNAP_DUMP and snapcheck: <prefix>.snapparam and <prefix>.snapcoeff (default: the dump's path less its extension)"},
@@ -443,6 +455,7 @@ var Knobs = []Knob{
 	{Env: "PM_XZ", Kind: KindScript, Doc: "scripts/gpu-bundle.sh: xz options for the libraries"},
 	{Env: "PM_DEBIAN_MIRROR", Kind: KindScript, Doc: "scripts/install-llvm22.sh: the Debian mirror"},
 	{Env: "PM_LLVM22_SUITES", Kind: KindScript, Doc: "scripts/install-llvm22.sh: deb-src suites tried in order"},
+	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (CI sets it)"},
 	{Env: "PM_PROBE_OUT", Kind: KindTest, Doc: "internal/toolchain's probe test writes its probes here"},
 	{Env: "PM_REQUIRE_TOOLCHAINS", Kind: KindTest, Doc: "toolchains a test must find (CI names every offload toolchain)"},
 	{Env: "PM_SEEDS_DIR", Kind: KindTest, Doc: "the folder of the papers' seed texts (internal/report's spec test)"},

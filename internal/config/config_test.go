@@ -47,6 +47,22 @@ func TestKnobsFromEnv(t *testing.T) {
 	assert.EqualError(t, err, `PM_REPS: "zero": want a positive integer`)
 }
 
+// PM_GPUS is a knob like any other: the gpus scheduler reads cfg.GPUs, and
+// nothing reads the environment for it.
+func TestGPUsKnob(t *testing.T) {
+	cfg, err := FromEnviron([]string{"PM_GPUS=0, GPU-5f2e"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0", "GPU-5f2e"}, cfg.GPUs)
+	_, err = FromEnviron([]string{"PM_GPUS=0,,1"})
+	assert.ErrorContains(t, err, "PM_GPUS")
+	var flagged Config
+	fs := flag.NewFlagSet("portmatrix", flag.ContinueOnError)
+	Flags(fs, &flagged)
+	require.NoError(t, fs.Parse([]string{"-gpus", "1,2"}))
+	assert.Equal(t, []string{"1", "2"}, flagged.GPUs)
+	assert.NotContains(t, strings.Join(flagged.WorkerArgs(), " "), "-gpus", "the scheduler's, not passed on")
+}
+
 // A CLI flag reaches the workers a scheduler starts: their arguments are
 // derived from the knob table, and they parse back to the same settings.
 func TestWorkerArgsFollowTheTable(t *testing.T) {
@@ -59,7 +75,7 @@ func TestWorkerArgsFollowTheTable(t *testing.T) {
 	args := cfg.WorkerArgs()
 	assert.Contains(t, args, "-flush-l2=on")
 	for _, a := range args {
-		for _, not := range []string{"-out", "-resume", "-scheduler", "-work", "-gpu=", "-cluster"} {
+		for _, not := range []string{"-out", "-resume", "-scheduler", "-work", "-gpu=", "-gpus", "-cluster"} {
 			assert.False(t, strings.HasPrefix(a, not), "%s: the scheduler's, not passed on", a)
 		}
 	}

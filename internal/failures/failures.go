@@ -202,7 +202,7 @@ func Collect(dir string) ([]Failure, error) {
 		}
 		kernel, variant, tc, ok := matrix.SplitCellID(k.Cell)
 		if !ok {
-			return nil, fmt.Errorf("%s: cell %q is not kernel.variant.toolchain", filepath.Join(dir, results.TuningFile), k.Cell)
+			return nil, fmt.Errorf("%s: cell %q is not kernel.variant.toolchain", tune.CachePath(dir), k.Cell)
 		}
 		out = append(out, Failure{base, StageTune, kernel, variant, tc, reason(evals[i].Error), tools[tc]})
 	}

@@ -20,10 +20,10 @@ import (
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/golden"
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // badCase is one bad input a user may write, and where it is caught. Its
@@ -352,7 +352,7 @@ func appendTo(t *testing.T, file, text string) {
 // vocabOf is the lists the messages about the tree at root print after
 // "known:", by the placeholder its golden files name them with.
 func vocabOf(t *testing.T, root string) golden.Vocab {
-	v, err := layout.LoadVocabulary(root)
+	v, err := vocabulary.Load(root)
 	require.NoError(t, err)
 	loaded, err := toolchain.Load(filepath.Join(root, tcs), root)
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // Needs is what a stage reads.
@@ -286,11 +287,16 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if err := build.BundleAll(p.Cfg.BuildDir, p.Toolchains, res); err != nil {
 		return res, err
 	}
+	for i := range res { // what the tune stage and run -tuned read of a cell (tune.Recorded)
+		if res[i].OK() && p.Spaces != nil {
+			res[i].Space = p.Spaces.RecordCell(res[i].Cell, p.ByName)
+		}
+	}
 	git := session.Machine(p.Cfg).Git
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
+	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: vocabulary.Of(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
 		return res, err
 	}
 	build.Summarize(p.Cfg.Log, res, time.Since(t0))

@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/report/claims"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 const twinStrategy = `
@@ -79,7 +79,7 @@ func TestStrategyAddedInYAMLOnly(t *testing.T) {
 	require.NoError(t, err)
 	tc := results.Toolchain{ID: "gcc-host", Family: "gcc", Version: "12.2.0", Command: "g++", Target: "host"}
 	require.NoError(t, results.WriteRun(dir, results.Run{ID: "twin", Toolchains: []results.Toolchain{tc},
-		Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies)}))
+		Vocabulary: vocabulary.Of(p.Kernels, p.Strategies)}))
 	for _, v := range []struct {
 		variant, strategy string
 		gbps              float64

@@ -7,6 +7,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 // Folder is the report stage: it turns a results folder (the newest under results/ when dir is "")
@@ -30,7 +31,7 @@ func Folder(root, dir string, log io.Writer) error {
 	opt := Options{SpecDir: layout.Path(root, layout.ReportSpecs), Progress: log}
 	// The specs are the source tree's: they may name what the folder's
 	// vocabulary does not (a kernel added since), which the tree's covers.
-	v, verr := layout.LoadVocabulary(root)
+	v, verr := vocabulary.Load(root)
 	if run, err := results.ReadRun(dir); err == nil && run.Vocabulary == nil && verr != nil {
 		return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), verr)
 	}

@@ -21,7 +21,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 )
 
-// File and folder names of a results folder (docs/results-format.md).
+// File and folder names of a results folder (docs/results-format.md); a
+// tuning's files are internal/tune's (tune.CacheFile and the others).
 const (
 	RunFile    = "run.json"
 	JSONLFile  = "results.jsonl"
@@ -32,16 +33,11 @@ const (
 	ClaimsFile = "claims.md"
 	TablesFile = "tables.md"
 	ReportFile = "report.html"
-	TuningFile = "tuning.jsonl" // the tuner's evaluations (internal/tune, docs/tuning.md)
 	// CampaignFile is a collected campaign's summary (internal/cluster:
 	// items planned, measured, missing; the GPUs' agreement).
 	CampaignFile = "cluster.json"
 	maxLineSize  = 64 << 20
 )
-
-// TuningKernelsFile holds the tuned binaries' kernels (registers, shared
-// memory) by build key (internal/tune, docs/tuning.md).
-const TuningKernelsFile = "tuning-kernels.json"
 
 // BuildLog is the path, in a results folder, of a cell's build log.
 func BuildLog(cell string) string { return LogsDir + "/build/" + cell + ".log" }

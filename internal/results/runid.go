@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/portmatrix/portmatrix/internal/layout"
 )
 
 // Latest returns the newest results folder (by name, which starts with the time).
@@ -101,7 +103,7 @@ func CheckOut(out string, resume bool) error {
 }
 
 // RunsDir is the folder of results folders in a repository (or on a GPU host).
-const RunsDir = "results"
+const RunsDir = layout.Results
 
 // NewFolder makes a new, empty results folder under parent and returns its
 // path: the run id is the UTC time to the second and the slugs of parts

@@ -16,15 +16,11 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/tune"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
-
-// TuningReport is the tuning's table in its folder (tune.Result.Report).
-const TuningReport = "tuning.md"
 
 // tuneBatch is how many configurations one process measures: a GPU-sized
 // data set takes seconds to make, a configuration a fraction of one.
@@ -35,8 +31,9 @@ const tuneBatch = 64
 // folder when unset): every configuration measured by the cell's own
 // program and verified like any run, cached in the folder's tuning.jsonl,
 // so that a cut tuning resumes and a repeated one measures nothing. It
-// reads the build's manifest and binaries, the kernels, the strategies and
-// variants/tuning.yaml; no compiler is probed. It returns the folder.
+// reads the build folder only (the manifest, with each cell's recorded
+// tuning space, and the binaries); no source tree is read and no compiler
+// probed. It returns the folder.
 func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	cfg.Defaults()
 	m, err := build.ReadManifest(cfg.BuildDir)
@@ -46,10 +43,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	if err := checkManifestFilters(cfg, m); err != nil {
 		return "", err
 	}
-	built, err := loadBuilt(cfg, m)
-	if err != nil {
-		return "", err
-	}
+	built := tune.Built{BuildDir: cfg.BuildDir, Manifest: m}
 	mach := Machine(cfg)
 	dir := cfg.Out
 	if dir == "" {
@@ -107,7 +101,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 			dev = append(dev, t)
 		}
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "tuning.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := tune.OpenLog(dir)
 	if err != nil {
 		return dir, err
 	}
@@ -171,14 +165,14 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 			}
 		}
 		if err != nil {
-			appendReport(dir, started, report.Bytes())
+			tune.AppendReport(dir, started, report.Bytes())
 			return dir, err
 		}
 	}
 	if report.Len() == 0 {
 		return dir, errors.New("tune: no built cell of the selection can run here (doctor says which are on; GPU cells need a GPU)")
 	}
-	if err := appendReport(dir, started, report.Bytes()); err != nil {
+	if err := tune.AppendReport(dir, started, report.Bytes()); err != nil {
 		return dir, err
 	}
 	// A tuning its time budget cut is interrupted: run.json says so, and a
@@ -207,10 +201,7 @@ func TuneTargets(cfg config.Config) (int, error) {
 	if err := checkManifestFilters(cfg, m); err != nil {
 		return 0, err
 	}
-	built, err := loadBuilt(cfg, m)
-	if err != nil {
-		return 0, err
-	}
+	built := tune.Built{BuildDir: cfg.BuildDir, Manifest: m}
 	targets, _, err := built.Targets(func(e build.Entry) bool { return cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) },
 		func(e build.Entry) []int64 { return tuneSizes(cfg, e) }, GPU(cfg))
 	return len(targets), err
@@ -222,13 +213,6 @@ func tuneSizes(cfg config.Config, e build.Entry) []int64 {
 		return s
 	}
 	return e.Sizes[cfg.SizeSet]
-}
-
-// loadBuilt reads what the tuning's spaces are made of, for the build m.
-func loadBuilt(cfg config.Config, m *build.Manifest) (tune.Built, error) {
-	b, err := tune.LoadTree(cfg.Root)
-	b.BuildDir, b.Manifest = cfg.BuildDir, m
-	return b, err
 }
 
 // deviceKey names the GPU that measures: its UUID, else its name.
@@ -258,20 +242,6 @@ func deviceMachine(model *machine.Model) tune.Machine {
 	return tune.MachineOf(g.MaxThreadsPerBlock, g.WarpSize, max(g.SharedMemoryPerBlockBytes, g.SharedMemoryPerBlockOptin))
 }
 
-// appendReport adds this tuning's table to the folder's report: a folder
-// tuned in several calls keeps every call's table, each under its time.
-func appendReport(dir string, started time.Time, table []byte) error {
-	f, err := os.OpenFile(filepath.Join(dir, TuningReport), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(f, "## Tuned %s\n\n```\n%s```\n\n", started.Format(time.RFC3339), table)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // tunedJobs gives each job the tuned best of the tuning folder cfg.Tuned for
 // its binary, sizes and device model (the GPU's name, the host's CPU model),
 // and returns how many (cell, size) have one. The rest run as published.
@@ -285,21 +255,14 @@ func tunedJobs(cfg config.Config, jobs []run.Job, mach host.Info) (int, error) {
 		return 0, fmt.Errorf("PM_TUNED: %w", err)
 	}
 	// A configuration's render-time tunables (a scratch level) are the
-	// binary's own and no run-time flag: the program refuses them.
-	built, err := loadBuilt(cfg, &build.Manifest{})
-	if err != nil {
-		return 0, fmt.Errorf("PM_TUNED: %w", err)
-	}
+	// binary's own and no run-time flag: the program refuses them. The
+	// build recorded which they are with the cell's space.
 	flag := func(e build.Entry, size int64, c tune.Config) string {
-		k, v := built.Kernels[e.Kernel], built.Variants[e.Variant]
-		if k == nil || v == nil {
-			return c.String()
-		}
-		t, err := built.Spaces.Target(&matrix.Cell{ID: e.ID, Kernel: k, Variant: v}, built.Kernels, size, "")
+		rec, err := tune.SpaceOf(e)
 		if err != nil {
 			return c.String()
 		}
-		return t.Space.Flag(c)
+		return rec.At(size).Flag(c)
 	}
 	n := 0
 	for i := range jobs {

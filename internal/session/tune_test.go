@@ -12,25 +12,42 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/matrix"
-	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
+
+// recorded is the entry of cell (kernel.variant.toolchain) of a build of
+// the repository's tree, with the tuning space the build stage records
+// (tune.Spaces.RecordCell): what the tune stage and run -tuned read.
+func recorded(t *testing.T, cell string) build.Entry {
+	t.Helper()
+	tree, err := tune.LoadTree("../..")
+	require.NoError(t, err)
+	kernel, variant, _, ok := matrix.SplitCellID(cell)
+	require.True(t, ok, cell)
+	k, v := tree.Kernels[kernel], tree.Variants[variant]
+	require.NotNil(t, k, kernel)
+	require.NotNil(t, v, variant)
+	return build.Entry{ID: cell, Kernel: kernel, Variant: variant,
+		Space: tree.Spaces.RecordCell(&matrix.Cell{ID: cell, Kernel: k, Variant: v}, tree.Kernels)}
+}
+
+// space is the recorded space of cell at size, read back from its entry.
+func space(t *testing.T, cell string, size int64) *tune.CellSpace {
+	t.Helper()
+	rec, err := tune.SpaceOf(recorded(t, cell))
+	require.NoError(t, err)
+	return rec.At(size)
+}
 
 // A kernel written as loops gets its launch tunables from the mapper: the
 // tuner must see them (it once read the descriptions unlowered, and tuned
 // the mapped HOMMEXX laplace at its one default configuration).
 func TestTuningSeesTheMapperTunables(t *testing.T) {
-	b, err := loadBuilt(config.Config{Root: "../.."}, &build.Manifest{})
-	require.NoError(t, err)
-	k := b.Kernels["hommexx_laplace_simple_mapped"]
-	require.NotNil(t, k)
-	v := b.Variants["kk-cuda-3lvl"]
-	require.NotNil(t, v)
-	target, err := b.Spaces.Target(&matrix.Cell{ID: "hommexx_laplace_simple_mapped.kk-cuda-3lvl.nvcc-sm90", Kernel: k, Variant: v}, b.Kernels, 1001, "key")
-	require.NoError(t, err)
-	assert.Contains(t, target.Space.Names, "map_team_size")
-	assert.Contains(t, target.Space.Names, "map_vector_size")
-	assert.Greater(t, target.Space.Len(), 1, "the mapper's sizes are searched, not held")
+	s := space(t, "hommexx_laplace_simple_mapped.kk-cuda-3lvl.nvcc-sm90", 1001)
+	assert.Contains(t, s.Names, "map_team_size")
+	assert.Contains(t, s.Names, "map_vector_size")
+	assert.Greater(t, s.Len(), 1, "the mapper's sizes are searched, not held")
 }
 
 // max_teams is a launch parameter of kernel-mode team launches without team
@@ -38,15 +55,8 @@ func TestTuningSeesTheMapperTunables(t *testing.T) {
 // program refuses a max_teams configuration (the H100 tuning's 120 failed
 // evaluations of the HOMMEXX kernels under kk-ompx and direct-ompx).
 func TestMaxTeamsOnlyWhereTheProgramReadsIt(t *testing.T) {
-	b, err := loadBuilt(config.Config{Root: "../.."}, &build.Manifest{})
-	require.NoError(t, err)
 	names := func(kernel, variant string) []string {
-		k, v := b.Kernels[kernel], b.Variants[variant]
-		require.NotNil(t, k)
-		require.NotNil(t, v)
-		target, err := b.Spaces.Target(&matrix.Cell{ID: kernel + "." + variant + ".clang22-sm90", Kernel: k, Variant: v}, b.Kernels, 1001, "key")
-		require.NoError(t, err)
-		return target.Space.Names
+		return space(t, kernel+"."+variant+".clang22-sm90", 1001).Names
 	}
 	for _, v := range []string{"kk-ompx-opt", "direct-ompx"} {
 		assert.Contains(t, names("spmv", v), "max_teams", v)
@@ -61,12 +71,14 @@ func TestMaxTeamsOnlyWhereTheProgramReadsIt(t *testing.T) {
 func TestTunedRunDropsRenderTimeTunables(t *testing.T) {
 	dir, bd := t.TempDir(), t.TempDir()
 	cell := "hommexx_laplace_simple.kk-cuda-2lvl.nvcc-sm90"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, results.TuningFile), []byte(
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tune.CacheFile), []byte(
 		`{"cell":"`+cell+`","size":1001,"config":"scratch_level=0,team_size=32,vector_size=1","build_key":"k1","device":"GPU-1","device_name":"NVIDIA H100 80GB HBM3","median_s":0.001,"lo_s":0.001,"hi_s":0.001,"verified":true}`+"\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(bd, "nvcc-sm90"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(bd, "nvcc-sm90", "bin.key"), []byte("k1\n"), 0o644))
-	jobs := []run.Job{{Entry: build.Entry{ID: cell, Kernel: "hommexx_laplace_simple", Variant: "kk-cuda-2lvl", Target: "sm_90", Binary: "nvcc-sm90/bin"}, Sizes: []int64{1001}}}
-	n, err := tunedJobs(config.Config{Root: "../..", BuildDir: bd, Tuned: dir}, jobs, host.Info{GPUs: []host.GPU{{Name: "NVIDIA H100 80GB HBM3"}}})
+	e := recorded(t, cell)
+	e.Target, e.Binary = "sm_90", "nvcc-sm90/bin"
+	jobs := []run.Job{{Entry: e, Sizes: []int64{1001}}}
+	n, err := tunedJobs(config.Config{Root: t.TempDir(), BuildDir: bd, Tuned: dir}, jobs, host.Info{GPUs: []host.GPU{{Name: "NVIDIA H100 80GB HBM3"}}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.Equal(t, "team_size=32,vector_size=1", jobs[0].Tuned[1001])
@@ -78,7 +90,7 @@ func TestTunedRunDropsRenderTimeTunables(t *testing.T) {
 func TestTunedRunFindsTheBestOfTheSameDeviceCode(t *testing.T) {
 	dir, bd := t.TempDir(), t.TempDir()
 	cell := "spmv.kk-cuda-3lvl.nvcc-sm90"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, results.TuningFile), []byte(
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tune.CacheFile), []byte(
 		`{"cell":"`+cell+`","size":150,"config":"team_size=16,vector_size=8","build_key":"old","device":"GPU-1","device_name":"NVIDIA H100 80GB HBM3","median_s":0.001,"lo_s":0.001,"hi_s":0.001,"verified":true,"device_hash":"d1"}`+"\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(bd, "nvcc-sm90"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(bd, "nvcc-sm90", "bin.key"), []byte("new\n"), 0o644))

@@ -11,13 +11,11 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
-	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
@@ -77,7 +75,7 @@ type Cache struct {
 
 // newCache is dir's tuning.jsonl, not read yet.
 func newCache(dir string) *Cache {
-	return &Cache{File: filepath.Join(dir, results.TuningFile), got: map[Key]Measurement{}, names: map[string]string{},
+	return &Cache{File: CachePath(dir), got: map[Key]Measurement{}, names: map[string]string{},
 		codes: map[string]string{}}
 }
 

@@ -12,7 +12,8 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
-// CellSpace is the search space of one cell at one size.
+// CellSpace is the search space of one cell at one size: its Recorded
+// space (what the build records in the manifest) evaluated at the size.
 type CellSpace struct {
 	Names       []string           // the cell's tunables, sorted
 	Values      map[string][]int64 // the values searched, per tunable
@@ -20,22 +21,90 @@ type CellSpace struct {
 	Rendered    map[string]bool    // tunables the renderer decides with (scratch levels): constants of the binary
 	Default     Config             // the values the program is generated with
 	Constraints []Constraint       // those that apply to the cell
-	spaces      *Spaces
+	rec         *Recorded
 	env         spec.Env
-	teams       []*spec.Node     // team patterns: their scratch levels, leagues, block shapes
-	otherLaunch bool             // a kernel of the cell launches other patterns than teams (ranges, index sets)
+	teams       []*spec.Node     // team patterns: their leagues and block shapes
 	scratch     [][]spec.Scratch // each team launch's scratch views, the kernels' scratch_consts put in: for scratch_bytes
 }
 
+// Recorded is a cell's search space without its size: all a CellSpace is
+// made of, as the build records it in the manifest (build.Entry.Space,
+// Record) so that the tune stage and `run -tuned` need no source tree.
+// The size enters through the kernels' scalar arguments (Env).
+type Recorded struct {
+	Names       []string           `json:"names"`
+	Values      map[string][]int64 `json:"values"`
+	Fixed       map[string]string  `json:"fixed,omitempty"`
+	Rendered    []string           `json:"rendered,omitempty"`
+	Default     Config             `json:"default"`
+	Constraints []Constraint       `json:"constraints,omitempty"`
+	// Machine are the machine properties a constraint may read (a
+	// constraint reading one the device does not give is not checked);
+	// Blocks the tunables that are a launch's threads (Decl.Block).
+	Machine []string `json:"machine,omitempty"`
+	Blocks  []string `json:"blocks,omitempty"`
+	// Env are the scalar arguments of the kernel, then of the kernels it
+	// uses, from which its values at a size are computed (spec.Kernel.Env).
+	Env [][]EnvArg `json:"env"`
+	// Teams are the team launches: league, team size and vector as the
+	// kernel declares them, and their scratch views with the kernels'
+	// scratch_consts put in.
+	Teams []Team `json:"teams,omitempty"`
+	// OtherLaunch: a kernel of the cell launches other patterns than teams
+	// (ranges, index sets); Exact: the strategy launches a block of exactly
+	// the threads asked for (exactLaunch).
+	OtherLaunch bool `json:"other_launch,omitempty"`
+	Exact       bool `json:"exact_launch,omitempty"`
+	// Error: the space could not be made (RecordCell); the tune stage
+	// reports it for the cell.
+	Error string `json:"error,omitempty"`
+}
+
+// EnvArg is a scalar argument (or a CSR argument built by minife27, its
+// Grid) of a kernel: what spec.Kernel.Env reads.
+type EnvArg struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value string `json:"value,omitempty"`
+	Init  string `json:"init,omitempty"`
+	Grid  string `json:"grid,omitempty"`
+}
+
+// Team is a team launch of a recorded space.
+type Team struct {
+	League   string        `json:"league,omitempty"`
+	TeamSize string        `json:"team_size"`
+	Vector   string        `json:"vector"`
+	Scratch  []TeamScratch `json:"scratch,omitempty"`
+}
+
+// TeamScratch is a scratch view of a team launch: its level ("0", "1" or
+// a tunable) and elements per team.
+type TeamScratch struct {
+	Level string `json:"level"`
+	Size  string `json:"size"`
+}
+
 // Cell is the space of kernel k (with the kernels a composite uses) under
-// variant v at size. A tunable's space is the kernel's scope in the file,
-// else the strategy's, else its declaration; a tunable a knob value sets is
-// held at that value, since the knob value is what makes the variant (2
-// levels means vector_size 1).
+// variant v at size (Record, then At).
 func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64) (*CellSpace, error) {
-	c := &CellSpace{Values: map[string][]int64{}, Fixed: map[string]string{}, Rendered: map[string]bool{}, Default: Config{},
-		spaces: s, env: k.Env(size)}
+	r, err := s.Record(k, uses, v)
+	if err != nil {
+		return nil, err
+	}
+	return r.At(size), nil
+}
+
+// Record is the space of kernel k (with the kernels a composite uses)
+// under variant v, at any size. A tunable's space is the kernel's scope in
+// the file, else the strategy's, else its declaration; a tunable a knob
+// value sets is held at that value, since the knob value is what makes the
+// variant (2 levels means vector_size 1).
+func (s *Spaces) Record(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant) (*Recorded, error) {
+	c := &Recorded{Values: map[string][]int64{}, Fixed: map[string]string{}, Default: Config{},
+		Machine: slices.Sorted(maps.Keys(s.Machine)), Exact: exactLaunch(v)}
 	consts := map[string]int64{}
+	var teams []*spec.Node
 	for _, kk := range append([]*spec.Kernel{k}, uses...) {
 		if sc := s.Kernels[kk.Name]; sc != nil {
 			maps.Copy(consts, sc.ScratchConsts)
@@ -45,17 +114,18 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 				c.Default[t.Name] = t.Value
 			}
 		}
-		if kk != k {
-			for name, val := range kk.Env(size) {
-				if _, ok := c.env[name]; !ok {
-					c.env[name] = val
-				}
-			}
-		}
-		c.teams = append(c.teams, kk.Pattern.Teams()...)
-		c.otherLaunch = c.otherLaunch || usesPattern(kk.Pattern, nonTeamLaunches, false)
+		c.Env = append(c.Env, envArgs(kk))
+		teams = append(teams, kk.Pattern.Teams()...)
+		c.OtherLaunch = c.OtherLaunch || usesPattern(kk.Pattern, nonTeamLaunches, false)
 	}
-	c.scratch = withConsts(c.teams, consts)
+	scratch := withConsts(teams, consts)
+	for i, t := range teams {
+		team := Team{League: t.League, TeamSize: t.TeamSize, Vector: t.Vector}
+		for _, sv := range scratch[i] {
+			team.Scratch = append(team.Scratch, TeamScratch{Level: sv.Level, Size: sv.Size})
+		}
+		c.Teams = append(c.Teams, team)
+	}
 	for name, val := range v.Tunables {
 		if _, ok := c.Default[name]; ok || s.launches(name, k, uses) {
 			c.Default[name] = val
@@ -72,6 +142,9 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 		if !ok {
 			return nil, fmt.Errorf("%s: tunable %s of %s has no search space in %s", k.Pos, name, k.Name, s.File)
 		}
+		if d.Block {
+			c.Blocks = append(c.Blocks, name)
+		}
 		c.Values[name] = d.Space
 		for _, sc := range scopes {
 			switch {
@@ -85,16 +158,17 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 			}
 		}
 	}
-	for _, t := range c.teams {
+	for _, t := range teams {
 		for _, sv := range t.Scratch {
-			if _, ok := c.Default[sv.Level]; ok {
+			if _, ok := c.Default[sv.Level]; ok && !slices.Contains(c.Rendered, sv.Level) {
 				// The level picks the code rendered: one value per binary.
 				c.Values[sv.Level] = []int64{c.Default[sv.Level]}
 				c.Fixed[sv.Level] = "scratch level: chosen when the program is rendered"
-				c.Rendered[sv.Level] = true
+				c.Rendered = append(c.Rendered, sv.Level)
 			}
 		}
 	}
+	slices.Sort(c.Rendered)
 	for i, kn := range v.Strategy.Knobs {
 		for name, val := range v.Values[i].Tunables {
 			if _, ok := c.Default[name]; ok {
@@ -116,11 +190,72 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 		}
 	}
 	for _, con := range all {
-		if c.applies(con) {
+		if s.applies(c.Names, con) {
 			c.Constraints = append(c.Constraints, con)
 		}
 	}
 	return c, nil
+}
+
+// envArgs are what k's Env reads of its arguments.
+func envArgs(k *spec.Kernel) []EnvArg {
+	var out []EnvArg
+	for _, a := range k.Args {
+		switch {
+		case a.Type == "csr" && a.Init.Kind == "minife27":
+			out = append(out, EnvArg{Name: a.Name, Type: a.Type, Init: a.Init.Kind, Grid: a.Init.Grid})
+		case a.Type == "csr", a.IsArray():
+		default:
+			out = append(out, EnvArg{Name: a.Name, Type: a.Type, Value: a.Value})
+		}
+	}
+	return out
+}
+
+// At is the space at size: the kernels' arguments evaluated there.
+func (r *Recorded) At(size int64) *CellSpace {
+	c := &CellSpace{Names: r.Names, Values: map[string][]int64{}, Fixed: maps.Clone(r.Fixed), Rendered: map[string]bool{},
+		Default: maps.Clone(r.Default), Constraints: r.Constraints, rec: r}
+	for name, vals := range r.Values {
+		c.Values[name] = slices.Clone(vals)
+	}
+	if c.Fixed == nil {
+		c.Fixed = map[string]string{}
+	}
+	if c.Default == nil {
+		c.Default = Config{}
+	}
+	for _, name := range r.Rendered {
+		c.Rendered[name] = true
+	}
+	for i, args := range r.Env {
+		k := &spec.Kernel{}
+		for _, a := range args {
+			k.Args = append(k.Args, spec.Arg{Name: a.Name, Type: a.Type, Value: a.Value, Init: spec.Init{Kind: a.Init, Grid: a.Grid}})
+		}
+		env := k.Env(size)
+		if i == 0 {
+			c.env = env
+			continue
+		}
+		for name, val := range env {
+			if _, ok := c.env[name]; !ok {
+				c.env[name] = val
+			}
+		}
+	}
+	if c.env == nil {
+		c.env = spec.Env{"size": {I: size, Int: true}, "eps": {F: spec.Eps}}
+	}
+	for _, t := range r.Teams {
+		c.teams = append(c.teams, &spec.Node{Kind: "team", League: t.League, TeamSize: t.TeamSize, Vector: t.Vector})
+		var views []spec.Scratch
+		for _, sv := range t.Scratch {
+			views = append(views, spec.Scratch{Level: sv.Level, Size: sv.Size})
+		}
+		c.scratch = append(c.scratch, views)
+	}
+	return c
 }
 
 // launches says whether name is a launch parameter (Decl.Patterns) of a
@@ -154,10 +289,10 @@ func usesPattern(n *spec.Node, kinds []string, notWithScratch bool) bool {
 	return slices.ContainsFunc(n.Body, func(b *spec.Node) bool { return usesPattern(b, kinds, notWithScratch) })
 }
 
-// applies: every tunable the constraint names is one of the cell's.
-func (c *CellSpace) applies(con Constraint) bool {
+// applies: every tunable the constraint names is one of the cell's (names).
+func (s *Spaces) applies(names []string, con Constraint) bool {
 	for _, name := range con.Names {
-		if _, tunable := c.spaces.Tunables[name]; tunable && !slices.Contains(c.Names, name) {
+		if _, tunable := s.Tunables[name]; tunable && !slices.Contains(names, name) {
 			return false
 		}
 	}
@@ -226,7 +361,7 @@ func (c *CellSpace) Feasible(cfg Config, m Machine) (ok bool, why string, err er
 			if _, ok := env[name]; ok {
 				continue
 			}
-			if _, prop := c.spaces.Machine[name]; prop || Derived[name] != "" {
+			if prop := slices.Contains(c.rec.Machine, name); prop || Derived[name] != "" {
 				skip = true
 			}
 		}
@@ -256,7 +391,7 @@ func (c *CellSpace) Unchecked(m Machine) []string {
 	for _, con := range c.Constraints {
 		for _, name := range con.Names {
 			_, have := m[name]
-			_, prop := c.spaces.Machine[name]
+			prop := slices.Contains(c.rec.Machine, name)
 			if prop && !have || name == "scratch_bytes" && !scratch {
 				out = append(out, fmt.Sprintf("%s (no %s)", con.Expr, name))
 				break
@@ -325,5 +460,5 @@ func (s *Spaces) Target(c *matrix.Cell, kernels map[string]*spec.Kernel, size in
 	if err != nil {
 		return Target{}, err
 	}
-	return Target{Cell: c.ID, Size: size, BuildKey: buildKey, Space: space, Kernel: c.Kernel, Variant: c.Variant}, nil
+	return Target{Cell: c.ID, Size: size, BuildKey: buildKey, Space: space}, nil
 }

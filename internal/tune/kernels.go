@@ -11,7 +11,6 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // Kernels are the device kernels of the tuned binaries, by build key: the
@@ -23,7 +22,7 @@ type Kernels map[string][]machine.Resources
 // ReadKernels reads dir's tuning-kernels.json; a folder without one has
 // none (nil, nil).
 func ReadKernels(dir string) (Kernels, error) {
-	file := filepath.Join(dir, results.TuningKernelsFile)
+	file := filepath.Join(dir, KernelsFile)
 	data, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -57,5 +56,5 @@ func WriteKernels(dir string, k Kernels) error {
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteFile(filepath.Join(dir, results.TuningKernelsFile), append(data, '\n'), 0o644)
+	return fsutil.WriteFile(filepath.Join(dir, KernelsFile), append(data, '\n'), 0o644)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/machine"
-	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // A second tuning into the folder adds its binaries and keeps the first's;
@@ -20,7 +19,7 @@ func TestKernelsFileAccumulates(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, k)
 	require.NoError(t, WriteKernels(dir, Kernels{}))
-	assert.NoFileExists(t, filepath.Join(dir, results.TuningKernelsFile), "nothing recorded, no file")
+	assert.NoFileExists(t, filepath.Join(dir, KernelsFile), "nothing recorded, no file")
 	require.NoError(t, WriteKernels(dir, Kernels{"a": {{Kernel: "spmv", Registers: 40}}}))
 	require.NoError(t, WriteKernels(dir, Kernels{"b": {{Kernel: "spmv", Registers: 38, StaticSharedBytes: 512}}}))
 	k, err = ReadKernels(dir)
@@ -28,7 +27,7 @@ func TestKernelsFileAccumulates(t *testing.T) {
 	assert.Equal(t, Kernels{"a": {{Kernel: "spmv", Registers: 40}}, "b": {{Kernel: "spmv", Registers: 38, StaticSharedBytes: 512}}}, k)
 	assert.Equal(t, []machine.Resources{{Kernel: "spmv", Registers: 40}}, k["a"])
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, results.TuningKernelsFile), []byte("{"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, KernelsFile), []byte("{"), 0o644))
 	_, err = ReadKernels(dir)
-	assert.ErrorContains(t, err, results.TuningKernelsFile)
+	assert.ErrorContains(t, err, KernelsFile)
 }

@@ -68,9 +68,9 @@ func (o Occupancy) Admits(t Target, c Config) error {
 	if len(ks) == 0 {
 		ks = []machine.Resources{{Kernel: "(no resources recorded)"}}
 	}
-	exact := exactLaunch(t.Variant)
+	exact := t.Space.rec.Exact
 	if exact {
-		sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.otherLaunch
+		sure := len(machine.TeamLaunches(rs)) > 0 || !t.Space.rec.OtherLaunch
 		launch, refused, ok := o.launching(ks, small)
 		if !ok {
 			return nil // no rule for this device: nothing is ruled out
@@ -106,11 +106,11 @@ var ErrFewResident = fmt.Errorf("fewer than %.0f%% of an SM's threads resident",
 // launch's grid strides over its elements whatever the block.
 func (o Occupancy) ranges(t Target, c Config) error {
 	ks := machine.TeamKernels(o.Resources[t.Cell]) // no team launch here: every kernel of the cell
-	if !exactLaunch(t.Variant) || len(ks) == 0 {
+	if !t.Space.rec.Exact || len(ks) == 0 {
 		return nil
 	}
 	for _, name := range t.Space.Names {
-		if d := t.Space.spaces.Tunables[name]; d == nil || !d.Block {
+		if !slices.Contains(t.Space.rec.Blocks, name) {
 			continue
 		}
 		launch, refused, ok := o.launching(ks, int(c[name]))

@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/portmatrix/portmatrix/internal/matrix"
-	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
 // Strategy is how the configurations of a space are chosen.
@@ -45,9 +42,7 @@ type Target struct {
 	// DeviceHash is the binary's device code (GPU cells): recorded with
 	// each evaluation, so a later binary of the same device code finds its best.
 	DeviceHash string
-	Space      *CellSpace      // Spaces.Cell
-	Kernel     *spec.Kernel    // for the model and the evaluator; may be nil
-	Variant    *matrix.Variant // for the model and the evaluator; may be nil
+	Space      *CellSpace // Recorded.At
 }
 
 func (t Target) key(device string, c Config) Key {

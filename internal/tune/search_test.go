@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
-	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
@@ -318,7 +317,7 @@ func TestCacheKeys(t *testing.T) {
 
 	// A file older than the mark: the first evaluation of each group, which
 	// the tuner measures first, is taken as the default, and said to be.
-	file := filepath.Join(dir, results.TuningFile)
+	file := filepath.Join(dir, CacheFile)
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.Equal(t, 4, strings.Count(string(data), `"default":true`))
@@ -336,7 +335,7 @@ func TestTornLastLine(t *testing.T) {
 	dir := t.TempDir()
 	_, err := run(t, dir, newFake(t), Options{})
 	require.NoError(t, err)
-	file := filepath.Join(dir, results.TuningFile)
+	file := filepath.Join(dir, CacheFile)
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	// Cut the file inside its last line, as a kill while writing leaves it.

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,12 +18,11 @@ import (
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
-// Built is what a tuning reads of a build: the manifest's cells, with the
-// kernels and variants their spaces are made of (no compilers are probed: a
-// GPU host tunes the binaries built elsewhere).
-type Built struct {
-	BuildDir string
-	Manifest *build.Manifest
+// Tree is what tuning spaces are made of in a source tree: the kernels,
+// the strategies' variants and variants/tuning.yaml. The build records
+// each cell's space from it (Record); the book reads it to explain a
+// tuning of a folder.
+type Tree struct {
 	Kernels  map[string]*spec.Kernel
 	Variants map[string]*matrix.Variant
 	Spaces   *Spaces
@@ -32,31 +32,73 @@ type Built struct {
 // of (no build, no compiler probe): the kernel descriptions with their loop
 // nests lowered (mapping.LoadKernels: the mapper's launch tunables), the
 // strategies' variants and variants/tuning.yaml.
-func LoadTree(root string) (Built, error) {
+func LoadTree(root string) (Tree, error) {
 	kernels, kerr := mapping.LoadKernels(root)
 	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
 	if err := errors.Join(kerr, cerr); err != nil {
-		return Built{}, err
+		return Tree{}, err
 	}
 	strategies, err := matrix.Load(layout.Path(root, layout.Strategies), caps)
 	if err != nil {
-		return Built{}, err
+		return Tree{}, err
 	}
 	spaces, err := Load(layout.Path(root, File))
 	if err != nil {
-		return Built{}, err
+		return Tree{}, err
 	}
 	variants := map[string]*matrix.Variant{}
 	for _, v := range matrix.Variants(strategies) {
 		variants[v.ID] = v
 	}
-	return Built{Kernels: spec.ByName(kernels), Variants: variants, Spaces: spaces}, nil
+	return Tree{Kernels: spec.ByName(kernels), Variants: variants, Spaces: spaces}, nil
+}
+
+// RecordCell is cell c's space as the build records it in the manifest
+// (build.Result.Space, build.Entry.Space); kernels resolves the kernels a
+// composite uses. A space that cannot be made is recorded with its error,
+// which the tune stage reports for that cell.
+func (s *Spaces) RecordCell(c *matrix.Cell, kernels map[string]*spec.Kernel) json.RawMessage {
+	r, err := s.Record(c.Kernel, c.Kernel.Used(kernels), c.Variant)
+	if err != nil {
+		r = &Recorded{Error: err.Error()}
+	}
+	b, err := json.Marshal(r)
+	if err != nil { // plain data: cannot happen
+		panic(err)
+	}
+	return b
+}
+
+// SpaceOf reads a manifest entry's recorded space: an error names the cell
+// when the build recorded none (a build of a tree without
+// variants/tuning.yaml, or of an older portmatrix) or the space's error.
+func SpaceOf(e build.Entry) (*Recorded, error) {
+	if len(e.Space) == 0 {
+		return nil, fmt.Errorf("%s: the build recorded no tuning space (build it again where %s is)", e.ID, File)
+	}
+	r := &Recorded{}
+	if err := json.Unmarshal(e.Space, r); err != nil {
+		return nil, fmt.Errorf("%s: tuning space in the build manifest: %v (build it again)", e.ID, err)
+	}
+	if r.Error != "" {
+		return nil, fmt.Errorf("%s: %s", e.ID, r.Error)
+	}
+	return r, nil
+}
+
+// Built is what a tuning reads of a build: the manifest's cells, each with
+// the space its build recorded, and the build keys beside the binaries.
+// Nothing of the source tree is read and no compiler probed: a GPU host
+// tunes the binaries built elsewhere from the build folder alone.
+type Built struct {
+	BuildDir string
+	Manifest *build.Manifest
 }
 
 // Targets are the tuning targets of the built cells that pick selects and
 // that can run here (GPU cells only where gpu), one per size; entries maps a
-// target's cell to its manifest entry. A cell whose binary is missing, or
-// whose kernel or variant the tree no longer has, is an error naming it.
+// target's cell to its manifest entry. A cell whose binary, build key or
+// recorded space is missing is an error naming it.
 func (b Built) Targets(pick func(build.Entry) bool, sizes func(build.Entry) []int64, gpu bool) ([]Target, map[string]build.Entry, error) {
 	entries := map[string]build.Entry{}
 	var targets []Target
@@ -65,9 +107,9 @@ func (b Built) Targets(pick func(build.Entry) bool, sizes func(build.Entry) []in
 		if e.Binary == "" || !pick(e) || (e.Target != "host" && !gpu) {
 			continue
 		}
-		k, v := b.Kernels[e.Kernel], b.Variants[e.Variant]
-		if k == nil || v == nil {
-			errs = append(errs, fmt.Sprintf("%s: kernel %q or variant %q is not in the tree (rebuild)", e.ID, e.Kernel, e.Variant))
+		rec, err := SpaceOf(e)
+		if err != nil {
+			errs = append(errs, err.Error())
 			continue
 		}
 		key, err := os.ReadFile(filepath.Join(b.BuildDir, e.Binary+".key"))
@@ -75,13 +117,8 @@ func (b Built) Targets(pick func(build.Entry) bool, sizes func(build.Entry) []in
 			errs = append(errs, fmt.Sprintf("%s: no build key (%v): rebuild it", e.ID, err))
 			continue
 		}
-		cell := &matrix.Cell{ID: e.ID, Kernel: k, Variant: v}
 		for _, size := range sizes(e) {
-			t, err := b.Spaces.Target(cell, b.Kernels, size, strings.TrimSpace(string(key)))
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %v", e.ID, err))
-				break
-			}
+			t := Target{Cell: e.ID, Size: size, BuildKey: strings.TrimSpace(string(key)), Space: rec.At(size)}
 			if e.Target != "host" {
 				t.DeviceHash = e.DeviceHash
 			}
@@ -124,9 +161,6 @@ func Shard(targets []Target, k, n int) []Target {
 }
 
 func kernelOf(t Target) string {
-	if t.Kernel != nil {
-		return t.Kernel.Name
-	}
 	k, _, _ := strings.Cut(t.Cell, ".")
 	return k
 }

@@ -91,9 +91,9 @@ type Scope struct {
 // Constraint is a condition over tunables, machine properties, derived
 // values and (for a kernel's) the kernel's arguments and size.
 type Constraint struct {
-	Expr  string
-	Names []string
-	Pos   diag.Pos
+	Expr  string   `json:"expr"`
+	Names []string `json:"names,omitempty"`
+	Pos   diag.Pos `json:"at"`
 }
 
 // Machine is the properties of a device that constraints read

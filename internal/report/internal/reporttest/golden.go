@@ -12,6 +12,7 @@ import (
 	gold "github.com/portmatrix/portmatrix/internal/golden"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -52,7 +53,7 @@ func SpecDir(t testing.TB) string { return filepath.Join(Root(t), layout.ReportS
 // Vocab is the vocabulary of the repository's own project.
 func Vocab(t testing.TB) *results.Vocabulary {
 	vocabOnce.Do(func() {
-		v, err := layout.LoadVocabulary(Root(t))
+		v, err := vocabulary.Load(Root(t))
 		if err != nil {
 			t.Fatal(err)
 		}

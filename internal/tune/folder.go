@@ -1,0 +1,116 @@
+package tune
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/portmatrix/portmatrix/internal/fsutil"
+)
+
+// The files of a tuning folder (docs/tuning.md). This package is their one
+// writer: the tune stage (internal/session) and the joining of a
+// scheduler's shards (internal/cluster) call the functions below.
+const (
+	CacheFile   = "tuning.jsonl"        // every evaluation, fsynced as made (Cache)
+	ReportFile  = "tuning.md"           // each tuning's table (AppendReport)
+	LogFile     = "tuning.log"          // the output of the programs a tuning runs (OpenLog)
+	KernelsFile = "tuning-kernels.json" // the tuned binaries' kernel resources by build key (WriteKernels)
+)
+
+// CachePath is dir's tuning.jsonl.
+func CachePath(dir string) string { return filepath.Join(dir, CacheFile) }
+
+// Has says whether dir holds a tuning (a tuning.jsonl).
+func Has(dir string) bool {
+	_, err := os.Stat(CachePath(dir))
+	return err == nil
+}
+
+// OpenLog opens dir's tuning.log for appending.
+func OpenLog(dir string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(dir, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// AppendReport adds a tuning's table (Result.Report) to dir's tuning.md: a
+// folder tuned in several calls keeps every call's table, each under the
+// time it started.
+func AppendReport(dir string, started time.Time, table []byte) error {
+	f, err := os.OpenFile(filepath.Join(dir, ReportFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "## Tuned %s\n\n```\n%s```\n\n", started.Format(time.RFC3339), table)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Join writes dir's tuning files from those of the tuning folders shards
+// (a scheduler's workers, each with its own cache; in the order given):
+// tuning.jsonl holds every evaluation of theirs, one of a key in two
+// shards once, the later shard's; tuning.md their reports, each under its
+// folder's name; tuning-kernels.json their kernels. A shard without a
+// tuning.jsonl is passed over. Torn last lines (a worker killed while
+// writing) are left out: the worker's next tuning measures them again. It
+// returns the number of evaluations.
+func Join(dir string, shards []string) (int, error) {
+	at := map[Key]int{}
+	var lines [][]byte
+	var md bytes.Buffer
+	for _, shard := range shards {
+		data, err := os.ReadFile(CachePath(shard))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 1<<16), 16<<20)
+		for sc.Scan() {
+			var e Entry
+			if json.Unmarshal(sc.Bytes(), &e) != nil {
+				continue // a torn last line
+			}
+			line := slices.Clone(sc.Bytes())
+			if i, ok := at[e.Key]; ok {
+				lines[i] = line
+				continue
+			}
+			at[e.Key] = len(lines)
+			lines = append(lines, line)
+		}
+		report, err := os.ReadFile(filepath.Join(shard, ReportFile))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+		if len(report) > 0 {
+			fmt.Fprintf(&md, "# %s\n\n%s", filepath.Base(shard), report)
+		}
+		kernels, err := ReadKernels(shard)
+		if err == nil {
+			err = WriteKernels(dir, kernels)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	var out bytes.Buffer
+	for _, l := range lines {
+		out.Write(l)
+		out.WriteByte('\n')
+	}
+	if err := fsutil.WriteFile(CachePath(dir), out.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	return len(lines), fsutil.WriteFile(filepath.Join(dir, ReportFile), md.Bytes(), 0o644)
+}

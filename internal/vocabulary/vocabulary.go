@@ -1,0 +1,63 @@
+// Package vocabulary makes the names of a project (its kernels, strategies
+// and their variants, devices and compiler families) that a results folder
+// records (results.Vocabulary) and the report and the book name things by:
+// from a loaded project (Of), or read from a source tree (Load).
+package vocabulary
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+// Of lists the names of a loaded project: its kernels, strategies and
+// their variants, the devices the strategies run on and the compiler
+// families (toolchain.Families).
+func Of(kernels []*spec.Kernel, strategies []*matrix.Strategy) *results.Vocabulary {
+	v := &results.Vocabulary{Families: toolchain.Families}
+	for _, k := range kernels {
+		v.Kernels = append(v.Kernels, results.KernelName{Name: k.Name, SizeLabel: SizeLabel(k)})
+	}
+	variants := matrix.Variants(strategies)
+	for _, s := range strategies {
+		sn := results.StrategyName{Name: s.Name}
+		for _, x := range variants {
+			if x.Strategy == s {
+				sn.Variants = append(sn.Variants, x.ID)
+			}
+		}
+		v.Strategies = append(v.Strategies, sn)
+		v.Devices = results.AppendNew(v.Devices, s.Device)
+	}
+	slices.Sort(v.Devices)
+	return v
+}
+
+// SizeLabel is a kernel's size axis label: its size doc and name ("vector length n").
+func SizeLabel(k *spec.Kernel) string {
+	if k.Size.Doc == "" {
+		return k.Size.Name
+	}
+	return k.Size.Doc + " " + k.Size.Name
+}
+
+// Load reads, from the source tree at root, only what names need (kernel
+// descriptions, the capability table and the strategies): no templates,
+// no compiler probes.
+func Load(root string) (*results.Vocabulary, error) {
+	kernels, kerr := spec.LoadDir(layout.Path(root, layout.Kernels))
+	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
+	if err := errors.Join(kerr, cerr); err != nil {
+		return nil, err
+	}
+	strategies, err := matrix.Load(layout.Path(root, layout.Strategies), caps)
+	if err != nil {
+		return nil, err
+	}
+	return Of(kernels, strategies), nil
+}
