@@ -91,7 +91,8 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		kernelNames = append(kernelNames, k.Name)
 	}
 	add(matrix.CheckKernels(p.Strategies, kernelNames))
-	add(spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies)))
+	_, err = spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies))
+	add(err)
 	add(p.Engine.CheckStrategies(p.Strategies))
 	if _, err := os.Stat(p.path(tune.File)); err == nil {
 		if p.Spaces, err = tune.Load(p.path(tune.File)); err == nil {
