@@ -63,9 +63,10 @@ func SizeLabel(k *spec.Kernel) string {
 }
 
 // LoadVocabulary reads, from the source tree at root, only what names need (kernel descriptions, the
-// capability table and the strategies): no templates, no compiler probes.
+// capability table and the strategies): no templates, no compiler probes. A refused kernel
+// description (spec.Load) leaves its kernel out: the others still name theirs.
 func LoadVocabulary(root string) (*results.Vocabulary, error) {
-	kernels, kerr := spec.LoadDir(Path(root, Kernels))
+	kernels, _, kerr := spec.Load(Path(root, Kernels))
 	caps, cerr := toolchain.LoadTable(Path(root, Capabilities))
 	if err := errors.Join(kerr, cerr); err != nil {
 		return nil, err

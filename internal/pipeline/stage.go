@@ -22,6 +22,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
 )
 
@@ -60,17 +61,13 @@ var Stages = []StageDef{
 			return mapping.ExplainKernels(cfg.Root, cfg.Kernels, cfg.Log)
 		}},
 	{Name: "build", Needs: NeedsProject, Deps: []string{"generate"}, Doc: "Build compiles every cell this machine can build, in parallel and incrementally.",
-		run: func(ctx context.Context, cfg Config) error {
-			p, err := Load(ctx, cfg)
-			if err != nil {
-				return err
-			}
+		run: withProject2(func(ctx context.Context, p *Project) error {
 			res, err := Build(ctx, p)
 			if err != nil {
 				return err
 			}
 			return p.buildFailures(res)
-		}},
+		})},
 	{Name: "run", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Run runs every built cell this machine can run into a new results folder (PM_OUT).",
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Run(ctx, cfg); return err }},
 	{Name: "tune", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.",
@@ -146,23 +143,42 @@ var Stages = []StageDef{
 }
 
 func withProject(f func(*Project) error) func(context.Context, Config) error {
+	return withProject2(func(_ context.Context, p *Project) error { return f(p) })
+}
+
+// withProject2 runs f on the loaded project. Where kernel descriptions were
+// refused, f runs for the other kernels and the stage then fails with the
+// refusals the selection names (none when PM_KERNELS names only others):
+// the whole project's command reports a broken kernel, a selection of
+// others succeeds.
+func withProject2(f func(context.Context, *Project) error) func(context.Context, Config) error {
 	return func(ctx context.Context, cfg Config) error {
-		p, err := Load(ctx, cfg)
-		if err != nil {
-			return err
+		p, refused := Load(ctx, cfg)
+		if p == nil {
+			return refused
 		}
-		return f(p)
+		return withRefused(f(ctx, p), refused)
 	}
 }
 
-func withProject2(f func(context.Context, *Project) error) func(context.Context, Config) error {
-	return func(ctx context.Context, cfg Config) error {
-		p, err := Load(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		return f(ctx, p)
+// withRefused is a stage's error with the refused kernels the selection
+// names: as failures beside the stage's failures (all's one-screen summary),
+// else after its error.
+func withRefused(err, refused error) error {
+	var r spec.Refused
+	if !errors.As(refused, &r) || len(r) == 0 {
+		return err
 	}
+	var f diag.Failures
+	if err == nil || errors.As(err, &f) {
+		for _, x := range r {
+			for _, e := range x.Errs {
+				f.Add("load", e.Pos.String(), "kernel "+x.Name+" refused: "+e.Msg)
+			}
+		}
+		return f.Err()
+	}
+	return fmt.Errorf("%w\n%d kernel descriptions refused:\n%s", err, len(r), r)
 }
 
 // argList splits comma-separated positional arguments (mage passes one string).
