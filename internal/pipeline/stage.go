@@ -173,7 +173,7 @@ func withRefused(err, refused error) error {
 	if err == nil || errors.As(err, &f) {
 		for _, x := range r {
 			for _, e := range x.Errs {
-				f.Add("load", e.Pos.String(), "kernel "+x.Name+" refused: "+e.Msg)
+				f.Add("load", "kernel "+x.Name+" refused", e.Error())
 			}
 		}
 		return f.Err()

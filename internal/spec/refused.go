@@ -81,12 +81,18 @@ func (r Refused) find(name string) (Refusal, bool) {
 func (r *Refused) add(file string, errs diag.List) {
 	for i := range *r {
 		if (*r)[i].File == file {
-			(*r)[i].Errs = append((*r)[i].Errs, errs...)
+			(*r)[i].Errs = sorted(append((*r)[i].Errs, errs...))
 			return
 		}
 	}
-	*r = append(*r, Refusal{Name: strings.TrimSuffix(filepath.Base(file), ".yaml"), File: file, Errs: errs})
+	*r = append(*r, Refusal{Name: strings.TrimSuffix(filepath.Base(file), ".yaml"), File: file, Errs: sorted(errs)})
 	sort.Slice(*r, func(i, j int) bool { return (*r)[i].File < (*r)[j].File })
+}
+
+func sorted(l diag.List) diag.List {
+	var out diag.List
+	errors.As(l.Err(), &out)
+	return out
 }
 
 // Take refuses the kernels err's positioned problems are in (err a
