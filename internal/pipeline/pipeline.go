@@ -138,7 +138,9 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 		return nil, failed()
 	}
 	p.ByName = spec.ByName(p.Kernels)
-	p.Notes = slices.DeleteFunc(p.Notes, func(e diag.Error) bool { return p.ByName[strings.TrimSuffix(filepath.Base(e.Pos.File), ".yaml")] == nil })
+	p.Notes = slices.DeleteFunc(p.Notes, func(e diag.Error) bool {
+		return p.ByName[strings.TrimSuffix(filepath.Base(e.Pos.File), ".yaml")] == nil
+	})
 	refusedErr := p.selectLoaded()
 	if len(cfg.Kernels) > 0 && len(p.Cfg.Kernels) == 0 {
 		return nil, refusedErr // only refused kernels selected: nothing to do
