@@ -21,6 +21,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
@@ -261,6 +262,12 @@ func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 // measurement not verified makes it fail, after everything is written.
 func All(ctx context.Context, p *Project) error {
 	t0 := time.Now()
+	// A size that cannot fit is refused before anything is built.
+	mach := session.Machine(p.Cfg)
+	model, _ := run.Model(p.Cfg.Root, mach.GPUName())
+	if err := session.CheckFit(p.fitItems(), p.footprints(), session.RoomHere(mach, model)); err != nil {
+		return err
+	}
 	if err := Generate(p); err != nil {
 		return err
 	}
@@ -281,6 +288,31 @@ func All(ctx context.Context, p *Project) error {
 	}
 	fmt.Fprintf(p.Cfg.Log, "all: took %s; results in %s\n", time.Since(t0).Round(time.Millisecond), dir)
 	return diag.Join(buildErr, runErr)
+}
+
+// footprints are the kernels' (spec.Footprint), by name.
+func (p *Project) footprints() map[string]spec.Footprint {
+	out := map[string]spec.Footprint{}
+	for _, k := range p.Kernels {
+		out[k.Name] = k.Footprint()
+	}
+	return out
+}
+
+// fitItems are the selected cells that would run here, at their sizes.
+func (p *Project) fitItems() []session.FitItem {
+	var out []session.FitItem
+	for _, c := range p.Cells() {
+		if !c.Runnable {
+			continue
+		}
+		it := session.FitItem{Cell: c.ID, Kernel: c.Kernel.Name, Target: c.Toolchain.Target, Sizes: p.Sizes(c.Kernel), From: "PM_SIZES"}
+		if len(p.Cfg.Sizes.For(c.Kernel.Name)) == 0 {
+			it.From = "size set " + p.Cfg.SizeSet
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // Build compiles every selected cell that is on and updates build/manifest.json.
@@ -306,7 +338,8 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
+	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes(),
+		Footprints: p.footprints()}); err != nil {
 		return res, err
 	}
 	build.Summarize(p.Cfg.Log, res, time.Since(t0))
