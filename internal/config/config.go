@@ -443,6 +443,7 @@ var Knobs = []Knob{
 	{Env: "PM_XZ", Kind: KindScript, Doc: "scripts/gpu-bundle.sh: xz options for the libraries"},
 	{Env: "PM_DEBIAN_MIRROR", Kind: KindScript, Doc: "scripts/install-llvm22.sh: the Debian mirror"},
 	{Env: "PM_LLVM22_SUITES", Kind: KindScript, Doc: "scripts/install-llvm22.sh: deb-src suites tried in order"},
+	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: run the long end-to-end tests (CI sets it)"},
 	{Env: "PM_PROBE_OUT", Kind: KindTest, Doc: "internal/toolchain's probe test writes its probes here"},
 	{Env: "PM_REQUIRE_TOOLCHAINS", Kind: KindTest, Doc: "toolchains a test must find (CI names every offload toolchain)"},
 	{Env: "PM_SEEDS_DIR", Kind: KindTest, Doc: "the folder of the papers' seed texts (internal/report's spec test)"},
