@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,16 +15,23 @@ import (
 // ExplainKernels prints, for each kernel written as a loop nest (PM_KERNELS
 // narrows them), the dependence verdicts, each loop's level with its reason,
 // the sizes the machine model gave, and the pattern tree the backends lower.
-// It reads only the kernel descriptions and the machine models.
+// It reads only the kernel descriptions and the machine models. A refused
+// description is printed first and the others explained; the error is the
+// refusals of the kernels selected (all when none is named).
 func ExplainKernels(root string, only []string, w io.Writer) error {
 	kernels, err := LoadKernels(root)
-	if err != nil {
+	var refused spec.Refused
+	if err != nil && !errors.As(err, &refused) {
 		return err
+	}
+	if len(refused) > 0 {
+		fmt.Fprintf(w, "explain: %d kernel descriptions refused, the others explained:\n%s\n", len(refused), refused)
 	}
 	var names []string
 	for _, k := range kernels {
 		names = append(names, k.Name)
 	}
+	names = append(names, refused.Names()...)
 	for _, want := range only {
 		if !slices.Contains(names, want) {
 			return fmt.Errorf("PM_KERNELS: unknown kernel %q%s", want, diag.DidYouMean(want, names))
@@ -42,7 +50,7 @@ func ExplainKernels(root string, only []string, w io.Writer) error {
 	if n == 0 {
 		fmt.Fprintln(w, "explain: no kernel written as loops: (docs/loopnest.md) among those selected")
 	}
-	return nil
+	return refused.Of(only).Err()
 }
 
 // LowerLoops maps the kernels written as loop nests onto the pattern tree

@@ -221,7 +221,7 @@ func CheckKernels(strategies []*Strategy, kernels []string) error {
 }
 
 // TunableValues lists every tunable value the strategies set, their own and
-// their knob values', once each, sorted: the loop widths the size-set rule
+// their knob values', once each, sorted: the loop widths the size rule
 // (spec.CheckSizes) adds to the hardware's.
 func TunableValues(strategies []*Strategy) []int64 {
 	var out []int64

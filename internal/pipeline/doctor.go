@@ -60,6 +60,15 @@ func Doctor(p *Project, w io.Writer) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "%d cells: %d build, %d run here, %d off\n", len(cells), on, run, len(cells)-on)
+	if len(p.Refused) > 0 {
+		fmt.Fprintf(w, "refused kernel descriptions (no cells; the other kernels go on): %s\n%s\n", strings.Join(p.Refused.Names(), ", "), p.Refused)
+	}
+	if len(p.Notes) > 0 {
+		fmt.Fprintln(w, "size rule notes (loops no size can give a remainder; not refused):")
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
 }
 
 // templateFails reports whether the cell's program fails to render.

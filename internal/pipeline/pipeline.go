@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
@@ -42,6 +44,12 @@ type Project struct {
 	Caps       *toolchain.Table
 	Toolchains []*toolchain.Toolchain
 	Engine     *render.Engine
+	// Refused are the kernel descriptions the load refused: every other
+	// kernel goes on without them (Load).
+	Refused spec.Refused
+	// Notes are what the size rule says of loops no size can satisfy
+	// (spec.CheckSizes): said by generate and doctor, never a refusal.
+	Notes diag.List
 
 	renderOnce sync.Once
 	rendered   map[string][]byte
@@ -52,6 +60,15 @@ type Project struct {
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
 // reports every problem of every file at once.
+//
+// A kernel description with a problem (a field, its sizes, its mapping, its
+// tunables' bounds) is refused, not the project: the project of the other
+// kernels comes back, with p.Refused, printed to the log. The error is then
+// the refusals of the kernels the selection names (every kernel when
+// PM_KERNELS is not given), which a stage reports after doing its work for
+// the others (withProject); a selection of refused kernels only has nothing
+// to do: p is nil. Any other problem stops the load, the refusals listed
+// with it.
 func Load(ctx context.Context, cfg Config) (*Project, error) {
 	cfg.Defaults()
 	p := &Project{Cfg: cfg}
@@ -61,10 +78,18 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 			errs = append(errs, err.Error())
 		}
 	}
+	failed := func() error {
+		all := errs
+		if len(p.Refused) > 0 {
+			all = append([]string{p.Refused.Error()}, errs...)
+		}
+		return fmt.Errorf("%s", strings.Join(all, "\n"))
+	}
 	var err error
 	p.Kernels, err = loadKernels(p.Cfg.Root)
-	add(err)
-	p.ByName = spec.ByName(p.Kernels)
+	if !errors.As(err, &p.Refused) {
+		add(err)
+	}
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)
 	p.Strategies, err = matrix.Load(p.path(layout.Strategies), p.Caps)
@@ -82,7 +107,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	add(matrix.CheckDevices(p.Strategies, devices))
 	add(toolchain.CheckDevices(p.Toolchains, devices))
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		return nil, failed()
 	}
 	p.Variants = matrix.Variants(p.Strategies)
 	add(p.checkFilters())
@@ -90,20 +115,62 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	for _, k := range p.Kernels {
 		kernelNames = append(kernelNames, k.Name)
 	}
-	add(matrix.CheckKernels(p.Strategies, kernelNames))
-	add(spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies)))
+	// A strategy may name a refused kernel: it is known, only not loaded.
+	add(matrix.CheckKernels(p.Strategies, append(kernelNames, p.Refused.Names()...)))
+	p.Notes, err = spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies))
+	p.Kernels, err = p.Refused.Take(p.Kernels, err)
+	add(err)
 	add(p.Engine.CheckStrategies(p.Strategies))
 	if _, err := os.Stat(p.path(tune.File)); err == nil {
 		if p.Spaces, err = tune.Load(p.path(tune.File)); err == nil {
-			err = p.Spaces.Check(p.Kernels, p.Strategies)
+			// tuning.yaml may scope a refused kernel: it is known, only not loaded.
+			sp := *p.Spaces
+			sp.Kernels = maps.Clone(sp.Kernels)
+			for _, name := range p.Refused.Names() {
+				delete(sp.Kernels, name)
+			}
+			err = sp.Check(p.Kernels, p.Strategies)
+			p.Kernels, err = p.Refused.Take(p.Kernels, err)
 		}
 		add(err)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		return nil, failed()
+	}
+	p.ByName = spec.ByName(p.Kernels)
+	p.Notes = slices.DeleteFunc(p.Notes, func(e diag.Error) bool {
+		return p.ByName[strings.TrimSuffix(filepath.Base(e.Pos.File), ".yaml")] == nil
+	})
+	refusedErr := p.selectLoaded()
+	if len(cfg.Kernels) > 0 && len(p.Cfg.Kernels) == 0 {
+		return nil, refusedErr // only refused kernels selected: nothing to do
 	}
 	toolchain.Discover(ctx, p.Toolchains, p.Caps, toolchain.ExecProbe)
-	return p, nil
+	return p, refusedErr
+}
+
+// selectLoaded prints the refused kernel descriptions and narrows the
+// selection to the kernels that loaded, so that no stage takes a refused
+// kernel's cells (an earlier build's binaries among them); it returns the
+// refusals the selection names.
+func (p *Project) selectLoaded() error {
+	if len(p.Refused) == 0 {
+		return nil
+	}
+	selected := p.Refused.Of(p.Cfg.Kernels)
+	fmt.Fprintf(p.Cfg.Log, "load: %d kernel descriptions refused (%s), the other kernels go on:\n%s\n",
+		len(p.Refused), strings.Join(p.Refused.Names(), ", "), p.Refused)
+	if len(p.Cfg.Kernels) == 0 {
+		if s := p.Cfg.Sample(); s != "" {
+			p.Cfg.Suite = s // the sample the whole project would have had
+		}
+		for _, k := range p.Kernels {
+			p.Cfg.Kernels = append(p.Cfg.Kernels, k.Name)
+		}
+	} else {
+		p.Cfg.Kernels = slices.DeleteFunc(slices.Clone(p.Cfg.Kernels), func(name string) bool { return slices.Contains(p.Refused.Names(), name) })
+	}
+	return selected.Err()
 }
 
 // loadKernels is mapping.LoadKernels; a variable so that the bad-input tests,
@@ -126,6 +193,7 @@ func (p *Project) checkFilters() error {
 	for _, k := range p.Kernels {
 		ks = append(ks, k.Name)
 	}
+	ks = append(ks, p.Refused.Names()...)
 	for _, v := range p.Variants {
 		vs = append(vs, v.ID)
 	}
@@ -231,17 +299,30 @@ func (p *Project) Sizes(k *spec.Kernel) []int64 {
 // error lists every failing program, and generated/ stays the last complete
 // rendering, so that a template edit never leaves it half of one state and
 // half of another, nor deletes the sources of the programs it broke.
+//
+// A refused kernel's sources are kept as they are (keepRefused): fixing its
+// description gives them back, and nothing is lost meanwhile.
 func Generate(p *Project) error {
 	files, err := p.Render()
 	if err != nil {
 		reportRenderFailures(p)
 		return p.renderError("generate", "; nothing written, generated/ left as it was")
 	}
+	kept, err := p.keepRefused(files)
+	if err != nil {
+		return err
+	}
 	written, removed, err := render.Write(p.Cfg.Root, files)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(p.Cfg.Log, "generate: %d sources, %d written, %d removed\n", len(files), len(written), len(removed))
+	fmt.Fprintf(p.Cfg.Log, "generate: %d sources, %d written, %d removed\n", len(files)-kept, len(written), len(removed))
+	if kept > 0 {
+		fmt.Fprintf(p.Cfg.Log, "  kept %d sources of refused kernels (%s) as they were\n", kept, strings.Join(p.Refused.Names(), ", "))
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(p.Cfg.Log, "  %s\n", n)
+	}
 	reportRenderFailures(p)
 	for _, w := range written {
 		fmt.Fprintf(p.Cfg.Log, "  wrote %s\n", w)
@@ -259,10 +340,49 @@ func Check(p *Project) error {
 	if err != nil {
 		return p.renderError("check", "")
 	}
+	if _, err := p.keepRefused(files); err != nil {
+		return err
+	}
 	if stale := render.Stale(p.Cfg.Root, files); len(stale) > 0 {
 		return fmt.Errorf("generated/ is stale (run: go run mage.go generate):\n  %s", strings.Join(stale, "\n  "))
 	}
 	return nil
+}
+
+// keepRefused adds to files the sources generated/ holds for each refused
+// kernel, as they are, so that writing files removes none of them and
+// checking it finds them fresh: a refused kernel's error is the load's to
+// report. It returns how many it added.
+func (p *Project) keepRefused(files map[string][]byte) (int, error) {
+	n := 0
+	for _, name := range p.Refused.Names() {
+		dir := filepath.Join(p.Cfg.Root, "generated", name)
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				if os.IsNotExist(err) {
+					return nil
+				}
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(p.Cfg.Root, path)
+			if err != nil {
+				return err
+			}
+			if _, ok := files[filepath.ToSlash(rel)]; !ok {
+				files[filepath.ToSlash(rel)] = b
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Templates returns the hash input of every template and description file,

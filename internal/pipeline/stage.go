@@ -21,7 +21,9 @@ import (
 	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
 	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
@@ -61,17 +63,13 @@ var Stages = []StageDef{
 			return mapping.ExplainKernels(cfg.Root, cfg.Kernels, cfg.Log)
 		}},
 	{Name: "build", Needs: NeedsProject, Deps: []string{"generate"}, Doc: "Build compiles every cell this machine can build, in parallel and incrementally.",
-		run: func(ctx context.Context, cfg Config) error {
-			p, err := Load(ctx, cfg)
-			if err != nil {
-				return err
-			}
+		run: withProject2(func(ctx context.Context, p *Project) error {
 			res, err := Build(ctx, p)
 			if err != nil {
 				return err
 			}
 			return p.buildFailures(res)
-		}},
+		})},
 	{Name: "run", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Run runs every built cell this machine can run into a new results folder (PM_OUT).",
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Run(ctx, cfg); return err }},
 	{Name: "tune", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.",
@@ -147,23 +145,42 @@ var Stages = []StageDef{
 }
 
 func withProject(f func(*Project) error) func(context.Context, Config) error {
+	return withProject2(func(_ context.Context, p *Project) error { return f(p) })
+}
+
+// withProject2 runs f on the loaded project. Where kernel descriptions were
+// refused, f runs for the other kernels and the stage then fails with the
+// refusals the selection names (none when PM_KERNELS names only others):
+// the whole project's command reports a broken kernel, a selection of
+// others succeeds.
+func withProject2(f func(context.Context, *Project) error) func(context.Context, Config) error {
 	return func(ctx context.Context, cfg Config) error {
-		p, err := Load(ctx, cfg)
-		if err != nil {
-			return err
+		p, refused := Load(ctx, cfg)
+		if p == nil {
+			return refused
 		}
-		return f(p)
+		return withRefused(f(ctx, p), refused)
 	}
 }
 
-func withProject2(f func(context.Context, *Project) error) func(context.Context, Config) error {
-	return func(ctx context.Context, cfg Config) error {
-		p, err := Load(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		return f(ctx, p)
+// withRefused is a stage's error with the refused kernels the selection
+// names: as failures beside the stage's failures (all's one-screen summary),
+// else after its error.
+func withRefused(err, refused error) error {
+	var r spec.Refused
+	if !errors.As(refused, &r) || len(r) == 0 {
+		return err
 	}
+	var f diag.Failures
+	if err == nil || errors.As(err, &f) {
+		for _, x := range r {
+			for _, e := range x.Errs {
+				f.Add("load", "kernel "+x.Name+" refused", e.Error())
+			}
+		}
+		return f.Err()
+	}
+	return fmt.Errorf("%w\n%d kernel descriptions refused:\n%s", err, len(r), r)
 }
 
 // argList splits comma-separated positional arguments (mage passes one string).
@@ -246,6 +263,12 @@ func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 // measurement not verified makes it fail, after everything is written.
 func All(ctx context.Context, p *Project) error {
 	t0 := time.Now()
+	// A size that cannot fit is refused before anything is built.
+	mach := session.Machine(p.Cfg)
+	model, _ := run.Model(p.Cfg.Root, mach.GPUName())
+	if err := session.CheckFit(p.fitItems(), p.footprints(), session.RoomHere(mach, model)); err != nil {
+		return err
+	}
 	if err := Generate(p); err != nil {
 		return err
 	}
@@ -266,6 +289,31 @@ func All(ctx context.Context, p *Project) error {
 	}
 	fmt.Fprintf(p.Cfg.Log, "all: took %s; results in %s\n", time.Since(t0).Round(time.Millisecond), dir)
 	return diag.Join(buildErr, runErr)
+}
+
+// footprints are the kernels' (spec.Footprint), by name.
+func (p *Project) footprints() map[string]spec.Footprint {
+	out := map[string]spec.Footprint{}
+	for _, k := range p.Kernels {
+		out[k.Name] = k.Footprint()
+	}
+	return out
+}
+
+// fitItems are the selected cells that would run here, at their sizes.
+func (p *Project) fitItems() []session.FitItem {
+	var out []session.FitItem
+	for _, c := range p.Cells() {
+		if !c.Runnable {
+			continue
+		}
+		it := session.FitItem{Cell: c.ID, Kernel: c.Kernel.Name, Target: c.Toolchain.Target, Sizes: p.Sizes(c.Kernel), From: "PM_SIZES"}
+		if len(p.Cfg.Sizes.For(c.Kernel.Name)) == 0 {
+			it.From = "size set " + p.Cfg.SizeSet
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // Build compiles every selected cell that is on and updates build/manifest.json.
@@ -296,7 +344,8 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: vocabulary.Of(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
+	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: vocabulary.Of(p.Kernels, p.Strategies), Templates: p.templateHashes(),
+		Footprints: p.footprints()}); err != nil {
 		return res, err
 	}
 	build.Summarize(p.Cfg.Log, res, time.Since(t0))

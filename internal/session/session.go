@@ -25,6 +25,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
@@ -37,6 +38,9 @@ const BuildInfoFile = "project.json"
 type BuildInfo struct {
 	Vocabulary *results.Vocabulary `json:"vocabulary"`
 	Templates  map[string]string   `json:"templates"` // sha256 by path
+	// Footprints are each kernel's arrays, to refuse a size that cannot fit
+	// before anything runs (CheckFit).
+	Footprints map[string]spec.Footprint `json:"footprints,omitempty"`
 }
 
 var (
@@ -84,6 +88,12 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	// Before anything is written: the GPU must be the one its model describes.
 	if gpu && !strings.HasPrefix(cfg.Work, "plan:") && runsGPUCells(cfg, m) {
 		if err := checkDevice(ctx, cfg, model); err != nil {
+			return "", err
+		}
+	}
+	// Before anything is written: every size must fit the machine.
+	if !strings.HasPrefix(cfg.Work, "plan:") {
+		if err := CheckFit(FitItems(cfg, m, gpu), info.Footprints, RoomHere(mach, model)); err != nil {
 			return "", err
 		}
 	}
@@ -239,6 +249,22 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, runErr
 	}
 	return dir, verifiedAll(cfg, w.Records())
+}
+
+// FitItems are the cells of m the run would run here, at their sizes.
+func FitItems(cfg config.Config, m *build.Manifest, gpu bool) []FitItem {
+	var out []FitItem
+	for _, e := range m.Cells {
+		if e.Binary == "" || !cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) || toolchain.NotRun(e.Target) != "" || e.Target != "host" && !gpu {
+			continue
+		}
+		it := FitItem{Cell: e.ID, Kernel: e.Kernel, Target: e.Target, Sizes: cfg.Sizes.For(e.Kernel), From: "PM_SIZES"}
+		if len(it.Sizes) == 0 {
+			it.Sizes, it.From = e.Sizes[cfg.SizeSet], "size set "+cfg.SizeSet
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // deviceQuery asks the GPU this process runs on (a test gives a fake).

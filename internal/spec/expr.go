@@ -111,11 +111,20 @@ func binary(op token.Token, a, b Value) (Value, error) {
 	if a.Int && b.Int {
 		switch op {
 		case token.ADD:
-			return intVal(a.I + b.I), nil
+			if r := a.I + b.I; (r > a.I) == (b.I > 0) {
+				return intVal(r), nil
+			}
+			return Value{}, fmt.Errorf("integer overflow: %d + %d exceeds 64 bits", a.I, b.I)
 		case token.SUB:
-			return intVal(a.I - b.I), nil
+			if r := a.I - b.I; (r < a.I) == (b.I > 0) {
+				return intVal(r), nil
+			}
+			return Value{}, fmt.Errorf("integer overflow: %d - %d exceeds 64 bits", a.I, b.I)
 		case token.MUL:
-			return intVal(a.I * b.I), nil
+			if r := a.I * b.I; a.I == 0 || (r/a.I == b.I && !(a.I == -1 && b.I == math.MinInt64)) {
+				return intVal(r), nil
+			}
+			return Value{}, fmt.Errorf("integer overflow: %d * %d exceeds 64 bits", a.I, b.I)
 		case token.QUO, token.REM:
 			if b.I == 0 {
 				return Value{}, fmt.Errorf("integer division by zero")

@@ -25,7 +25,11 @@ func FuzzKernel(f *testing.F) {
 			t.Fatal(err)
 		}
 		if k != nil && errs.Err() == nil {
-			if err := diag.CheckPositioned(CheckSizes([]*Kernel{k}, nil), file); err != nil {
+			notes, err := CheckSizes([]*Kernel{k}, nil)
+			if err := diag.CheckPositioned(err, file); err != nil {
+				t.Fatal(err)
+			}
+			if err := diag.CheckPositioned(notes.Err(), file); err != nil {
 				t.Fatal(err)
 			}
 		}

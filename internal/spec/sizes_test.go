@@ -11,30 +11,45 @@ import (
 	"github.com/portmatrix/portmatrix/internal/diag"
 )
 
-// The size-set rule, as the project load applies it (the repository's own
+// The size rule, as the project load applies it (the repository's own
 // kernels with its strategies' tunables: matrix.TestRepositoryKeepsTheSizeRule).
 func TestSizeSetRule(t *testing.T) {
-	kernel := func(ci string) string {
-		return "kernel: k\nsize: {name: n, ci: " + ci + ", default: [1024], gpu: [1024]}\n" +
+	kernel := func(ci, end string) string {
+		return "kernel: k\nsize: {name: n, ci: " + ci + ", default: [1024], gpu: [4096]}\n" +
 			"tunables: {tile: 3}\n" +
-			"args:\n  - {name: n, type: int64, value: size}\n  - {name: x, type: \"double[]\", extent: n + 1, init: {random: [-1, 1]}, intent: inout}\n" +
-			"pattern:\n  range_for:\n    index: i\n    end: n\n    body: x[i] = 2*x[i];\nreference: \"for (int64_t i = 0; i < n; ++i) x[i] = 2*x[i];\"\n" +
+			"args:\n  - {name: n, type: int64, value: size}\n  - {name: x, type: \"double[]\", extent: 2 * n + 2, init: {random: [-1, 1]}, intent: inout}\n" +
+			"pattern:\n  range_for:\n    index: i\n    end: " + end + "\n    body: x[i] = 2*x[i];\nreference: \"for (int64_t i = 0; i < n; ++i) x[i] = 2*x[i];\"\n" +
 			"bytes: 16.0 * n\nflops: 1.0 * n\ntolerance: 4 * eps\n"
 	}
-	load := func(ci string, tunables ...int64) error {
+	load := func(ci, end string, tunables ...int64) (diag.List, error) {
 		var errs diag.List
-		k := Parse("k.yaml", []byte(kernel(ci)), &errs)
+		k := Parse("k.yaml", []byte(kernel(ci, end)), &errs)
 		require.NoError(t, errs.Err())
 		return CheckSizes([]*Kernel{k}, tunables)
 	}
-	// The extent is n+1: 1025 = 5 x 5 x 41, 1001 = 7 x 11 x 13.
-	assert.NoError(t, load("[1024, 1000]"), "1025 is a multiple of no width")
-	assert.EqualError(t, load("[1023, 1000]", 7),
-		`k.yaml:2:21: size set "ci" [1023, 1000]: at every size an array's extent is a multiple of a loop width `+
-			`(at 1023: x's extent 1024 is a multiple of 1024), where a dropped remainder or an overrun does not show; `+
-			`add a size at which none is, e.g. 1024 (widths: 2, 3, 4, 7, 8, 16, 32, 64, 128, 256, 512, 1024)`)
-	// The kernel's own tunable (3) is a width: 1001 + 1 = 1002 = 2 x 3 x 167.
-	assert.ErrorContains(t, load("[1001]"), "x's extent 1002 is a multiple of 3")
+	// x's extent 2n + 2 is even at every size: only the loop's trip count
+	// counts. 1001 = 7 x 11 x 13; the default and gpu sets are never refused.
+	notes, err := load("[1001, 1000]", "n")
+	assert.NoError(t, err)
+	assert.Empty(t, notes)
+	_, err = load("[1024, 1000]", "n", 7)
+	assert.EqualError(t, err,
+		`k.yaml:2:21: size set "ci" [1024, 1000]: loop i (range_for at line 8, over x) has a trip count (n) that is a multiple of a loop width `+
+			`at every size of the set (at n = 1024: 1024 is a multiple of 1024), where a dropped remainder or an overrun does not show; `+
+			`add a size at which it is not: 1025 (widths: 2, 3, 4, 7, 8, 16, 32, 64, 128, 256, 512, 1024)`)
+	// The kernel's own tunable (3) is a width: 1023 = 3 x 11 x 31.
+	_, err = load("[1023]", "n")
+	assert.ErrorContains(t, err, "(at n = 1023: 1023 is a multiple of 3)")
+	// A trip count of 2n is even at every size: a note at the loop, no refusal.
+	notes, err = load("[1024]", "2 * n")
+	assert.NoError(t, err)
+	assert.EqualError(t, notes.Err(), `k.yaml:8:3: note: loop i (range_for at line 8, over x): its trip count 2 * n is a multiple of a loop width `+
+		`(1024 at n = 1024) at every size from 1 to 1000, so no size shows a dropped remainder in it; the size rule does not refuse the kernel for it`)
+	// A trip count that never changes is not checked; nor is a loop whose
+	// body subscripts no array.
+	notes, err = load("[1024]", "16")
+	assert.NoError(t, err)
+	assert.Empty(t, notes)
 }
 
 // A result off by a relative 1e-9 fails at every size of every kernel, and

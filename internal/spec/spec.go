@@ -5,7 +5,6 @@ package spec
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -161,34 +160,6 @@ func (k *Kernel) Kinds() []string {
 }
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// LoadDir reads every *.yaml file of dir as a kernel description and checks
-// them together; all problems come back at once.
-func LoadDir(dir string) ([]*Kernel, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no kernel descriptions (*.yaml)", dir)
-	}
-	sort.Strings(files)
-	var errs diag.List
-	var kernels []*Kernel
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			errs.Add(diag.Pos{File: f}, "%v", err)
-			continue
-		}
-		if k := Parse(f, data, &errs); k != nil {
-			kernels = append(kernels, k)
-		}
-	}
-	kernels = resolveVariations(kernels, &errs)
-	checkUses(kernels, &errs)
-	return kernels, errs.Err()
-}
 
 // Parse reads one description; problems go to errs.
 func Parse(file string, data []byte, errs *diag.List) *Kernel {

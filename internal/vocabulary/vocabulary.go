@@ -48,9 +48,10 @@ func SizeLabel(k *spec.Kernel) string {
 
 // Load reads, from the source tree at root, only what names need (kernel
 // descriptions, the capability table and the strategies): no templates,
-// no compiler probes.
+// no compiler probes. A refused kernel description (spec.Load) leaves its
+// kernel out: the others still name theirs.
 func Load(root string) (*results.Vocabulary, error) {
-	kernels, kerr := spec.LoadDir(layout.Path(root, layout.Kernels))
+	kernels, _, kerr := spec.Load(layout.Path(root, layout.Kernels))
 	caps, cerr := toolchain.LoadTable(layout.Path(root, layout.Capabilities))
 	if err := errors.Join(kerr, cerr); err != nil {
 		return nil, err
