@@ -77,7 +77,9 @@ var (
 // measured, with an error at the model's line naming the field.
 func TestWrongDeviceStopsRunAndTune(t *testing.T) {
 	asked := onAnH200(t, func(o *machine.Observed) { o.SMCount = 114 })
-	bd := buildDir(t, gpuCell)
+	cell := gpuCell
+	cell.Space = recorded(t, cell.ID).Space // the space the build records: the tuning gets as far as the device
+	bd := buildDir(t, cell)
 	var log bytes.Buffer
 	cfg := config.Config{Root: filepath.Join("..", ".."), BuildDir: bd, GPU: "1", SizeSet: "ci", Log: &log}
 	want := filepath.Join("..", "..", "machines", "h200-sxm-141gb.yaml") +
