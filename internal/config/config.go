@@ -465,6 +465,7 @@ var Knobs = []Knob{
 	{Env: "PM_SEEDS_DIR", Kind: KindTest, Doc: "the folder of the papers' seed texts (internal/report's spec test)"},
 	{Env: "PM_SLURM_TEST", Kind: KindTest, Doc: "1: internal/cluster's Slurm test runs (a Slurm cluster is up)"},
 	{Env: "PM_E2E", Kind: KindTest, Doc: "reserved for end-to-end test runs (CI)"},
+	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (CI sets it)"},
 	{Env: "PM_MUTANT", Kind: KindTest, Doc: "the mutant a planted-bug test program runs"},
 }
 
