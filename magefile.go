@@ -104,8 +104,8 @@ func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 //	    warm-up runs per size (0 allowed) (-warmup)
 //	PM_TRIALS=3
 //	    independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1) (-trials)
-//	PM_RESUME=1
-//	    continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise) (-resume)
+//	PM_RESUME=1|batch
+//	    1: continue the unfinished run in PM_OUT with the selection and settings it records (what finished is kept, the rest runs; another selection is refused, naming the differences); batch: measure another selection into PM_OUT as a new batch with its own provenance (an existing folder is refused otherwise) (-resume)
 //	PM_DEVICE_ONLY=1
 //	    build only the device code of the cells whose toolchain declares device_only flags (AMD, never run here): CI's check of every such cell; a cell that runs here is built whole (-device-only)
 //	PM_JOBS=2

@@ -37,6 +37,7 @@ type Config struct {
 	RepSecondsSet  bool   // RepSeconds was given (0 turns the bound off)
 	Trials         int    // independent processes per (cell, size); 0: 3 with a GPU, else 1
 	Resume         bool   // continue the run in Out instead of refusing it
+	ResumeBatch    bool   // PM_RESUME=batch: a resumption asking for another selection adds a batch to the run in Out
 	DeviceOnly     bool   // build only the device code of cells never run here (toolchain device_only)
 	Jobs           int    // parallel builds
 	Out            string // results folder (run, report, merge)
@@ -297,9 +298,25 @@ var Knobs = []Knob{
 	{Env: "PM_TRIALS", Flag: "trials", Example: "3", Doc: "independent trials (separate processes, interleaved across cells) per (cell, size) (default: 3 when GPU cells run, else 1)",
 		Set:   positive(func(c *Config) *int { return &c.Trials }),
 		Value: intValue(func(c *Config) *int { return &c.Trials })},
-	{Env: "PM_RESUME", Flag: "resume", Switch: true, Example: "1", Doc: "continue the unfinished run in PM_OUT: what finished is kept, the rest runs (an existing folder is refused otherwise)",
-		Set:       boolean(func(c *Config) *bool { return &c.Resume }),
-		Value:     boolText(func(c *Config) *bool { return &c.Resume }),
+	{Env: "PM_RESUME", Flag: "resume", Switch: true, Example: "1|batch", Doc: "1: continue the unfinished run in PM_OUT with the selection and settings it records (what finished is kept, the rest runs; another selection is refused, naming the differences); batch: measure another selection into PM_OUT as a new batch with its own provenance (an existing folder is refused otherwise)",
+		Set: func(c *Config, v string) error {
+			if v == "batch" {
+				c.Resume, c.ResumeBatch = true, true
+				return nil
+			}
+			b, err := boolValue(v)
+			if err != nil {
+				return fmt.Errorf("%q: want 0, 1, true, false or batch", v)
+			}
+			c.Resume, c.ResumeBatch = b, false
+			return nil
+		},
+		Value: func(c *Config) string {
+			if c.ResumeBatch {
+				return "batch"
+			}
+			return boolText(func(c *Config) *bool { return &c.Resume })(c)
+		},
 		Scheduler: true},
 	{Env: "PM_DEVICE_ONLY", Flag: "device-only", Switch: true, Example: "1", Doc: "build only the device code of the cells whose toolchain declares device_only flags (AMD, never run here): CI's check of every such cell; a cell that runs here is built whole",
 		Set:   boolean(func(c *Config) *bool { return &c.DeviceOnly }),
@@ -461,6 +478,7 @@ var Knobs = []Knob{
 	{Env: "PM_SEEDS_DIR", Kind: KindTest, Doc: "the folder of the papers' seed texts (internal/report's spec test)"},
 	{Env: "PM_SLURM_TEST", Kind: KindTest, Doc: "1: internal/cluster's Slurm test runs (a Slurm cluster is up)"},
 	{Env: "PM_E2E", Kind: KindTest, Doc: "reserved for end-to-end test runs (CI)"},
+	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (CI sets it)"},
 	{Env: "PM_MUTANT", Kind: KindTest, Doc: "the mutant a planted-bug test program runs"},
 }
 

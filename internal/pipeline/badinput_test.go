@@ -168,6 +168,7 @@ var badCases = []badCase{
 		r.Host.Hostname, _ = os.Hostname()
 		results.WriteRun(filepath.Join(root, "results", "old"), r)
 	}},
+	{name: "resume-other-selection", stage: "resume", env: []string{"PM_KERNELS=dot", "PM_VARIANTS=omp-host", "PM_SIZES=2000", "PM_REPS=5", "PM_GPU=0"}, setup: finishedRun("axpby", "serial")},
 	{name: "compare-torn-line", stage: "compare", setup: folderWith("{\"kind\":\"kernel\",\"cell\":\"a\",\"size\":1,\"verified\":true,\"gbps\":2}\n{\"kind\":\"kernel\",\"cell\":\"a\",\"size\":2,\"verif")},
 }
 

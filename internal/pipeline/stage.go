@@ -238,6 +238,9 @@ func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 		if err := results.CheckOut(cfg.Out, cfg.Resume); err != nil {
 			return err
 		}
+		if err := session.CheckResume(cfg); err != nil {
+			return err
+		}
 	}
 	if cfg.Scheduler != "" && (name == "run" || name == "all") {
 		return schedule(ctx, name, cfg)

@@ -38,20 +38,69 @@ var BuildHeader = []string{"cell", "kernel", "variant", "toolchain", "status", "
 
 // WriteBuildCSV writes build.csv, rows sorted by cell.
 func WriteBuildCSV(dir string, rows []BuildRow) error {
+	b, err := buildLines(rows, true)
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFile(filepath.Join(dir, BuildFile), b, 0o644)
+}
+
+// AppendBuildCSV adds to build.csv of dir the rows of cells it has no row
+// of (sorted by cell, after those it has), and returns them: a resumed run's
+// build.csv keeps every row it had, byte for byte. Without a build.csv it is
+// WriteBuildCSV.
+func AppendBuildCSV(dir string, rows []BuildRow) ([]BuildRow, error) {
+	have, err := ReadBuildCSV(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, serr := os.Stat(filepath.Join(dir, BuildFile)); errors.Is(serr, fs.ErrNotExist) {
+		return rows, WriteBuildCSV(dir, rows)
+	}
+	seen := map[string]bool{}
+	for _, r := range have {
+		seen[r.Cell] = true
+	}
+	var add []BuildRow
+	for _, r := range rows {
+		if !seen[r.Cell] {
+			add = append(add, r)
+		}
+	}
+	if len(add) == 0 {
+		return nil, nil
+	}
+	b, err := buildLines(add, false)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, BuildFile)
+	old, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		old = append(old, '\n')
+	}
+	return add, fsutil.WriteFile(file, append(old, b...), 0o644)
+}
+
+// buildLines is rows as lines of build.csv, sorted by cell, under the header
+// when header: the one encoding of a row.
+func buildLines(rows []BuildRow, header bool) ([]byte, error) {
 	rows = append([]BuildRow(nil), rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cell < rows[j].Cell })
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write(BuildHeader)
+	if header {
+		w.Write(BuildHeader)
+	}
 	for _, r := range rows {
 		w.Write([]string{r.Cell, r.Kernel, r.Variant, r.Toolchain, r.Status, r.Reason,
 			strconv.FormatFloat(r.Seconds, 'f', 2, 64), r.Log, r.DeviceHash})
 	}
 	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	return fsutil.WriteFile(filepath.Join(dir, BuildFile), buf.Bytes(), 0o644)
+	return buf.Bytes(), w.Error()
 }
 
 // ReadBuildCSV reads build.csv of dir; nil rows and no error when it is absent.

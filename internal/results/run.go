@@ -45,6 +45,9 @@ type Run struct {
 	// matched the GPU. DefaultNotes says where a default fell back.
 	MachineModel string   `json:"machine_model,omitempty"`
 	DefaultNotes []string `json:"default_notes,omitempty"`
+	// Selection is what the run was asked to measure; a resumption must ask
+	// the same, or add a batch of its own (Batches). Older folders have none.
+	Selection *Selection `json:"selection,omitempty"`
 }
 
 // HostThreads is how a run set its host programs' OpenMP threads: count,
@@ -57,9 +60,11 @@ type HostThreads struct {
 	From    string `json:"from"`
 }
 
-// Batch is one part a merged folder was made from (a run, or a part of a
-// merged folder): its own provenance and what it contributed. Dirty on any
-// batch makes the merged folder dirty.
+// Batch is one part a folder was made from: a run or a part of a merged
+// folder, or a batch that a resumption asked for explicitly added to a run
+// (PM_RESUME=batch; its records name it in batch_id, the first batch's
+// records name none): its own provenance and what it contributed. Dirty on
+// any batch makes the folder dirty.
 type Batch struct {
 	ID          string   `json:"id"`
 	Folder      string   `json:"folder,omitempty"` // the results folder its records were taken from
@@ -81,6 +86,37 @@ type Batch struct {
 	// Its run's template hashes where they differ from the folder's
 	// (run.json templates, the newest part's); "" where it had none.
 	Templates map[string]string `json:"templates,omitempty"`
+	// A run's batch: when it began and what it was asked to measure.
+	Started   string     `json:"started,omitempty"`
+	Selection *Selection `json:"selection,omitempty"`
+}
+
+// Selection is what a run is asked to measure: the cells picked and every
+// setting a measurement depends on, as the knobs named in each field's
+// comment gave them (after their defaults). A resumption that asks for
+// another is refused with the differences named, or, asked for explicitly,
+// recorded as a new batch (docs/results-format.md).
+type Selection struct {
+	Kernels    []string `json:"kernels,omitempty"`    // PM_KERNELS, sorted; none: every kernel
+	Variants   []string `json:"variants,omitempty"`   // PM_VARIANTS
+	Toolchains []string `json:"toolchains,omitempty"` // PM_TOOLCHAINS
+	Suite      string   `json:"suite"`                // the sample taken (PM_SUITE: quick, wide; full: every selected cell)
+	SizeSet    string   `json:"size_set"`             // PM_SIZE_SET
+	Sizes      string   `json:"sizes,omitempty"`      // PM_SIZES, as it reads them; none: the size set's
+	Reps       int      `json:"reps"`                 // PM_REPS
+	Warmup     int      `json:"warmup"`               // PM_WARMUP
+	RepSeconds float64  `json:"rep_seconds"`          // PM_REP_SECONDS
+	Trials     int      `json:"trials"`               // PM_TRIALS, or its default
+	GPU        bool     `json:"gpu"`                  // GPU cells run (PM_GPU, or a GPU was found)
+	Tuned      string   `json:"tuned,omitempty"`      // PM_TUNED
+	CopyBytes  int64    `json:"copy_bytes,omitempty"` // PM_COPY_BYTES
+	FlushL2    string   `json:"flush_l2,omitempty"`   // PM_FLUSH_L2
+	Threads    int      `json:"threads,omitempty"`    // PM_THREADS
+	Bind       string   `json:"bind,omitempty"`       // PM_BIND
+	Work       string   `json:"work,omitempty"`       // PM_WORK
+	// Cells are the cells it measures, sorted: what the build folder gave
+	// the settings above when the run began.
+	Cells []string `json:"cells,omitempty"`
 }
 
 // AppendNew appends to have each of more that it lacks, in order: the GPUs

@@ -71,7 +71,7 @@ func CheckFit(items []FitItem, footprints map[string]spec.Footprint, room Room) 
 	var errs []string
 	for _, k := range keys {
 		m, err := footprints[k.kernel].Memory(k.size, k.gpu)
-		where := fmt.Sprintf("kernel %s at size %d (%s; %s)", k.kernel, k.size, from[k], cellList(cells[k]))
+		where := fmt.Sprintf("kernel %s at size %d (%s; %s)", k.kernel, k.size, from[k], fitCells(cells[k]))
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Sprintf("%s: its arrays cannot be sized: %v", where, err))
@@ -89,7 +89,8 @@ func CheckFit(items []FitItem, footprints map[string]spec.Footprint, room Room) 
 	return nil
 }
 
-func cellList(cells []string) string {
+// fitCells names the cells of a size that does not fit, the first three of a long list.
+func fitCells(cells []string) string {
 	slices.Sort(cells)
 	cells = slices.Compact(cells)
 	if len(cells) > 3 {

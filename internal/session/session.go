@@ -69,22 +69,14 @@ func GPU(c config.Config) bool {
 // results folder, and returns its path. It reads only the build folder: the
 // manifest, the binaries, their logs and project.json.
 func Run(ctx context.Context, cfg config.Config) (string, error) {
-	cfg.Defaults()
-	m, err := build.ReadManifest(cfg.BuildDir)
-	if err != nil {
-		return "", fmt.Errorf("no build manifest in %s (run the build stage first): %w", cfg.BuildDir, err)
-	}
-	if err := checkManifestFilters(cfg, m); err != nil {
-		return "", err
-	}
-	m = SampleManifest(cfg, m, cfg.Log)
-	info, err := readBuildInfo(cfg.BuildDir)
+	s, err := openStage(cfg)
 	if err != nil {
 		return "", err
 	}
-	mach := Machine(cfg)
-	gpu := GPU(cfg)
-	model, modelNote := run.Model(cfg.Root, mach.GPUName()) // the papers' launch defaults (docs/machines.md)
+	cfg = s.cfg
+	m := SampleManifest(cfg, s.m, cfg.Log)
+	mach, gpu := s.mach, s.gpu
+	model, modelNote := s.model()
 	// Before anything is written: the GPU must be the one its model describes.
 	if gpu && !strings.HasPrefix(cfg.Work, "plan:") && runsGPUCells(cfg, m) {
 		if err := checkDevice(ctx, cfg, model); err != nil {
@@ -93,19 +85,16 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	// Before anything is written: every size must fit the machine.
 	if !strings.HasPrefix(cfg.Work, "plan:") {
-		if err := CheckFit(FitItems(cfg, m, gpu), info.Footprints, RoomHere(mach, model)); err != nil {
+		if err := CheckFit(FitItems(cfg, m, gpu), s.info.Footprints, RoomHere(mach, model)); err != nil {
 			return "", err
 		}
 	}
-	dir := cfg.Out
-	if dir == "" {
-		if dir, err = results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), mach.Machine.Hostname); err != nil {
-			return "", err
-		}
+	dir, err := s.folder("")
+	if err != nil {
+		return "", err
 	}
 	started := time.Now().UTC()
 	var prev *results.Run
-	var w *results.Writer
 	if cfg.Resume && results.Exists(dir) {
 		r, err := results.ReadRun(dir)
 		if err != nil {
@@ -115,39 +104,183 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 			return dir, fmt.Errorf("PM_OUT: %s is being written by process %d; not resumed", dir, r.PID)
 		}
 		prev = &r
-		if t, err := time.Parse(time.RFC3339, r.Started); err == nil {
+	}
+	trials := trialsOf(cfg, prev, gpu)
+	rows, jobs, logs := plan(cfg, m, gpu)
+	var cells []string
+	for _, j := range jobs {
+		cells = append(cells, j.Entry.ID)
+	}
+	asked := selectionOf(cfg, trials, gpu, cells)
+	commit, dirty := mach.Git.Commit, mach.Git.Dirty
+	if commit == "" {
+		commit, dirty = m.Commit, m.Dirty
+	}
+	// A resumption measures what the folder records, or adds a batch asked
+	// for: decided before anything is written.
+	var batch *results.Batch
+	batchID := ""
+	if prev != nil {
+		if batch, err = resumption(cfg, dir, *prev, asked, started, commit, dirty); err != nil {
+			return dir, err
+		}
+		batchID = currentBatch(*prev)
+		if batch != nil {
+			batchID = batch.ID
+			fmt.Fprintf(cfg.Log, "run: %s: a new batch %s (PM_RESUME=batch) beside the records it holds\n", dir, batch.ID)
+		} else if t, err := time.Parse(time.RFC3339, prev.Started); err == nil {
 			started = t
 		}
+	}
+	var w *results.Writer
+	if prev != nil {
 		w, err = results.Open(dir)
+	} else if w, err = results.Create(dir); err != nil {
+		err = fmt.Errorf("PM_OUT: %w", err)
+	}
+	if err != nil {
+		return dir, err
+	}
+	defer w.Close()
+	// build.csv: a resumption adds the rows of cells the folder has none of
+	// (a batch's), and keeps every row it has, with its log.
+	if prev != nil {
+		have, err := results.ReadBuildCSV(dir)
 		if err != nil {
 			return dir, err
 		}
-	} else {
-		if w, err = results.Create(dir); err != nil {
-			return dir, fmt.Errorf("PM_OUT: %w", err)
+		rows = slices.DeleteFunc(rows, func(r results.BuildRow) bool {
+			return slices.ContainsFunc(have, func(h results.BuildRow) bool { return h.Cell == r.Cell })
+		})
+	}
+	for i := range rows {
+		if err := copyBuildLog(cfg.BuildDir, logs[rows[i].Cell], dir, &rows[i]); err != nil {
+			return dir, err
 		}
 	}
-	defer w.Close()
-	trials := cfg.Trials
-	if trials == 0 && prev != nil && prev.Trials > 0 {
-		trials = prev.Trials
+	if _, err := results.AppendBuildCSV(dir, rows); err != nil {
+		return dir, err
 	}
-	if trials == 0 {
-		trials = 1
-		if gpu {
-			trials = 3
+	if cfg.Tuned != "" {
+		n, err := tunedJobs(cfg, jobs, mach)
+		if err != nil {
+			return dir, err
 		}
+		fmt.Fprintf(cfg.Log, "run: %d (cell, size) measured again at their tuned best from %s\n", n, cfg.Tuned)
 	}
-	// The folder's records, read once (by Open when resuming).
-	done := results.FinishedOf(w.Records())
+	// The folder's records, read once (by Open when resuming): what this
+	// batch measured before is not measured again.
+	done := doneOf(w.Records(), batchID)
 	haveCopy := map[string]bool{}
 	for _, r := range w.Records() {
 		if r.IsRoofline() {
 			haveCopy[r.Toolchain] = true
 		}
 	}
+	resumed := time.Now().UTC().Format(time.RFC3339)
+	prov := func(state string) (results.Run, error) {
+		var r results.Run
+		if prev == nil {
+			r = s.provenance(m, dir, started, w.Records())
+			r.MachineModel, r.DefaultNotes = run.ModelProvenance(model, modelNote, jobs)
+			r.Trials, r.Selection = trials, &asked
+		} else {
+			// What the folder records stays; a resumption adds its time,
+			// the GPUs it ran on (each record names its own) and a batch
+			// asked for.
+			r = *prev
+			r.Resumed = append(slices.Clone(prev.Resumed), resumed)
+			r.GPUs = results.AppendNew(slices.Clone(prev.GPUs), mach.GPUs...)
+			r.Batches = slices.Clone(prev.Batches)
+			switch {
+			case batch != nil && len(r.Batches) == 0:
+				r.Batches = []results.Batch{firstBatch(*prev, prev.Selection), *batch}
+			case batch != nil:
+				r.Batches = append(r.Batches, *batch)
+			case len(r.Batches) > 0:
+				last := &r.Batches[len(r.Batches)-1]
+				last.Resumed = append(slices.Clone(last.Resumed), resumed)
+			}
+			r.Finished = time.Now().UTC().Format(time.RFC3339)
+			all, err := results.ReadBuildCSV(dir)
+			if err != nil {
+				return r, err
+			}
+			r.Cells = results.Cells{}
+			for _, row := range all {
+				r.Cells.AddBuild(row.Status)
+			}
+			r.Cells.CountRuns(w.Records())
+		}
+		r.State, r.PID = state, os.Getpid()
+		if state == results.StateRunning {
+			r.Finished = ""
+		}
+		return r, nil
+	}
+	// Provenance first, so that a run stopped midway still says what ran it
+	// (and a reader sees "running" with no live process: interrupted).
+	r, err := prov(results.StateRunning)
+	if err == nil {
+		err = results.WriteRun(dir, r)
+	}
+	if err != nil {
+		return dir, err
+	}
+	fmt.Fprintf(cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
+	stamp := run.Stamp{RunID: filepath.Base(dir), BatchID: batchID, Commit: commit, Dirty: dirty, GPUUUID: mach.GPUUUID(),
+		ToolchainVersions: map[string]string{}}
+	for id, t := range m.Toolchains {
+		stamp.ToolchainVersions[id] = t.Version
+	}
+	copyBytes := func(target string) int64 {
+		switch {
+		case cfg.CopyBytes > 0:
+			return cfg.CopyBytes
+		case target == "host":
+			return 64 << 20
+		}
+		return 1 << 30
+	}
+	opt := s.options()
+	opt.CopyBytes, opt.Model, opt.Log, opt.Stamp, opt.Trials, opt.Done, opt.HaveCopy = copyBytes, model, cfg.Log, stamp, trials, done, haveCopy
+	runErr := work.Run(ctx, cfg.Work, jobs, opt, w)
+	closeErr := w.Close()
+	state := results.StateFinished
+	if ctx.Err() != nil {
+		state = results.StateInterrupted
+	} else if missing := missingUnits(cfg, jobs, trials, doneOf(w.Records(), batchID)); missing > 0 {
+		// Never finished with a measurement it set out to make missing.
+		state = results.StateInterrupted
+		fmt.Fprintf(cfg.Log, "run: %d measurements of this run are missing; the folder stays unfinished\n", missing)
+	}
+	r, err = prov(state)
+	if err == nil {
+		err = results.WriteRun(dir, r)
+	}
+	if err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil {
+		runErr = closeErr
+	}
+	if state == results.StateInterrupted {
+		env, flags := settingsOf(asked, dir, resumeKnobs)
+		fmt.Fprintf(cfg.Log, "run: interrupted; resume with %s\n  (or %s)\n", env, flags)
+	}
+	if runErr != nil {
+		return dir, runErr
+	}
+	return dir, verifiedAll(cfg, w.Records())
+}
+
+// plan is the build.csv rows of the selected cells of m, the jobs of those
+// that run here, and the build logs by cell (relative to the build folder);
+// it writes nothing.
+func plan(cfg config.Config, m *build.Manifest, gpu bool) ([]results.BuildRow, []run.Job, map[string]string) {
 	var jobs []run.Job
 	var rows []results.BuildRow
+	logs := map[string]string{}
 	for _, e := range m.Cells {
 		if !cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) {
 			continue
@@ -155,14 +288,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		row := results.BuildRow{Cell: e.ID, Kernel: e.Kernel, Variant: e.Variant, Toolchain: e.Toolchain,
 			Status: e.Status, Reason: e.Reason, Seconds: e.Seconds, DeviceHash: e.DeviceHash}
 		if e.Log != "" {
-			row.Log = results.BuildLog(e.ID)
-			err := results.CopyFile(filepath.Join(cfg.BuildDir, e.Log), filepath.Join(dir, filepath.FromSlash(row.Log)))
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				row.Log = "" // a build folder copied without its logs
-			case err != nil:
-				return dir, err
-			}
+			row.Log, logs[e.ID] = results.BuildLog(e.ID), e.Log
 		}
 		if e.Binary != "" {
 			if why := toolchain.NotRun(e.Target); why != "" {
@@ -179,76 +305,37 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 		}
 		rows = append(rows, row)
 	}
-	if err := results.WriteBuildCSV(dir, rows); err != nil {
-		return dir, err
+	return rows, jobs, logs
+}
+
+// copyBuildLog copies the build log src (relative to buildDir) of row's
+// cell into the results folder dir (none: a build folder copied without its
+// logs).
+func copyBuildLog(buildDir, src, dir string, row *results.BuildRow) error {
+	if row.Log == "" {
+		return nil
 	}
-	if cfg.Tuned != "" {
-		n, err := tunedJobs(cfg, jobs, mach)
-		if err != nil {
-			return dir, err
+	err := results.CopyFile(filepath.Join(buildDir, src), filepath.Join(dir, filepath.FromSlash(row.Log)))
+	if errors.Is(err, fs.ErrNotExist) {
+		row.Log = ""
+		return nil
+	}
+	return err
+}
+
+// missingUnits counts the measurements of jobs (every trial) that done
+// lacks; a scheduler's worker measures the items it is given, none missing.
+func missingUnits(cfg config.Config, jobs []run.Job, trials int, done map[results.Unit]bool) int {
+	if cfg.Work != "" {
+		return 0
+	}
+	n := 0
+	for _, t := range run.Tasks(jobs, trials) {
+		if !done[t.Unit()] {
+			n++
 		}
-		fmt.Fprintf(cfg.Log, "run: %d (cell, size) measured again at their tuned best from %s\n", n, cfg.Tuned)
 	}
-	resumed := time.Now().UTC().Format(time.RFC3339)
-	prov := func(state string) results.Run {
-		r := provenance(cfg, m, info, mach, dir, started, w.Records())
-		r.MachineModel, r.DefaultNotes = run.ModelProvenance(model, modelNote, jobs)
-		r.State, r.PID, r.Trials = state, os.Getpid(), trials
-		if prev != nil {
-			// A resumption may run on another machine: the folder names
-			// every GPU its records ran on (each record names its own).
-			r.Resumed = append(slices.Clone(prev.Resumed), resumed)
-			r.GPUs = results.AppendNew(slices.Clone(prev.GPUs), r.GPUs...)
-		}
-		if state == results.StateRunning {
-			r.Finished = ""
-		}
-		return r
-	}
-	// Provenance first, so that a run stopped midway still says what ran it
-	// (and a reader sees "running" with no live process: interrupted).
-	if err := results.WriteRun(dir, prov(results.StateRunning)); err != nil {
-		return dir, err
-	}
-	fmt.Fprintf(cfg.Log, "run: %d cells to run into %s\n", len(jobs), dir)
-	stamp := run.Stamp{RunID: filepath.Base(dir), Commit: mach.Git.Commit, Dirty: mach.Git.Dirty, GPUUUID: mach.GPUUUID(),
-		ToolchainVersions: map[string]string{}}
-	if stamp.Commit == "" {
-		stamp.Commit, stamp.Dirty = m.Commit, m.Dirty
-	}
-	for id, t := range m.Toolchains {
-		stamp.ToolchainVersions[id] = t.Version
-	}
-	copyBytes := func(target string) int64 {
-		switch {
-		case cfg.CopyBytes > 0:
-			return cfg.CopyBytes
-		case target == "host":
-			return 64 << 20
-		}
-		return 1 << 30
-	}
-	runErr := work.Run(ctx, cfg.Work, jobs, run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
-		Timeout: time.Duration(cfg.Timeout) * time.Second, CopyBytes: copyBytes, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(),
-		Threads: hostThreads(cfg), Model: model, Log: cfg.Log, Stamp: stamp, Trials: trials, Done: done, HaveCopy: haveCopy}, w)
-	closeErr := w.Close()
-	state := results.StateFinished
-	if ctx.Err() != nil {
-		state = results.StateInterrupted
-	}
-	if err := results.WriteRun(dir, prov(state)); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr == nil {
-		runErr = closeErr
-	}
-	if state == results.StateInterrupted {
-		fmt.Fprintf(cfg.Log, "run: interrupted; resume with PM_RESUME=1 PM_OUT=%s (or -resume -out %s)\n", dir, dir)
-	}
-	if runErr != nil {
-		return dir, runErr
-	}
-	return dir, verifiedAll(cfg, w.Records())
+	return n
 }
 
 // FitItems are the cells of m the run would run here, at their sizes.

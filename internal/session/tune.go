@@ -35,32 +35,23 @@ const tuneBatch = 64
 // tuning space, and the binaries); no source tree is read and no compiler
 // probed. It returns the folder.
 func Tune(ctx context.Context, cfg config.Config) (string, error) {
-	cfg.Defaults()
-	m, err := build.ReadManifest(cfg.BuildDir)
+	s, err := openStage(cfg)
 	if err != nil {
-		return "", fmt.Errorf("no build manifest in %s (run the build stage first): %w", cfg.BuildDir, err)
-	}
-	if err := checkManifestFilters(cfg, m); err != nil {
 		return "", err
 	}
+	cfg, m, mach := s.cfg, s.m, s.mach
 	built := tune.Built{BuildDir: cfg.BuildDir, Manifest: m}
-	mach := Machine(cfg)
-	dir := cfg.Out
-	if dir == "" {
-		if dir, err = results.NewFolder(filepath.Join(cfg.Root, results.RunsDir), time.Now(), mach.Machine.Hostname+"-tune"); err != nil {
-			return "", err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := s.folder("-tune")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("PM_OUT: %w", err)
 	}
 	// run.json says what tuned: the machine, its GPUs, the compilers, the commit.
-	info, err := readBuildInfo(cfg.BuildDir)
-	if err != nil {
-		return dir, err
-	}
 	started := time.Now().UTC()
 	stamp := func(state string) error {
-		r := provenance(cfg, m, info, mach, dir, started, nil)
+		r := s.provenance(m, dir, started, nil)
 		r.State, r.PID = state, os.Getpid()
 		return results.WriteRun(dir, r)
 	}
@@ -69,8 +60,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	sizes := func(e build.Entry) []int64 { return tuneSizes(cfg, e) }
 	pick := func(e build.Entry) bool { return cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) }
-	gpu := GPU(cfg)
-	targets, entries, err := built.Targets(pick, sizes, gpu)
+	targets, entries, err := built.Targets(pick, sizes, s.gpu)
 	if err != nil {
 		return dir, err
 	}
@@ -81,7 +71,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		}
 		targets = tune.Shard(targets, k, n)
 	}
-	model, _ := run.Model(cfg.Root, mach.GPUName())
+	model, _ := s.model()
 	if model != nil && model.Kind != machine.KindGPU {
 		model = nil
 	}
@@ -106,8 +96,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, err
 	}
 	defer logf.Close()
-	opt := run.Options{BuildDir: cfg.BuildDir, Reps: cfg.Reps, Warmup: cfg.Warmup, RepSeconds: cfg.RepSeconds,
-		Timeout: time.Duration(cfg.Timeout) * time.Second, FlushL2: cfg.FlushL2, DeviceName: mach.GPUName(), Threads: hostThreads(cfg)}
+	opt := s.options()
 	program := func(ctx context.Context, t tune.Target, file string) ([]results.Record, error) {
 		return run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
 	}
@@ -193,17 +182,14 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 // has before it is sharded: what a scheduler splits into shards. It reads
 // what Tune reads, and runs nothing.
 func TuneTargets(cfg config.Config) (int, error) {
-	cfg.Defaults()
-	m, err := build.ReadManifest(cfg.BuildDir)
+	s, err := openStage(cfg)
 	if err != nil {
-		return 0, fmt.Errorf("no build manifest in %s (run the build stage first): %w", cfg.BuildDir, err)
-	}
-	if err := checkManifestFilters(cfg, m); err != nil {
 		return 0, err
 	}
-	built := tune.Built{BuildDir: cfg.BuildDir, Manifest: m}
+	cfg = s.cfg
+	built := tune.Built{BuildDir: cfg.BuildDir, Manifest: s.m}
 	targets, _, err := built.Targets(func(e build.Entry) bool { return cfg.Picks(e.Kernel, e.Variant, e.Strategy, e.Toolchain) },
-		func(e build.Entry) []int64 { return tuneSizes(cfg, e) }, GPU(cfg))
+		func(e build.Entry) []int64 { return tuneSizes(cfg, e) }, s.gpu)
 	return len(targets), err
 }
 

@@ -7,6 +7,9 @@
 // passes SIGINT and SIGTERM on to its children (the compiled magefile) as
 // SIGTERM; the stages take SIGTERM like SIGINT: the context is cancelled,
 // the program being measured is stopped, and run.json says "interrupted".
+// SIGINT sent to the go command alone (not to its process group, as a
+// terminal's Ctrl-C sends it) is swallowed by go run and seen by no process
+// below it: nothing can pass it on; SIGTERM can be sent instead.
 package signals
 
 import (
