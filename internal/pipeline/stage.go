@@ -18,6 +18,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -285,6 +286,9 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 		return res, err
 	}
 	if err := build.BundleAll(p.Cfg.BuildDir, p.Toolchains, res); err != nil {
+		return res, err
+	}
+	if err := build.CopyMachines(p.Cfg.BuildDir, p.path(machine.Dir)); err != nil { // the run and tune stages' models
 		return res, err
 	}
 	for i := range res { // what the tune stage and run -tuned read of a cell (tune.Recorded)

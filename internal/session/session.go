@@ -80,7 +80,7 @@ func Run(ctx context.Context, cfg config.Config) (string, error) {
 	}
 	mach := Machine(cfg)
 	gpu := GPU(cfg)
-	model, modelNote := run.Model(cfg.Root, mach.GPUName()) // the papers' launch defaults (docs/machines.md)
+	model, modelNote := run.Model(cfg.BuildDir, cfg.Root, mach.GPUName(), cfg.Log) // the papers' launch defaults (docs/machines.md)
 	// Before anything is written: the GPU must be the one its model describes.
 	if gpu && !strings.HasPrefix(cfg.Work, "plan:") && runsGPUCells(cfg, m) {
 		if err := checkDevice(ctx, cfg, model); err != nil {

@@ -81,7 +81,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		}
 		targets = tune.Shard(targets, k, n)
 	}
-	model, _ := run.Model(cfg.Root, mach.GPUName())
+	model, _ := run.Model(cfg.BuildDir, cfg.Root, mach.GPUName(), cfg.Log)
 	if model != nil && model.Kind != machine.KindGPU {
 		model = nil
 	}
