@@ -12,13 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // The build folder is the whole hand-off to the tune stage and run -tuned:
 // a build copied where there is no source tree (no templates/, variants/,
 // toolchains.yaml, machines/), as onto a GPU host, tunes and runs at the
-// tuned best from the manifest's recorded spaces alone.
+// tuned best from the manifest's recorded spaces alone, and finds a GPU's
+// machine model in the build folder's machines/.
 func TestTuneAndTunedRunFromTheBuildFolderAlone(t *testing.T) {
 	if os.Getenv("PM_LONG_TESTS") != "1" {
 		t.Skip("long end-to-end test: PM_LONG_TESTS=1 runs it")
@@ -43,6 +45,13 @@ func TestTuneAndTunedRunFromTheBuildFolderAlone(t *testing.T) {
 	copyTree(t, cfg.BuildDir, bd)
 	bare := filepath.Join(away, "bare")
 	require.NoError(t, os.MkdirAll(bare, 0o755))
+	// The GPU's machine model (its launch defaults, the occupancy pruning)
+	// comes from the build folder too.
+	var models bytes.Buffer
+	m, note := run.Model(bd, bare, "NVIDIA H200", &models)
+	require.NotNil(t, m, note)
+	assert.Equal(t, "h200-sxm-141gb", m.Name)
+	assert.Empty(t, models.String(), "no fallback to a tree's machines/")
 	tuned := filepath.Join(away, "tuning")
 	here := Config{Root: bare, BuildDir: bd, Kernels: []string{"spmv"}, Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Threads: 2,
 		TuneEvals: 3, Out: tuned, Log: &log}

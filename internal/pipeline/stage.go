@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -268,7 +270,7 @@ func All(ctx context.Context, p *Project) error {
 	t0 := time.Now()
 	// A size that cannot fit is refused before anything is built.
 	mach := session.Machine(p.Cfg)
-	model, _ := run.Model(p.Cfg.Root, mach.GPUName())
+	model, _ := run.Model(p.Cfg.BuildDir, p.Cfg.Root, mach.GPUName(), io.Discard)
 	if err := session.CheckFit(p.fitItems(), p.footprints(), session.RoomHere(mach, model)); err != nil {
 		return err
 	}
@@ -336,6 +338,9 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 		return res, err
 	}
 	if err := build.BundleAll(p.Cfg.BuildDir, p.Toolchains, res); err != nil {
+		return res, err
+	}
+	if err := build.CopyMachines(p.Cfg.BuildDir, p.path(machine.Dir)); err != nil { // the run and tune stages' models
 		return res, err
 	}
 	for i := range res { // what the tune stage and run -tuned read of a cell (tune.Recorded)

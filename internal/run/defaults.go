@@ -2,7 +2,7 @@ package run
 
 import (
 	"fmt"
-	"path/filepath"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,14 +11,20 @@ import (
 	"github.com/portmatrix/portmatrix/internal/machine"
 )
 
-// Model is the machine model (root's machines/) that reports the GPU named
-// gpu, or nil and why none: its launch defaults are what the papers ran
-// with (docs/machines.md, "Launch defaults").
-func Model(root, gpu string) (*machine.Model, string) {
+// Model is the machine model that reports the GPU named gpu, or nil and
+// why none: its launch defaults are what the papers ran with
+// (docs/machines.md, "Launch defaults"). The models are the build folder's
+// (build.Machines), so a host with the build folder alone finds the model the
+// tree would; a build folder made before the build carried them is read
+// from root's machines/, which a line on log says.
+func Model(buildDir, root, gpu string, log io.Writer) (*machine.Model, string) {
 	if gpu == "" {
 		return nil, ""
 	}
-	set, err := machine.Load(filepath.Join(root, machine.Dir))
+	set, fallback, err := build.Machines(buildDir, root)
+	if fallback != "" && log != nil {
+		fmt.Fprintln(log, "run: "+fallback)
+	}
 	if err != nil {
 		return nil, fmt.Sprintf("no machine models (%v): cells run their generated launch values", err)
 	}

@@ -54,7 +54,7 @@ func (s *stage) folder(suffix string) (string, error) {
 // model is the machine model of the GPU here (the papers' launch defaults,
 // docs/machines.md), and a note where none matched.
 func (s *stage) model() (*machine.Model, string) {
-	return run.Model(s.cfg.Root, s.mach.GPUName())
+	return run.Model(s.cfg.BuildDir, s.cfg.Root, s.mach.GPUName(), s.cfg.Log)
 }
 
 // options are what every program of the stage runs with: the measuring
