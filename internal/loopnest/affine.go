@@ -270,3 +270,9 @@ func (s scope) names() string {
 	}
 	return "none"
 }
+
+// Plus is a + b.
+func (a Affine) Plus(b Affine) Affine { return a.plus(b) }
+
+// Scale is k * a.
+func (a Affine) Scale(k int64) Affine { return a.scale(k) }

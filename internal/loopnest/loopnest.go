@@ -25,11 +25,15 @@ type Program struct {
 	// Assume are facts about the parameters (each Affine >= 0), e.g. from
 	// `assume: [n >= 1, m <= n]`; without them parameters are any integers.
 	Assume []Affine
-	Arrays []*Array
-	Body   []Node
-	Loops  []*Loop // every loop, in textual order
-	Stmts  []*Stmt // every statement, in textual order
-	Pos    diag.Pos
+	// Assumptions are the assume: entries as written, each with its rows
+	// (in Assume too), so that a check at the kernel's sizes can name the
+	// one that is false.
+	Assumptions []Assumption
+	Arrays      []*Array
+	Body        []Node
+	Loops       []*Loop // every loop, in textual order
+	Stmts       []*Stmt // every statement, in textual order
+	Pos         diag.Pos
 	// Promote lists the kinds of arrays the mapper may move into team
 	// scratch (`promote: [temporaries]`; PromoteKinds); nil when the file
 	// does not say, which allows every kind.
@@ -65,6 +69,14 @@ func DecodePromote(d diag.Decoder, n *yaml.Node) []string {
 // Promotes reports whether the mapper may promote arrays of kind.
 func (p *Program) Promotes(kind string) bool {
 	return p.Promote == nil || slices.Contains(p.Promote, kind)
+}
+
+// Assumption is one entry of assume:, its text and position, and the rows
+// (each >= 0) it stands for.
+type Assumption struct {
+	Text string
+	Pos  diag.Pos
+	Rows []Affine
 }
 
 // Array is a declared array; a scalar is an array of rank 0.
@@ -181,7 +193,12 @@ func Decode(d diag.Decoder, n *yaml.Node) *Program {
 			d.Add(item, "an assumption is a comparison such as n >= 1")
 			continue
 		}
-		p.Assume = append(p.Assume, r.assumption(r.text(item))...)
+		t := r.text(item)
+		rows := r.assumption(t)
+		p.Assume = append(p.Assume, rows...)
+		if len(rows) > 0 {
+			p.Assumptions = append(p.Assumptions, Assumption{Text: t.s, Pos: t.pos, Rows: rows})
+		}
 	}
 	for _, kv := range d.Pairs(f["arrays"], "arrays") {
 		r.array(kv[0], kv[1])

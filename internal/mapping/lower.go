@@ -47,8 +47,13 @@ func LowerAll(kernels []*spec.Kernel, m *machine.Model) error {
 	return errs.Err()
 }
 
-// Lower maps one loop-nest kernel.
+// Lower maps one loop-nest kernel. It first checks the nest at every
+// declared size (checkSound: assumptions, accesses inside their arrays and
+// dimensions); a kernel that fails is refused before any code is made.
 func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
+	if !checkSound(k, errs) {
+		return
+	}
 	r := depend.Analyze(k.Loops)
 	nests := Map(r)
 	p := k.Loops
