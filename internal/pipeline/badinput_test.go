@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -279,20 +281,19 @@ func errText(err error) string {
 func TestBadInputCorpus(t *testing.T) {
 	require.GreaterOrEqual(t, len(badCases), 60)
 	names := map[string]bool{}
-	root := filepath.Join(t.TempDir(), "tree")
-	freshTree(t, root, nil)
-	vocab := vocabOf(t, root)
+	tree := newCorpusTree(t, nil)
+	vocab := vocabOf(t, tree.root)
 	for _, c := range badCases {
 		require.False(t, names[c.name], "case %s twice", c.name)
 		names[c.name] = true
 		t.Run(c.name, func(t *testing.T) {
-			if strings.HasPrefix(c.name, "build-") && testing.Short() {
-				t.Skip("compiles")
+			if strings.HasPrefix(c.name, "build-") {
+				testenv.Long(t) // each compiles
 			}
-			c.check(t, root, nil, vocab)
+			c.check(t, tree, false, vocab)
 		})
 	}
-	lowering.unchanged(t, root, nil)
+	lowering.unchanged(t, tree.root)
 	// No golden file is left without its case.
 	files, _ := filepath.Glob(filepath.Join("testdata", "bad", "*.golden"))
 	var stale []string
@@ -310,12 +311,10 @@ func TestBadInputCorpus(t *testing.T) {
 // message: the corpus gives the same golden files on a tree that has them.
 // (The build cases are left out: they compile, and name no list.)
 func TestBadInputCorpusWithNewKernelAndStrategy(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "tree")
-	copyInputs(t, root)
-	addVocabulary(t, root)
-	_, err := Load(context.Background(), Config{Root: root, Log: io.Discard})
+	tree := newCorpusTree(t, addVocabulary)
+	_, err := Load(context.Background(), Config{Root: tree.root, Log: io.Discard})
 	require.NoError(t, err, "the additions are a valid tree")
-	vocab := vocabOf(t, root)
+	vocab := vocabOf(t, tree.root)
 	assert.Contains(t, vocab[0].Items, "triad")
 	assert.Contains(t, vocab[1].Items, "plain")
 	assert.Contains(t, vocab[2].Items, "gcc-host-o2")
@@ -323,9 +322,9 @@ func TestBadInputCorpusWithNewKernelAndStrategy(t *testing.T) {
 		if strings.HasPrefix(c.name, "build-") {
 			continue
 		}
-		t.Run(c.name, func(t *testing.T) { c.check(t, root, addVocabulary, vocab) })
+		t.Run(c.name, func(t *testing.T) { c.check(t, tree, true, vocab) })
 	}
-	lowering.unchanged(t, root, addVocabulary)
+	lowering.unchanged(t, tree.root)
 }
 
 // addVocabulary adds to the tree at root a kernel (AXPBY under a name no
@@ -370,14 +369,22 @@ func vocabOf(t *testing.T, root string) golden.Vocab {
 		{Name: "toolchains", Items: ids}, {Name: "families", Items: v.Families}, {Name: "devices", Items: devices}}
 }
 
-// check runs the case on a fresh copy of the tree at root (with more, when
-// not nil, done to it before the case's edits) and compares its message with
-// the golden file, whose placeholders stand for vocab, the names of that copy
-// (the same for every case of a test: vocabOf once). The cases of a test copy
-// to one root, so that those that leave the kernels alone share their
-// lowering (loweringMemo).
-func (c badCase) check(t *testing.T, root string, more func(*testing.T, string), vocab golden.Vocab) {
-	freshTree(t, root, more)
+// check runs the case on tree, which it gives back as it was made when the
+// case is done, and compares its message with the golden file, whose
+// placeholders stand for vocab, the names of that tree (the same for every
+// case of a test: vocabOf once). A tree with vocabulary added (more) writes
+// no golden file. The cases of a test share one root, so that those that
+// leave the kernels alone share their lowering (loweringMemo).
+func (c badCase) check(t *testing.T, tree *corpusTree, more bool, vocab golden.Vocab) {
+	root := tree.root
+	t.Cleanup(func() {
+		changed, err := tree.restore()
+		require.NoError(t, err, "the tree given back")
+		for _, rel := range changed {
+			assert.True(t, slices.ContainsFunc(c.edit, func(e [3]string) bool { return e[0] == rel }),
+				"the case changed %s, which it does not edit", rel)
+		}
+	})
 	for _, e := range c.edit {
 		p := filepath.Join(root, e[0])
 		old, _ := os.ReadFile(p)
@@ -406,7 +413,7 @@ func (c badCase) check(t *testing.T, root string, more func(*testing.T, string),
 	got = strings.ReplaceAll(got, "process "+strconv.Itoa(os.Getpid()), "process PID")
 	assert.NotEqual(t, "(no error)\n", got, "a bad input passes")
 	file := filepath.Join("testdata", "bad", c.name+".golden")
-	if *update && more == nil {
+	if *update && !more {
 		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
 		require.NoError(t, os.WriteFile(file, []byte(vocab.Abstract(got)), 0o644))
 		return
@@ -414,14 +421,4 @@ func (c badCase) check(t *testing.T, root string, more func(*testing.T, string),
 	want, err := os.ReadFile(file)
 	require.NoError(t, err, "run go test -update to write it")
 	assert.Equal(t, vocab.Expand(string(want)), got)
-}
-
-// freshTree makes root a new copy of the inputs, with more done to it when
-// not nil.
-func freshTree(t *testing.T, root string, more func(*testing.T, string)) {
-	require.NoError(t, os.RemoveAll(root))
-	copyInputs(t, root)
-	if more != nil {
-		more(t, root)
-	}
 }
