@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // cliBinary builds cmd/portmatrix once into dir.
@@ -207,9 +208,7 @@ func TestSignalLeavesInterruptedFolder(t *testing.T) {
 // the pipeline below it: mage.go gets SIGTERM as its parent dies and passes
 // it to the compiled magefile, whose run marks the folder interrupted.
 func TestSIGTERMToGoRunStopsThePipeline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the magefile")
-	}
+	testenv.Long(t) // compiles the magefile
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
