@@ -76,6 +76,7 @@ func waitRecords(t *testing.T, dir string, n int, done <-chan error) {
 // reads as interrupted; it is refused without -resume; resumed, it finishes
 // with every (cell, size, trial) measured exactly once.
 func TestKilledRunResumes(t *testing.T) {
+	testenv.Long(t) // builds the CLI, two cells, and measures twelve times
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
@@ -175,6 +176,7 @@ func TestKilledRunResumes(t *testing.T) {
 // SIGINT and SIGTERM to the CLI stop the program being measured, record
 // nothing for it, mark the folder interrupted and exit non-zero.
 func TestSignalLeavesInterruptedFolder(t *testing.T) {
+	testenv.Long(t) // builds the CLI and two cells
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

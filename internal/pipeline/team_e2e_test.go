@@ -26,6 +26,7 @@ import (
 // them are off with the reason.
 func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 	t.Parallel()
+	testenv.Long(t) // builds and runs two kernels in seven backends
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
