@@ -11,15 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/testenv"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
 // compile builds src with the command (skips when it is missing) and returns
 // the binary and the toolchain that built it.
 func compile(t *testing.T, command, name, src string, flags ...string) (string, *toolchain.Toolchain) {
-	if testing.Short() {
-		t.Skip("compiles a GPU program: not with -short")
-	}
+	testenv.Long(t) // compiles a GPU program
 	path, err := exec.LookPath(command)
 	if err != nil {
 		t.Skipf("%s not found", command)

@@ -18,6 +18,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/host/smitest"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 	"github.com/portmatrix/portmatrix/internal/work"
 )
 
@@ -121,6 +122,7 @@ func checkCollected(t *testing.T, dir string, plan []work.Item) []results.Record
 // from one queue, each record with its GPU's UUID, and the agreement check
 // over the items both measured.
 func TestGPUWorkersShareOneQueue(t *testing.T) {
+	testenv.Long(t) // builds the CLI and eight cells (builtMatrix)
 	root, bin := builtMatrix(t)
 	fake := t.TempDir()
 	smitest.Install(t, fake, false,

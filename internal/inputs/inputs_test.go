@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 var (
@@ -26,8 +28,9 @@ var (
 	buildErr  error
 )
 
-// inputcheck builds the checker once, with AddressSanitizer and UBSan where
-// g++ has them, so that the fuzz targets catch memory errors too.
+// inputcheck builds the checker once: with PM_LONG_TESTS=1 (CI) with
+// AddressSanitizer and UBSan where g++ has them, so that the fuzz targets
+// catch memory errors too; else without them, in a fifth of the compile time.
 func inputcheck(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("g++"); err != nil {
@@ -46,7 +49,9 @@ func inputcheck(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		checkBin = filepath.Join(os.TempDir(), "portmatrix-inputcheck-"+key, "inputcheck")
+		sanitized := testenv.LongEnabled()
+		flavour := map[bool]string{true: "-sanitized", false: ""}[sanitized]
+		checkBin = filepath.Join(os.TempDir(), "portmatrix-inputcheck-"+key+flavour, "inputcheck")
 		if _, err := os.Stat(checkBin); err == nil {
 			return
 		}
@@ -55,8 +60,11 @@ func inputcheck(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		bin, err := Build("g++", root, dir, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
-		if err != nil {
+		var bin string
+		if sanitized {
+			bin, err = Build("g++", root, dir, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
+		}
+		if !sanitized || err != nil {
 			bin, err = Build("g++", root, dir)
 		}
 		if err != nil {
@@ -382,9 +390,7 @@ type record struct {
 // input; CG-Solve refuses an unsymmetric matrix, and a broken dump stops a
 // program with its positioned error.
 func TestProgramsReadUserData(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds three generated programs")
-	}
+	testenv.Long(t) // builds three generated programs
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

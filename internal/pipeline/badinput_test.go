@@ -22,6 +22,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/golden"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
@@ -280,20 +281,19 @@ func errText(err error) string {
 func TestBadInputCorpus(t *testing.T) {
 	require.GreaterOrEqual(t, len(badCases), 60)
 	names := map[string]bool{}
-	root := filepath.Join(t.TempDir(), "tree")
-	freshTree(t, root, nil)
-	vocab := vocabOf(t, root)
+	tree := newCorpusTree(t, nil)
+	vocab := vocabOf(t, tree.root)
 	for _, c := range badCases {
 		require.False(t, names[c.name], "case %s twice", c.name)
 		names[c.name] = true
 		t.Run(c.name, func(t *testing.T) {
-			if strings.HasPrefix(c.name, "build-") && testing.Short() {
-				t.Skip("compiles")
+			if strings.HasPrefix(c.name, "build-") {
+				testenv.Long(t) // each compiles
 			}
-			c.check(t, root, nil, vocab)
+			c.check(t, tree, false, vocab)
 		})
 	}
-	lowering.unchanged(t, root, nil)
+	lowering.unchanged(t, tree.root)
 	// No golden file is left without its case.
 	files, _ := filepath.Glob(filepath.Join("testdata", "bad", "*.golden"))
 	var stale []string
@@ -309,14 +309,14 @@ func TestBadInputCorpus(t *testing.T) {
 // Adding a kernel, a strategy with a backend of its own and a toolchain, as
 // docs/kernels.md and docs/variants.md tell a user to, changes no expected
 // message: the corpus gives the same golden files on a tree that has them.
-// (The build cases are left out: they compile, and name no list.)
+// (The build cases are left out: they compile, and name no list.) Without
+// PM_LONG_TESTS=1, only the cases whose message names the vocabulary: a
+// list of names or a "did you mean".
 func TestBadInputCorpusWithNewKernelAndStrategy(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "tree")
-	copyInputs(t, root)
-	addVocabulary(t, root)
-	_, err := Load(context.Background(), Config{Root: root, Log: io.Discard})
+	tree := newCorpusTree(t, addVocabulary)
+	_, err := Load(context.Background(), Config{Root: tree.root, Log: io.Discard})
 	require.NoError(t, err, "the additions are a valid tree")
-	vocab := vocabOf(t, root)
+	vocab := vocabOf(t, tree.root)
 	assert.Contains(t, vocab[0].Items, "triad")
 	assert.Contains(t, vocab[1].Items, "plain")
 	assert.Contains(t, vocab[2].Items, "gcc-host-o2")
@@ -324,9 +324,22 @@ func TestBadInputCorpusWithNewKernelAndStrategy(t *testing.T) {
 		if strings.HasPrefix(c.name, "build-") {
 			continue
 		}
-		t.Run(c.name, func(t *testing.T) { c.check(t, root, addVocabulary, vocab) })
+		t.Run(c.name, func(t *testing.T) {
+			if !c.namesVocabulary(t) {
+				testenv.Long(t)
+			}
+			c.check(t, tree, true, vocab)
+		})
 	}
-	lowering.unchanged(t, root, addVocabulary)
+	lowering.unchanged(t, tree.root)
+}
+
+// namesVocabulary says whether the case's golden message names the
+// project's names: a placeholder for a list of them, or a suggestion.
+func (c badCase) namesVocabulary(t *testing.T) bool {
+	b, err := os.ReadFile(filepath.Join("testdata", "bad", c.name+".golden"))
+	require.NoError(t, err)
+	return strings.Contains(string(b), "{{") || strings.Contains(string(b), "did you mean")
 }
 
 // addVocabulary adds to the tree at root a kernel (AXPBY under a name no
@@ -371,14 +384,25 @@ func vocabOf(t *testing.T, root string) golden.Vocab {
 		{Name: "toolchains", Items: ids}, {Name: "families", Items: v.Families}, {Name: "devices", Items: devices}}
 }
 
-// check runs the case on a fresh copy of the tree at root (with more, when
-// not nil, done to it before the case's edits) and compares its message with
-// the golden file, whose placeholders stand for vocab, the names of that copy
-// (the same for every case of a test: vocabOf once). The cases of a test copy
-// to one root, so that those that leave the kernels alone share their
-// lowering (loweringMemo).
-func (c badCase) check(t *testing.T, root string, more func(*testing.T, string), vocab golden.Vocab) {
-	freshTree(t, root, more)
+// check runs the case on tree, which it gives back as it was made when the
+// case is done, and compares its message with the golden file, whose
+// placeholders stand for vocab, the names of that tree (the same for every
+// case of a test: vocabOf once). A tree with vocabulary added (more) writes
+// no golden file. The cases of a test share one root, so that those that
+// leave the kernels alone share their lowering (loweringMemo).
+func (c badCase) check(t *testing.T, tree *corpusTree, more bool, vocab golden.Vocab) {
+	root := tree.root
+	var edited []string
+	for _, e := range c.edit {
+		edited = append(edited, e[0])
+	}
+	t.Cleanup(func() {
+		changed, err := tree.restore(edited...)
+		require.NoError(t, err, "the tree given back")
+		for _, rel := range changed {
+			assert.Contains(t, edited, rel, "the case changed a file it does not edit")
+		}
+	})
 	for _, e := range c.edit {
 		p := filepath.Join(root, e[0])
 		old, _ := os.ReadFile(p)
@@ -407,7 +431,7 @@ func (c badCase) check(t *testing.T, root string, more func(*testing.T, string),
 	got = strings.ReplaceAll(got, "process "+strconv.Itoa(os.Getpid()), "process PID")
 	assert.NotEqual(t, "(no error)\n", got, "a bad input passes")
 	file := filepath.Join("testdata", "bad", c.name+".golden")
-	if *update && more == nil {
+	if *update && !more {
 		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
 		require.NoError(t, os.WriteFile(file, []byte(vocab.Abstract(got)), 0o644))
 		return
@@ -415,14 +439,4 @@ func (c badCase) check(t *testing.T, root string, more func(*testing.T, string),
 	want, err := os.ReadFile(file)
 	require.NoError(t, err, "run go test -update to write it")
 	assert.Equal(t, vocab.Expand(string(want)), got)
-}
-
-// freshTree makes root a new copy of the inputs, with more done to it when
-// not nil.
-func freshTree(t *testing.T, root string, more func(*testing.T, string)) {
-	require.NoError(t, os.RemoveAll(root))
-	copyInputs(t, root)
-	if more != nil {
-		more(t, root)
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // copyInputs copies the inputs of the pipeline into a scratch repository.
@@ -50,6 +51,7 @@ func copyInputs(t *testing.T, dst string) {
 // every backend that lowers its patterns, built, run and verified.
 func TestCPUPipelineWithNewKernel(t *testing.T) {
 	t.Parallel()
+	testenv.Long(t) // builds and runs two kernels in every host backend
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // Kernels written as sequential loop nests (docs/loopnest.md), dropped into
@@ -25,6 +26,7 @@ import (
 // inside the lanes; gemv_acc's inner loop reduces on the vector level.
 func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	t.Parallel()
+	testenv.Long(t) // builds and runs the loop-nest kernels in several backends
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

@@ -23,12 +23,13 @@ import (
 )
 
 // lowering stands for mapping.LoadKernels in this package's tests: the tests
-// load one tree again and again (the bad-input corpus, case after case), and
+// load trees again and again (the bad-input corpus, case after case), and
 // lowering the loop kernels is most of a Load's time (under -race, seconds).
-var lowering = &loweringMemo{kept: map[string]keptLowering{}}
+var lowering = &loweringMemo{trees: map[string][]*spec.Kernel{}, lowered: map[string]*spec.Kernel{},
+	prints: map[*spec.Kernel][sha256.Size]byte{}}
 
 func TestMain(m *testing.M) {
-	loadKernels = lowering.load
+	loadKernels, probe = lowering.load, probes.probe
 	code := m.Run()
 	if changed := lowering.changed(); len(changed) > 0 && code == 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: the kernels Load shared were changed after their lowering: %v\n", changed)
@@ -38,74 +39,101 @@ func TestMain(m *testing.M) {
 }
 
 // loweringMemo keeps what mapping.LoadKernels gave for a tree, known by its
-// path and the names and bytes of the files LoadKernels reads (treeKey): a
-// test that edits or adds a kernel lowers its own. Only a load without error
-// is kept. The kernels are shared, not copied: once the tests have run,
-// TestMain checks that nothing changed them since they were lowered
-// (fingerprint).
+// path and the names and bytes of the files LoadKernels reads (treeKey: the
+// kernel descriptions and the machine models), and what mapping.LowerLoops
+// gave for each kernel written as loops, known by a digest of the kernel as
+// read (fingerprint: its file, positions, loops and variation) and of the
+// machine models: a test that edits one kernel reads the tree again and
+// lowers that one kernel. Only a load without error is kept. The kernels
+// are shared, not copied: once the tests have run, TestMain checks that
+// nothing changed them since they were lowered, and unchanged that a fresh
+// load of a tree gives what the kept ones give.
 type loweringMemo struct {
-	mu   sync.Mutex
-	kept map[string]keptLowering
-}
-
-type keptLowering struct {
-	kernels []*spec.Kernel
-	print   [sha256.Size]byte
+	mu      sync.Mutex
+	trees   map[string][]*spec.Kernel
+	lowered map[string]*spec.Kernel
+	prints  map[*spec.Kernel][sha256.Size]byte // each kept kernel's fingerprint when it was kept
 }
 
 func (m *loweringMemo) load(root string) ([]*spec.Kernel, error) {
-	key, err := treeKey(root)
+	tree, err := treeKey(root, layout.Kernels, machine.Dir)
 	if err != nil {
 		return mapping.LoadKernels(root)
 	}
+	tree = root + " " + tree
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if k, ok := m.kept[key]; ok {
-		return slices.Clone(k.kernels), nil
+	if k, ok := m.trees[tree]; ok {
+		return slices.Clone(k), nil
 	}
-	kernels, err := mapping.LoadKernels(root)
-	if err == nil {
-		m.kept[key] = keptLowering{slices.Clone(kernels), fingerprint(kernels)}
+	kernels, err := spec.LoadDir(layout.Path(root, layout.Kernels))
+	if err != nil {
+		return kernels, err
 	}
-	return kernels, err
+	models, err := treeKey(root, machine.Dir)
+	if err != nil {
+		return kernels, mapping.LowerLoops(root, kernels)
+	}
+	var lower []*spec.Kernel
+	var keys []string
+	at := map[*spec.Kernel]int{}
+	for i, k := range kernels {
+		if k.Loops == nil || k.Pattern != nil {
+			continue
+		}
+		key := fmt.Sprintf("%x %s", fingerprint([]*spec.Kernel{k}), models)
+		if kept, ok := m.lowered[key]; ok {
+			kernels[i] = kept
+			continue
+		}
+		lower, keys, at[k] = append(lower, k), append(keys, key), i
+	}
+	if err := mapping.LowerLoops(root, lower); err != nil {
+		return kernels, err
+	}
+	for i, k := range lower {
+		m.lowered[keys[i]] = k
+	}
+	for _, k := range kernels {
+		if _, ok := m.prints[k]; !ok {
+			m.prints[k] = fingerprint([]*spec.Kernel{k})
+		}
+	}
+	m.trees[tree] = slices.Clone(kernels)
+	return kernels, nil
 }
 
-// changed lists the trees whose kept kernels differ from what was lowered.
+// changed lists the kept kernels that differ from what was loaded.
 func (m *loweringMemo) changed() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var roots []string
-	for key, k := range m.kept {
-		if fingerprint(k.kernels) != k.print {
-			roots = append(roots, key)
+	var files []string
+	for k, print := range m.prints {
+		if fingerprint([]*spec.Kernel{k}) != print {
+			files = append(files, k.File)
 		}
 	}
-	sort.Strings(roots)
-	return roots
+	sort.Strings(files)
+	return files
 }
 
-// unchanged asserts that the lowering kept for the unedited tree at root
-// (with more done to it) equals a fresh one: the loads shared it, and it is
-// what they would have lowered themselves.
-func (m *loweringMemo) unchanged(t *testing.T, root string, more func(*testing.T, string)) {
-	freshTree(t, root, more)
-	key, err := treeKey(root)
+// unchanged asserts that the kernels kept for the tree at root equal a
+// fresh mapping.LoadKernels: the loads shared them, and they are what the
+// loads would have lowered themselves.
+func (m *loweringMemo) unchanged(t *testing.T, root string) {
+	kept, err := m.load(root)
 	require.NoError(t, err)
-	m.mu.Lock()
-	kept, ok := m.kept[key]
-	m.mu.Unlock()
-	require.True(t, ok, "the unedited tree was loaded")
-	assert.Equal(t, kept.print, fingerprint(kept.kernels), "a load changed the kernels it shared")
+	assert.Empty(t, m.changed(), "a load changed the kernels it shared")
 	fresh, err := mapping.LoadKernels(root)
 	require.NoError(t, err)
-	assert.Equal(t, fresh, kept.kernels)
+	assert.Equal(t, fresh, kept)
 }
 
-// treeKey is root with a digest of the names and contents of the files
-// mapping.LoadKernels reads: the kernel descriptions and the machine models.
-func treeKey(root string) (string, error) {
+// treeKey is a digest of the names and contents of the files under the
+// folders dirs of root.
+func treeKey(root string, dirs ...string) (string, error) {
 	h := sha256.New()
-	for _, dir := range []string{layout.Kernels, machine.Dir} {
+	for _, dir := range dirs {
 		err := filepath.WalkDir(layout.Path(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -122,7 +150,7 @@ func treeKey(root string) (string, error) {
 			return "", err
 		}
 	}
-	return fmt.Sprintf("%s %x", root, h.Sum(nil)), nil
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
 
 // fingerprint is a digest of everything reachable from kernels, unexported

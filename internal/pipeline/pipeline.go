@@ -145,7 +145,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	if len(cfg.Kernels) > 0 && len(p.Cfg.Kernels) == 0 {
 		return nil, refusedErr // only refused kernels selected: nothing to do
 	}
-	toolchain.Discover(ctx, p.Toolchains, p.Caps, toolchain.ExecProbe)
+	toolchain.Discover(ctx, p.Toolchains, p.Caps, probe)
 	return p, refusedErr
 }
 
@@ -176,6 +176,10 @@ func (p *Project) selectLoaded() error {
 // loadKernels is mapping.LoadKernels; a variable so that the bad-input tests,
 // which load one tree again and again, lower its loop kernels once.
 var loadKernels = mapping.LoadKernels
+
+// probe is toolchain.ExecProbe; a variable so that the tests, which load
+// trees again and again, ask each compiler its version once.
+var probe toolchain.Probe = toolchain.ExecProbe
 
 func absRoot(root string) string {
 	a, err := filepath.Abs(root)

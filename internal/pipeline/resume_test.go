@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // cliBinary builds cmd/portmatrix once into dir.
@@ -75,6 +76,7 @@ func waitRecords(t *testing.T, dir string, n int, done <-chan error) {
 // reads as interrupted; it is refused without -resume; resumed, it finishes
 // with every (cell, size, trial) measured exactly once.
 func TestKilledRunResumes(t *testing.T) {
+	testenv.Long(t) // builds the CLI, two cells, and measures twelve times
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
@@ -174,6 +176,7 @@ func TestKilledRunResumes(t *testing.T) {
 // SIGINT and SIGTERM to the CLI stop the program being measured, record
 // nothing for it, mark the folder interrupted and exit non-zero.
 func TestSignalLeavesInterruptedFolder(t *testing.T) {
+	testenv.Long(t) // builds the CLI and two cells
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
@@ -207,9 +210,7 @@ func TestSignalLeavesInterruptedFolder(t *testing.T) {
 // the pipeline below it: mage.go gets SIGTERM as its parent dies and passes
 // it to the compiled magefile, whose run marks the folder interrupted.
 func TestSIGTERMToGoRunStopsThePipeline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the magefile")
-	}
+	testenv.Long(t) // compiles the magefile
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}

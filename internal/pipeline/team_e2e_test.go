@@ -15,6 +15,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // The kernels of the team extensions (team scratch, a team barrier, a
@@ -25,6 +26,7 @@ import (
 // them are off with the reason.
 func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 	t.Parallel()
+	testenv.Long(t) // builds and runs two kernels in seven backends
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
@@ -75,9 +77,7 @@ func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 // memory (clang 16), OMP-raw, KK-OMPX, direct-ompx and KK-CUDA.
 func TestTeamExtensionsCompileForGPUs(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("GPU compile checks take minutes")
-	}
+	testenv.Long(t) // GPU compile checks take minutes
 	want := map[string][]string{
 		"clang19-sm90": {"kk-omp-b", "omp-raw", "kk-ompx-shfl", "direct-ompx"},
 		"clang16-sm90": {"kk-omp-b", "omp-raw"},

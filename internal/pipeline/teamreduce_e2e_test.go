@@ -14,6 +14,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // The team- and league-level reductions, run: atx_team (a team per column,
@@ -27,9 +28,7 @@ func TestCPUPipelineWithTeamReductions(t *testing.T) {
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not found")
 	}
-	if testing.Short() {
-		t.Skip("builds and runs programs")
-	}
+	testenv.Long(t) // builds and runs programs
 	root := t.TempDir()
 	copyInputs(t, root)
 	kernels := []string{"atx_team", "sumsq_team"}

@@ -2,31 +2,20 @@ package planted
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // cgBinary builds CG-Solve's serial program (its float64 reference takes
 // most of a second at size 80: slow enough to be shared).
 func cgBinary(t *testing.T) string {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not found (scripts/install-toolchains.sh installs it)")
-	}
-	if testing.Short() {
-		t.Skip("builds a program: not with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "cgsolve.serial")
-	args := append(append([]string{}, gccHostFlags(t)...), "-I"+filepath.Join(root(t), "harness"), "-o", bin,
-		filepath.Join(root(t), "generated", "cgsolve", "serial.cpp"))
-	out, err := exec.Command(gxx, args...).CombinedOutput()
-	require.NoError(t, err, "g++ %s:\n%s", strings.Join(args, " "), out)
-	return bin
+	testenv.Long(t) // builds a program
+	return sharedBinary(t, "generated/cgsolve/serial.cpp")
 }
 
 // Programs of one run share a slow reference through --ref-cache, keyed by

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // The Kokkos OpenMP-target layer built without offload runs its launches on
@@ -24,9 +26,7 @@ func TestKokkosLayerOnTheHost(t *testing.T) {
 	if err != nil {
 		t.Skip("g++ not found (scripts/install-toolchains.sh installs it)")
 	}
-	if testing.Short() {
-		t.Skip("builds a program: not with -short")
-	}
+	testenv.Long(t) // builds a program
 	bin := filepath.Join(t.TempDir(), "kk_host")
 	args := append(append([]string{}, gccHostFlags(t)...), "-I"+filepath.Join(root(t), "harness"), "-o", bin,
 		filepath.Join("testdata", "kk_host.cpp"))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
@@ -200,6 +202,48 @@ func root(t *testing.T) string {
 	return r
 }
 
+// built holds the programs the tests of this package share, each built
+// once per test binary (sharedBinary); TestMain removes them.
+var built = struct {
+	sync.Mutex
+	dir  string
+	bins map[string]string // generated source, relative to the root -> binary
+}{bins: map[string]string{}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// sharedBinary builds the generated source src (relative to the root) with
+// gcc-host's flags once for all the tests that run it; it skips without g++.
+func sharedBinary(t *testing.T, src string) string {
+	t.Helper()
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found (scripts/install-toolchains.sh installs it)")
+	}
+	built.Lock()
+	defer built.Unlock()
+	if bin, ok := built.bins[src]; ok {
+		return bin
+	}
+	if built.dir == "" {
+		built.dir, err = os.MkdirTemp("", "planted")
+		require.NoError(t, err)
+	}
+	bin := filepath.Join(built.dir, strings.NewReplacer("/", ".", ".cpp", "").Replace(src))
+	args := append(append([]string{}, gccHostFlags(t)...), "-I"+filepath.Join(root(t), "harness"), "-o", bin,
+		filepath.Join(root(t), filepath.FromSlash(src)))
+	out, err := exec.Command(gxx, args...).CombinedOutput()
+	require.NoError(t, err, "g++ %s:\n%s", strings.Join(args, " "), out)
+	built.bins[src] = bin
+	return bin
+}
+
 // gccHostFlags are the flags the build gives gcc-host.
 func gccHostFlags(t *testing.T) []string {
 	tcs, err := toolchain.Load(filepath.Join(root(t), "toolchains.yaml"), root(t))
@@ -293,9 +337,7 @@ func TestPlantedVariantsAreCaught(t *testing.T) {
 	if err != nil {
 		t.Skip("g++ not found: the planted-variant corpus needs it (scripts/install-toolchains.sh installs it)")
 	}
-	if testing.Short() {
-		t.Skip("builds and runs the planted-variant corpus: not with -short")
-	}
+	testenv.Long(t) // builds and runs the planted-variant corpus
 	flags := gccHostFlags(t)
 	kernels, err := spec.LoadDir(filepath.Join(root(t), "templates/kernels"))
 	require.NoError(t, err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // threaded is what a host record says of its threads and their binding.
@@ -33,9 +35,7 @@ func TestHostRecordsCarryThreads(t *testing.T) {
 	if err != nil {
 		t.Skip("g++ not found (scripts/install-toolchains.sh installs it)")
 	}
-	if testing.Short() {
-		t.Skip("builds a program: not with -short")
-	}
+	testenv.Long(t) // builds a program
 	bin := filepath.Join(t.TempDir(), "axpby.omp-host")
 	args := append(append([]string{}, gccHostFlags(t)...), "-I"+filepath.Join(root(t), "harness"), "-o", bin,
 		filepath.Join(root(t), "generated", "axpby", "omp-host.cpp"))

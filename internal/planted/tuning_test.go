@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,19 +24,7 @@ type tuned struct {
 // spmvHost builds SPMV's omp-host program, whose launch parameters
 // (rows_per_team, team_size, vector_size) are run-time tunables.
 func spmvHost(t *testing.T) string {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not found (scripts/install-toolchains.sh installs it)")
-	}
-	if testing.Short() {
-		t.Skip("builds a program: not with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "spmv.omp-host")
-	args := append(append([]string{}, gccHostFlags(t)...), "-I"+filepath.Join(root(t), "harness"), "-o", bin,
-		filepath.Join(root(t), "generated", "spmv", "omp-host.cpp"))
-	out, err := exec.Command(gxx, args...).CombinedOutput()
-	require.NoError(t, err, "g++ %s:\n%s", strings.Join(args, " "), out)
-	return bin
+	return sharedBinary(t, "generated/spmv/omp-host.cpp")
 }
 
 func runTuned(t *testing.T, bin string, args ...string) ([]tuned, string, error) {

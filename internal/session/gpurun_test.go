@@ -15,6 +15,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/host"
 	"github.com/portmatrix/portmatrix/internal/host/smitest"
 	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // fakeH200 is the GPU host's one GPU: its nvidia-smi (smitest) answers
@@ -90,6 +91,7 @@ func gpuRun(t *testing.T, bundle string, env ...string) (string, string) {
 // another machine) given PM_RESUME_FROM=<tarball> and the same arguments;
 // what finished is kept.
 func TestGPURunResumesFromItsTarball(t *testing.T) {
+	testenv.Long(t) // builds and packs the CLI, runs gpu-run.sh twice
 	for _, tool := range []string{"bash", "tar", "xz", "timeout", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool + " not found")

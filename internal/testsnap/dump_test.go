@@ -23,7 +23,8 @@ var (
 	snapcheckErr  error
 )
 
-// snapcheck builds harness/snap/snapcheck.cpp once for the tests of this file.
+// snapcheck builds harness/snap/snapcheck.cpp once for the tests of this
+// package.
 func snapcheck(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("g++"); err != nil {

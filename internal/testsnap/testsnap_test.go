@@ -34,14 +34,7 @@ func TestParse(t *testing.T) {
 // neighbours per atom.
 func TestSNAPReference(t *testing.T) {
 	t.Parallel()
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not found")
-	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	bin, err := Build(cxx, root, t.TempDir(), "snapcheck")
-	require.NoError(t, err)
+	bin := snapcheck(t) // the build the dump tests share
 	names, err := ReferenceNames("testdata")
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "check", "testdata")

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // probe is one program of testdata/probes: it needs a capability ("-": no
@@ -82,9 +84,7 @@ func compileProbe(t *testing.T, tc *Toolchain, p probe, out string) (bool, strin
 // every one scripts/install-toolchains.sh gpu installs). PM_PROBE_OUT=<dir>
 // keeps the programs as <dir>/<toolchain>/<probe>, to run on a GPU host.
 func TestProbes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles programs")
-	}
+	testenv.Long(t) // compiles programs
 	probes := loadProbes(t)
 	tcs, tb := installed(t)
 	for _, p := range probes {
@@ -194,9 +194,7 @@ func TestCubinLayout(t *testing.T) {
 // a toolchain the table calls usable must emit the layout its runtime reads
 // (old ABI for LLVM < 21), and one the table calls broken must emit the new one.
 func TestBreakEvidence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles programs")
-	}
+	testenv.Long(t) // compiles programs
 	tcs, _ := installed(t)
 	for _, tc := range tcs {
 		t.Run(tc.ID, func(t *testing.T) {

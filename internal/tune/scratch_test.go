@@ -16,6 +16,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/testenv"
 )
 
 // TestScratchConstsAreTheProgram compiles the harness on the host and prints
@@ -84,6 +85,7 @@ func TestScratchConstsAreTheProgram(t *testing.T) {
 // bytes and the configuration, and runs and verifies at them: the tuner's
 // arithmetic is the program's.
 func TestProgramRefusesScratchOverTheLimit(t *testing.T) {
+	testenv.Long(t) // builds TestSNAP's duarray and runs it at the limit and one byte under
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++")
