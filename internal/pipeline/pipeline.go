@@ -48,6 +48,7 @@ type Project struct {
 	failed     render.Failures // programs not made for a declared reason, by source path
 	renderErrs render.Errors   // programs whose templates fail, by source path
 	suiteNote  sync.Once       // the quick suite's line, printed once
+	leftOut    []string        // what the sample leaves out, every cell a known failure (suite.LeftOut)
 }
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
@@ -209,6 +210,7 @@ func (p *Project) Cells() []*matrix.Cell {
 	}
 	// Known failures' cells are avoided by a sample; the build stage reports a bad list.
 	known, _ := build.LoadKnown(p.path(build.KnownFile))
+	p.leftOut = suite.LeftOutOf(out, p.Cfg.Sample(), known)
 	return suite.Cells(out, p.Cfg.Sample(), known, p.Cfg.SizeSet, func(line string) {
 		p.suiteNote.Do(func() { fmt.Fprintln(p.Cfg.Log, line) })
 	})
@@ -231,7 +233,11 @@ func (p *Project) Sizes(k *spec.Kernel) []int64 {
 // error lists every failing program, and generated/ stays the last complete
 // rendering, so that a template edit never leaves it half of one state and
 // half of another, nor deletes the sources of the programs it broke.
-func Generate(p *Project) error {
+func Generate(p *Project) error { return generate(p, true) }
+
+// generate is Generate; listOff lists the programs not made (all, sampling,
+// says so in the build's one line of cells that are off instead).
+func generate(p *Project, listOff bool) error {
 	files, err := p.Render()
 	if err != nil {
 		reportRenderFailures(p)
@@ -242,7 +248,9 @@ func Generate(p *Project) error {
 		return err
 	}
 	fmt.Fprintf(p.Cfg.Log, "generate: %d sources, %d written, %d removed\n", len(files), len(written), len(removed))
-	reportRenderFailures(p)
+	if listOff {
+		reportRenderFailures(p)
+	}
 	for _, w := range written {
 		fmt.Fprintf(p.Cfg.Log, "  wrote %s\n", w)
 	}

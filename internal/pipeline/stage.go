@@ -22,6 +22,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/suite"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
 )
 
@@ -245,7 +246,7 @@ func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 // measurement not verified makes it fail, after everything is written.
 func All(ctx context.Context, p *Project) error {
 	t0 := time.Now()
-	if err := Generate(p); err != nil {
+	if err := generate(p, p.Cfg.Sample() == ""); err != nil {
 		return err
 	}
 	res, err := Build(ctx, p)
@@ -263,8 +264,28 @@ func All(ctx context.Context, p *Project) error {
 	if err := Report(p.Cfg, dir); err != nil {
 		return err
 	}
+	if err := report.Summarize(dir, p.measuredKernels(), p.Cfg.Log); err != nil {
+		return err
+	}
 	fmt.Fprintf(p.Cfg.Log, "all: took %s; results in %s\n", time.Since(t0).Round(time.Millisecond), dir)
 	return diag.Join(buildErr, runErr)
+}
+
+// measuredKernels are the columns of the summary that ends all: the kernels
+// of the family the quick suite measures whole (suite.Measured), the
+// composites (CG-Solve) after the kernels they call.
+func (p *Project) measuredKernels() []string {
+	var simple, composite []string
+	for _, k := range p.Kernels {
+		switch {
+		case k.Family != suite.Measured:
+		case len(k.Uses) > 0:
+			composite = append(composite, k.Name)
+		default:
+			simple = append(simple, k.Name)
+		}
+	}
+	return append(simple, composite...)
 }
 
 // Build compiles every selected cell that is on and updates build/manifest.json.
@@ -293,7 +314,11 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: layout.VocabularyOf(p.Kernels, p.Strategies), Templates: p.templateHashes()}); err != nil {
 		return res, err
 	}
-	build.Summarize(p.Cfg.Log, res, time.Since(t0))
+	if p.Cfg.Sample() != "" {
+		build.SummarizeSample(p.Cfg.Log, res, time.Since(t0), p.leftOut)
+	} else {
+		build.Summarize(p.Cfg.Log, res, time.Since(t0))
+	}
 	return res, nil
 }
 
