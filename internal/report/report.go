@@ -59,7 +59,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	say("read %s: %d kernel records, %d copy records, %d build rows", resultsDir, len(res.Kernel), len(res.Copy), len(res.Builds))
+	say("read %s: %d kernel records, %d bandwidth records", resultsDir, len(res.Kernel), len(res.Copy))
 	if res.Other > 0 {
 		say("ignored %d records of other kinds", res.Other)
 	}
@@ -71,7 +71,6 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	say("read %s: %d figures, %d claims", opt.SpecDir, len(sp.figures), len(sp.claims))
 
 	out := map[string][]byte{}
 	published, tuned := splitViews(res.Kernel)
@@ -86,11 +85,11 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
+	say("figures: %s", figuresLine(figs, opt.SpecDir))
 	claims := evaluateAll(sp.claims, ds)
 	evaluateTuned(sp.claims, claims, newDataset(viewOf(res, tuned)))
 	out[claimsFile] = ClaimsMarkdown(res.Run.ID, claims)
-	say("claims: %s", claimSummary(claims))
+	say("claims: %s", claimsLine(claims))
 	tables := append(tablesMarkdown(buildTables(sp.tables, ds)), stepTablesMarkdown(buildStepTables(sp.steps, ds))...)
 	tables = append(tables, launchMarkdown(buildLaunch(sp.launch, ds))...)
 	if t := timingMarkdown(res.Kernel); t != "" {
@@ -103,7 +102,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	out[reportFile] = page
-	say("cells: %s", cellSummary(cells))
+	say("cells: %s", cellsLine(cells))
 
 	written, err := writeOutputs(resultsDir, out)
 	if err != nil {
@@ -161,16 +160,6 @@ func renderFigures(specs []FigureSpec, ds *dataset, out map[string][]byte) ([]re
 		figs = append(figs, rf)
 	}
 	return figs, nil
-}
-
-func countDrawn(figs []renderedFigure) int {
-	n := 0
-	for _, f := range figs {
-		if f.Note == "" {
-			n++
-		}
-	}
-	return n
 }
 
 func figureResults(figs []renderedFigure) []FigureResult {
