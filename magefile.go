@@ -91,7 +91,7 @@ func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 //	PM_TOOLCHAINS_FILE=f.yaml
 //	    toolchain file instead of toolchains.yaml (-toolchains-file)
 //	PM_SUITE=quick|wide|full
-//	    quick: a sample covering every strategy and kernel family with each toolchain, each at its smallest size; wide: also every kernel once, every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given) (-suite)
+//	    quick: paper 002's kernels under every host variant at two sizes of the default set, and a sample covering every other strategy and kernel family with each toolchain, each at its smallest size, no known failure; wide: also every kernel once, every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given) (-suite)
 //	PM_SIZE_SET=ci|default|gpu
 //	    size set (default: ci, minutes on 2 cores) (-size-set)
 //	PM_SIZES=1000,1e5 or axpby=1e8;spmv=150,200

@@ -71,6 +71,71 @@ func Summarize(log io.Writer, res []Result, took time.Duration) {
 	}
 	fmt.Fprintf(log, "build: %d cells: %d built, %d cached, %d failed, %d skipped; took %s\n", len(res),
 		counts[Built], counts[Cached], counts[Failed], counts[Skipped], took.Round(time.Millisecond))
+	notRunLines(log, res)
+	for _, r := range res {
+		if r.Status == Failed {
+			fmt.Fprintf(log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)
+		}
+		if r.Status == Skipped && strings.HasPrefix(r.Reason, "cannot render") {
+			fmt.Fprintf(log, "  OFF %s: %s\n", r.Cell.ID, r.Reason)
+		}
+	}
+}
+
+// SummarizeSample is Summarize for a sampled suite: the counts of the cells
+// it built, each failure, and the cells that are off in one line, with the
+// (strategy, toolchain) pairs the sample left out (leftOut: their every
+// cell is a known failure) and where each reason is.
+func SummarizeSample(log io.Writer, res []Result, took time.Duration, leftOut []string) {
+	counts := map[string]int{}
+	for _, r := range res {
+		counts[r.Status]++
+	}
+	fmt.Fprintf(log, "build: %d cells: %d built, %d cached, %d failed; took %s\n", len(res)-counts[Skipped],
+		counts[Built], counts[Cached], counts[Failed], took.Round(time.Millisecond))
+	notRunLines(log, res)
+	missing := map[string]bool{}
+	absent, render := 0, 0
+	for _, r := range res {
+		switch {
+		case r.Status == Failed:
+			fmt.Fprintf(log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)
+		case r.Status != Skipped:
+		case !r.Cell.Toolchain.Found():
+			missing[r.Cell.Toolchain.ID] = true
+			absent++
+		case strings.HasPrefix(r.Reason, "cannot render"):
+			render++
+		}
+	}
+	var parts []string
+	if absent > 0 {
+		parts = append(parts, fmt.Sprintf("%d for the %d toolchains not found here", absent, len(missing)))
+	}
+	if rest := counts[Skipped] - absent; rest > 0 {
+		s := fmt.Sprintf("%d that a compiler's version, a backend or the kernel rules out", rest)
+		if render > 0 {
+			s += fmt.Sprintf(" (%d cannot be rendered)", render)
+		}
+		parts = append(parts, s)
+	}
+	line := ""
+	if len(parts) > 0 {
+		line = fmt.Sprintf("%d cells (%s)", counts[Skipped], strings.Join(parts, "; "))
+	}
+	if len(leftOut) > 0 {
+		if line != "" {
+			line += "; "
+		}
+		line += "left out, every cell a known failure (variants/known-failures.yaml): " + strings.Join(leftOut, ", ")
+	}
+	if line != "" {
+		fmt.Fprintf(log, "  off: %s; why each: go run mage.go doctor\n", line)
+	}
+}
+
+// notRunLines counts the cells built for a target that never runs here.
+func notRunLines(log io.Writer, res []Result) {
 	notRun := map[string]int{} // "toolchain: why" of cells built for a target that never runs
 	for _, r := range res {
 		if why := toolchain.NotRun(r.Cell.Toolchain.Target); why != "" && r.OK() {
@@ -79,14 +144,6 @@ func Summarize(log io.Writer, res []Result, took time.Duration) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(notRun)) {
 		fmt.Fprintf(log, "  %d cells of %s\n", notRun[k], k)
-	}
-	for _, r := range res {
-		if r.Status == Failed {
-			fmt.Fprintf(log, "  FAILED %s: %s (log: %s)\n", r.Cell.ID, r.Reason, r.Log)
-		}
-		if r.Status == Skipped && strings.HasPrefix(r.Reason, "cannot render") {
-			fmt.Fprintf(log, "  OFF %s: %s\n", r.Cell.ID, r.Reason)
-		}
 	}
 }
 

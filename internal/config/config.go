@@ -255,7 +255,7 @@ var Knobs = []Knob{
 	{Env: "PM_TOOLCHAINS_FILE", Flag: "toolchains-file", Example: "f.yaml", Doc: "toolchain file instead of toolchains.yaml",
 		Set:   str(func(c *Config) *string { return &c.ToolchainsFile }),
 		Value: strValue(func(c *Config) *string { return &c.ToolchainsFile })},
-	{Env: "PM_SUITE", Flag: "suite", Example: "quick|wide|full", Doc: "quick: a sample covering every strategy and kernel family with each toolchain, each at its smallest size; wide: also every kernel once, every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given)",
+	{Env: "PM_SUITE", Flag: "suite", Example: "quick|wide|full", Doc: "quick: paper 002's kernels under every host variant at two sizes of the default set, and a sample covering every other strategy and kernel family with each toolchain, each at its smallest size, no known failure; wide: also every kernel once, every variant, and every strategy with each family; full: every selected cell (default: quick, full when PM_KERNELS, PM_VARIANTS, PM_SIZES or a size set other than ci is given)",
 		Set:   func(c *Config, v string) error { c.Suite = v; return suite.Check(v) },
 		Value: strValue(func(c *Config) *string { return &c.Suite })},
 	{Env: "PM_SIZE_SET", Flag: "size-set", Example: "ci|default|gpu", Doc: "size set (default: ci, minutes on 2 cores)",

@@ -56,6 +56,7 @@ type Project struct {
 	failed     render.Failures // programs not made for a declared reason, by source path
 	renderErrs render.Errors   // programs whose templates fail, by source path
 	suiteNote  sync.Once       // the quick suite's line, printed once
+	leftOut    []string        // what the sample leaves out, every cell a known failure (suite.LeftOut)
 }
 
 // Load reads kernels, variants, capabilities, toolchains and templates, and
@@ -281,6 +282,7 @@ func (p *Project) Cells() []*matrix.Cell {
 	}
 	// Known failures' cells are avoided by a sample; the build stage reports a bad list.
 	known, _ := build.LoadKnown(p.path(build.KnownFile))
+	p.leftOut = suite.LeftOutOf(out, p.Cfg.Sample(), known)
 	return suite.Cells(out, p.Cfg.Sample(), known, p.Cfg.SizeSet, func(line string) {
 		p.suiteNote.Do(func() { fmt.Fprintln(p.Cfg.Log, line) })
 	})
@@ -306,7 +308,11 @@ func (p *Project) Sizes(k *spec.Kernel) []int64 {
 //
 // A refused kernel's sources are kept as they are (keepRefused): fixing its
 // description gives them back, and nothing is lost meanwhile.
-func Generate(p *Project) error {
+func Generate(p *Project) error { return generate(p, true) }
+
+// generate is Generate; listOff lists the programs not made (all, sampling,
+// says so in the build's one line of cells that are off instead).
+func generate(p *Project, listOff bool) error {
 	files, err := p.Render()
 	if err != nil {
 		reportRenderFailures(p)
@@ -327,7 +333,9 @@ func Generate(p *Project) error {
 	for _, n := range p.Notes {
 		fmt.Fprintf(p.Cfg.Log, "  %s\n", n)
 	}
-	reportRenderFailures(p)
+	if listOff {
+		reportRenderFailures(p)
+	}
 	for _, w := range written {
 		fmt.Fprintf(p.Cfg.Log, "  wrote %s\n", w)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/run"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/suite"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
 	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
@@ -274,7 +275,7 @@ func All(ctx context.Context, p *Project) error {
 	if err := session.CheckFit(p.fitItems(), p.footprints(), session.RoomHere(mach, model)); err != nil {
 		return err
 	}
-	if err := Generate(p); err != nil {
+	if err := generate(p, p.Cfg.Sample() == ""); err != nil {
 		return err
 	}
 	res, err := Build(ctx, p)
@@ -290,6 +291,9 @@ func All(ctx context.Context, p *Project) error {
 		return ctx.Err()
 	}
 	if err := Report(p.Cfg, dir); err != nil {
+		return err
+	}
+	if err := report.Summarize(dir, p.measuredKernels(), p.Cfg.Log); err != nil {
 		return err
 	}
 	fmt.Fprintf(p.Cfg.Log, "all: took %s; results in %s\n", time.Since(t0).Round(time.Millisecond), dir)
@@ -319,6 +323,23 @@ func (p *Project) fitItems() []session.FitItem {
 		out = append(out, it)
 	}
 	return out
+}
+
+// measuredKernels are the columns of the summary that ends all: the kernels
+// of the family the quick suite measures whole (suite.Measured), the
+// composites (CG-Solve) after the kernels they call.
+func (p *Project) measuredKernels() []string {
+	var simple, composite []string
+	for _, k := range p.Kernels {
+		switch {
+		case k.Family != suite.Measured:
+		case len(k.Uses) > 0:
+			composite = append(composite, k.Name)
+		default:
+			simple = append(simple, k.Name)
+		}
+	}
+	return append(simple, composite...)
 }
 
 // Build compiles every selected cell that is on and updates build/manifest.json.
@@ -356,7 +377,11 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 		Footprints: p.footprints()}); err != nil {
 		return res, err
 	}
-	build.Summarize(p.Cfg.Log, res, time.Since(t0))
+	if p.Cfg.Sample() != "" {
+		build.SummarizeSample(p.Cfg.Log, res, time.Since(t0), p.leftOut)
+	} else {
+		build.Summarize(p.Cfg.Log, res, time.Since(t0))
+	}
 	return res, nil
 }
 

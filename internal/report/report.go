@@ -65,7 +65,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	say("read %s: %d kernel records, %d copy records, %d build rows", resultsDir, len(res.Kernel), len(res.Copy), len(res.Builds))
+	say("read %s: %d kernel records, %d bandwidth records", resultsDir, len(res.Kernel), len(res.Copy))
 	if res.Other > 0 {
 		say("ignored %d records of other kinds", res.Other)
 	}
@@ -77,7 +77,6 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	say("read %s: %d figures, %d claims", opt.SpecDir, len(sp.figures), len(sp.claims))
 
 	out := map[string][]byte{}
 	published, tuned := dataset.SplitViews(res.Kernel)
@@ -92,11 +91,11 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
+	say("figures: %s", figuresLine(figs, opt.SpecDir))
 	judged := claims.Evaluate(sp.claims, ds)
 	claims.EvaluateTuned(sp.claims, judged, dataset.New(dataset.View(res, tuned)))
 	out[results.ClaimsFile] = claims.Markdown(res.Run.ID, judged)
-	say("claims: %s", claims.Summary(judged))
+	say("claims: %s", claimsLine(judged))
 	out[results.TablesFile] = tables.Markdown(res.Run.ID, sp.tables, ds, res.Kernel)
 	cells := CellStatuses(dataset.View(res, append(published, tuned...))) // a failed tuning configuration is no failed cell
 	page, err := renderPage(sp.page, newPageView(res, figs, judged, cells))
@@ -104,7 +103,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	out[results.ReportFile] = page
-	say("cells: %s", cellSummary(cells))
+	say("cells: %s", cellsLine(cells))
 
 	written, err := writeOutputs(resultsDir, out)
 	if err != nil {
@@ -157,16 +156,6 @@ func renderFigures(specs []reportspec.Figure, ds *dataset.Set, out map[string][]
 		figs = append(figs, rf)
 	}
 	return figs, nil
-}
-
-func countDrawn(figs []renderedFigure) int {
-	n := 0
-	for _, f := range figs {
-		if f.Note == "" {
-			n++
-		}
-	}
-	return n
 }
 
 func figureResults(figs []renderedFigure) []FigureResult {

@@ -63,12 +63,11 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Contains(t, sum.Written, "figures/fig18-spmv-ompx.png")
 	assert.Equal(t, map[claims.Outcome]int{claims.Reproduced: 23, claims.NotReproduced: 2, claims.Inconclusive: 2, claims.NotMeasurable: 20}, claims.Counts(sum.Claims))
 
-	assert.Equal(t, `report: read DIR: 409 kernel records, 6 copy records, 146 build rows
-report: read ../../templates/report: 32 figures, 47 claims
+	assert.Equal(t, `report: read DIR: 409 kernel records, 6 bandwidth records
 report: 2 kernel records unverified or failed: left out of figures and claims
-report: figures: 15 drawn, 17 skipped for lack of data
-report: claims: 23 of 47 claims reproduced, 2 not reproduced, 2 inconclusive, 20 not measurable
-report: cells: 146 cells: 1 failed to build, 1 run error, 1 failed to verify, 8 skipped, 135 verified
+report: figures: drew fig1-axpby, fig2-dot, fig3-spmv, cgsolve, cgsolve-time, dot-compilers, fig18-spmv-ompx, fig19-spmv-ompx-opt and 7 more into figures/; what each figure needs: ../../templates/report/figures.yaml
+report: claims: judged 27: 23 reproduced, 2 not reproduced, 2 inconclusive; claims.md has them and what the others need
+report: cells: 135 verified, 1 failed to build, 1 run error, 1 failed to verify (every cell, off and not run ones too: report.html)
 report: wrote 33 files into DIR
 `, strings.ReplaceAll(progress.String(), dir, "DIR"))
 

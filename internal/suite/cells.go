@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/build"
 	mx "github.com/portmatrix/portmatrix/internal/matrix"
@@ -17,18 +18,7 @@ func Cells(cells []*mx.Cell, name string, known []build.Known, sizeSet string, n
 	if name == "" {
 		return cells
 	}
-	// A known failure's cell pattern (its message is known only once built)
-	// marks the cells the sample avoids; the build stage reports a bad list.
-	fails := func(id string) bool {
-		return slices.ContainsFunc(known, func(k build.Known) bool { ok, _ := path.Match(k.Cell, id); return ok })
-	}
-	var on []Cell
-	for _, c := range cells {
-		if c.On {
-			on = append(on, Cell{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Strategy: c.Variant.Strategy.Name,
-				Variant: c.Variant.ID, Toolchain: c.Toolchain.ID, Host: c.Runnable, Fails: fails(c.ID)})
-		}
-	}
+	on := sampled(cells, known)
 	keep := Sample(on, name)
 	var out []*mx.Cell
 	for _, c := range cells {
@@ -37,16 +27,60 @@ func Cells(cells []*mx.Cell, name string, known []build.Known, sizeSet string, n
 		}
 	}
 	if note != nil {
-		note(fmt.Sprintf("suite %s: %d cells of %d that are on (%s; the smallest %s size); %s",
-			name, len(keep), len(on), covered(name), sizeSet, FullHint))
+		note(fmt.Sprintf("suite %s: %d cells of %d that are on (%s); %s",
+			name, len(keep), len(on), covered(name, on, keep, sizeSet), FullHint))
 	}
 	return out
 }
 
-// covered says what a sample covers.
-func covered(name string) string {
-	if name == Wide {
-		return "every variant, and every strategy with each kernel family, with each toolchain; every kernel once"
+// sampled are the cells that are on, as the sample sees them. A known
+// failure's cell pattern (its message is known only once built) marks the
+// cells the sample avoids; the build stage reports a bad list.
+func sampled(cells []*mx.Cell, known []build.Known) []Cell {
+	fails := func(id string) bool {
+		return slices.ContainsFunc(known, func(k build.Known) bool { ok, _ := path.Match(k.Cell, id); return ok })
 	}
-	return "every strategy and kernel family with each toolchain"
+	var on []Cell
+	for _, c := range cells {
+		if c.On {
+			on = append(on, Cell{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Strategy: c.Variant.Strategy.Name,
+				Variant: c.Variant.ID, Toolchain: c.Toolchain.ID, Host: c.Runnable, CPU: c.Toolchain.Target == "host", Fails: fails(c.ID)})
+		}
+	}
+	return on
+}
+
+// LeftOutOf is LeftOut of the matrix's cells: the (strategy, toolchain)
+// pairs the sample leaves out because their every cell is a known failure.
+func LeftOutOf(cells []*mx.Cell, name string, known []build.Known) []string {
+	return LeftOut(sampled(cells, known), name)
+}
+
+// covered says what a sample covers, and at which sizes.
+func covered(name string, on []Cell, keep []string, sizeSet string) string {
+	if name == Wide {
+		return "every variant, and every strategy with each kernel family, with each toolchain; every kernel once; the smallest " + sizeSet + " size"
+	}
+	var kernels []string
+	n := 0
+	for _, c := range on {
+		if measured(c) && slices.Contains(keep, c.ID) {
+			n++
+			if !slices.Contains(kernels, c.Kernel) {
+				kernels = append(kernels, c.Kernel)
+			}
+		}
+	}
+	rest := "every strategy and kernel family with each toolchain, at the smallest " + sizeSet + " size"
+	if n == 0 {
+		return rest
+	}
+	set := sizeSet
+	if set == "ci" {
+		set = BenchSet
+	}
+	slices.Sort(kernels)
+	return fmt.Sprintf("%d of family %s, %s, under every variant the host toolchains build, at the smallest and the median %s size; "+
+		"one cell of every other strategy and kernel family with each toolchain, at the smallest %s size",
+		n, Measured, strings.Join(kernels, ", "), set, sizeSet)
 }

@@ -20,7 +20,7 @@ func matrix(kernels map[string]string, strategies []string, toolchains map[strin
 				}
 				// two variants per strategy, as knob values make them
 				for _, v := range []string{s + "-a", s + "-b"} {
-					out = append(out, Cell{ID: k + "." + v + "." + t, Kernel: k, Family: fam, Strategy: s, Variant: v, Toolchain: t, Host: host})
+					out = append(out, Cell{ID: k + "." + v + "." + t, Kernel: k, Family: fam, Strategy: s, Variant: v, Toolchain: t, Host: host, CPU: host})
 				}
 			}
 		}
@@ -63,9 +63,15 @@ func covers(t *testing.T, all []Cell, ids []string, name string) {
 		hostKernel[c.Kernel] = hostKernel[c.Kernel] || c.Host
 	}
 	for _, c := range all {
+		if name == Quick && c.Fails {
+			continue // quick never takes a failure: LeftOut names what only failures cover
+		}
 		want := []string{"strategy " + c.Strategy + " with " + c.Toolchain, "family " + c.Family + " with " + c.Toolchain}
 		if name == Wide {
 			want = append(want, "kernel "+c.Kernel, "variant "+c.Variant+" with "+c.Toolchain, "strategy "+c.Strategy+" for "+c.Family+" with "+c.Toolchain)
+		}
+		if name == Quick && c.Family == Measured && c.CPU && c.Host && !c.Fails {
+			want = append(want, "cell "+c.ID)
 		}
 		for _, k := range want {
 			need[k] = true
@@ -85,8 +91,15 @@ func TestSampleCoversEveryStrategyFamilyAndKernel(t *testing.T) {
 	all := matrix(kernels, strategies, toolchains, skip)
 	ids := Sample(all, Quick)
 	covers(t, all, ids, Quick)
-	if len(ids) >= len(all)/3 {
-		t.Errorf("sample of %d cells of %d is no quick run", len(ids), len(all))
+	// Beside the measured family's host cells, a few cells cover the rest.
+	rest := 0
+	for _, c := range all {
+		if slices.Contains(ids, c.ID) && !(c.Family == Measured && c.CPU) {
+			rest++
+		}
+	}
+	if rest >= len(all)/10 {
+		t.Errorf("sample of %d cells of %d, %d beside family %s on the CPU, is no quick run", len(ids), len(all), rest, Measured)
 	}
 	ids = Sample(all, Wide)
 	covers(t, all, ids, Wide)
@@ -104,7 +117,16 @@ func TestWideCoversEveryVariant(t *testing.T) {
 	all := matrix(kernels, strategies, toolchains, skip)
 	quick, wide := Sample(all, Quick), Sample(all, Wide)
 	covers(t, all, wide, Wide)
-	if len(wide) <= len(quick) || len(wide) >= len(all)/2 {
+	// beside the measured family's host cells, which quick takes whole
+	rest := func(ids []string) (n int) {
+		for _, c := range all {
+			if slices.Contains(ids, c.ID) && !(c.Family == Measured && c.CPU) {
+				n++
+			}
+		}
+		return n
+	}
+	if rest(wide) <= rest(quick) || len(wide) >= len(all)/2 {
 		t.Errorf("wide sample of %d cells (quick %d) of %d", len(wide), len(quick), len(all))
 	}
 	var sub []Cell
@@ -218,4 +240,70 @@ func TestFailingCellsOnlyWhereNothingElseCovers(t *testing.T) {
 	for _, id := range failing {
 		assert(strings.Contains(id, ".omp-lambda-"), "failing cell %s sampled although others cover it", id)
 	}
+}
+
+// The quick suite measures the measured family's kernels under every
+// variant each host toolchain builds, never a cell that fails, and names the
+// strategies it leaves out because all their cells fail; the others keep one
+// cell per strategy and family with each toolchain.
+func TestQuickMeasuresTheFamilyWholeAndNoFailure(t *testing.T) {
+	all := matrix(kernels, strategies, toolchains, skip)
+	for i, c := range all {
+		// omp-lambda fails with gcc-host, as GCC 12's ICE; one dot cell too
+		all[i].Fails = c.Strategy == "omp-lambda" && c.Toolchain == "gcc-host" || c.ID == "dot.omp-raw-a.clang19-host"
+	}
+	ids := Sample(all, Quick)
+	covers(t, all, ids, Quick)
+	for _, c := range all {
+		in := slices.Contains(ids, c.ID)
+		switch {
+		case c.Fails && in:
+			t.Errorf("quick takes %s, a failure", c.ID)
+		case c.Family == Measured && c.CPU && !c.Fails && !in:
+			t.Errorf("quick leaves out %s, a host cell of family %s", c.ID, Measured)
+		case c.Family == Measured && !c.CPU && in && !slices.Contains([]string{"kk-cuda", "kk-omp", "omp-raw", "omp-lambda", "raja-omp"}, c.Strategy):
+			t.Errorf("quick takes %s", c.ID)
+		}
+	}
+	if got := LeftOut(all, Quick); !slices.Equal(got, []string{"omp-lambda with gcc-host"}) {
+		t.Errorf("LeftOut = %v", got)
+	}
+	if got := LeftOut(all, Wide); got != nil {
+		t.Errorf("LeftOut(wide) = %v: the wide suite takes failures where nothing else covers", got)
+	}
+	var sub []Cell
+	for _, c := range all {
+		if slices.Contains(ids, c.ID) {
+			sub = append(sub, c)
+		}
+	}
+	if got := Sample(sub, Quick); !slices.Equal(got, ids) {
+		t.Errorf("sample of the sample: %v, want %v", got, ids)
+	}
+}
+
+// Sizes: the smallest of each set; a host cell of the measured family under
+// quick, the smallest and the median of the benchmark set at ci.
+func TestSizes(t *testing.T) {
+	sets := map[string][]int64{"ci": {1003, 100003}, "default": {10000000, 100000, 1000000, 3162277}, "gpu": {7}}
+	measured := Cell{ID: "axpby.serial.gcc-host", Kernel: "axpby", Family: Measured, Host: true, CPU: true}
+	other := Cell{ID: "fir.serial.gcc-host", Kernel: "fir", Family: "lcals", Host: true, CPU: true}
+	gpu := Cell{ID: "axpby.kk-cuda.nvcc-sm90", Kernel: "axpby", Family: Measured, Host: true}
+	eq := func(got, want map[string][]int64) {
+		t.Helper()
+		for set := range want {
+			if !slices.Equal(got[set], want[set]) {
+				t.Errorf("%s: %v, want %v", set, got[set], want[set])
+			}
+		}
+	}
+	eq(Sizes(measured, Quick, sets), map[string][]int64{"ci": {100000, 1000000}, "default": {100000, 1000000}, "gpu": {7}})
+	cg := map[string][]int64{"ci": {6, 12}, "default": {60, 30}}
+	eq(Sizes(measured, Quick, cg), map[string][]int64{"ci": {30}, "default": {30}})
+	eq(Sizes(measured, Wide, sets), map[string][]int64{"ci": {1003}, "default": {100000}, "gpu": {7}})
+	eq(Sizes(other, Quick, sets), map[string][]int64{"ci": {1003}, "default": {100000}})
+	eq(Sizes(gpu, Quick, sets), map[string][]int64{"ci": {1003}, "default": {100000}})
+	failing := measured
+	failing.Fails = true
+	eq(Sizes(failing, Quick, sets), map[string][]int64{"ci": {1003}})
 }
