@@ -94,7 +94,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	}
 	say("figures: %d drawn, %d skipped for lack of data", countDrawn(figs), len(figs)-countDrawn(figs))
 	judged := claims.Evaluate(sp.claims, ds)
-	claims.EvaluateTuned(sp.claims, judged, dataset.New(dataset.View(res, tuned)))
+	claims.EvaluateTunedFolder(sp.claims, judged, res)
 	out[results.ClaimsFile] = claims.Markdown(res.Run.ID, judged)
 	say("claims: %s", claims.Summary(judged))
 	out[results.TablesFile] = tables.Markdown(res.Run.ID, sp.tables, ds, res.Kernel)
