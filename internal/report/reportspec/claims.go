@@ -1,6 +1,7 @@
 package reportspec
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -351,8 +352,11 @@ func (c *Claim) checkSizes(file, name string, errs *errorList, voc *results.Voca
 			for _, h := range have {
 				known = append(known, fmt.Sprint(h))
 			}
-			errs.at(file, itemNode(c.Node, "sizes", i), "%s: no kernel of the claim has size %d (sizes: %s)%s",
-				name, size, strings.Join(known, ", "), diag.DidYouMean(fmt.Sprint(size), known))
+			near := slices.MinFunc(have, func(a, b int64) int { // the nearest size, by ratio
+				return cmp.Compare(math.Abs(math.Log(float64(a)/float64(size))), math.Abs(math.Log(float64(b)/float64(size))))
+			})
+			errs.at(file, itemNode(c.Node, "sizes", i), "%s: no kernel of the claim has size %d (sizes: %s); did you mean %d?",
+				name, size, strings.Join(known, ", "), near)
 		}
 	}
 }
@@ -397,3 +401,4 @@ func (s Selector) Where() string {
 	}
 	return strings.Join(names, "/")
 }
+
