@@ -40,8 +40,8 @@ type Ratio struct {
 	DenSize              int64
 	NumConfig, DenConfig map[string]int64
 	Value                float64
-	Lo, Hi      float64
-	boot        []float64 // replicates: numerator's over denominator's, replicate by replicate
+	Lo, Hi               float64
+	boot                 []float64 // replicates: numerator's over denominator's, replicate by replicate
 }
 
 // Sizes names the size of the ratio, "8→64" for a growth.

@@ -401,4 +401,3 @@ func (s Selector) Where() string {
 	}
 	return strings.Join(names, "/")
 }
-
