@@ -63,8 +63,8 @@ func tuningViews(ix *Index, project, root string, claimSpecs []reportspec.Claim)
 			return nil, err
 		}
 		for _, r := range judged {
-			if r.Outcome == claims.NotMeasurable {
-				continue
+			if r.Outcome == claims.NotMeasurable && !r.Premise {
+				continue // the tuning has no cell of the claim
 			}
 			verdict := r.Verdict()
 			if r.Outcome == claims.Reproduced {

@@ -93,7 +93,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	}
 	say("figures: %s", figuresLine(figs, opt.SpecDir))
 	judged := claims.Evaluate(sp.claims, ds)
-	claims.EvaluateTuned(sp.claims, judged, dataset.New(dataset.View(res, tuned)))
+	claims.EvaluateTunedFolder(sp.claims, judged, res)
 	out[results.ClaimsFile] = claims.Markdown(res.Run.ID, judged)
 	say("claims: %s", claimsLine(judged))
 	out[results.TablesFile] = tables.Markdown(res.Run.ID, sp.tables, ds, res.Kernel)

@@ -128,9 +128,9 @@ func TestGenerateReportsSpecErrors(t *testing.T) {
 	_, err := Generate(dir, Options{SpecDir: spec})
 	require.Error(t, err)
 	msg := strings.ReplaceAll(err.Error(), spec+"/", "")
-	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(reporttest.Vocab(t).KernelNames(), ", ")+`)
+	assert.Equal(t, `figures.yaml:2:31: figure "f": unknown kernel "spmvv" (known: `+strings.Join(reporttest.Vocab(t).KernelNames(), ", ")+`); did you mean "spmv"?
 figures.yaml:2:48: figure "f": variants is empty
-tables.yaml:2:14: table "dott": unknown kernel "dott" (known: `+strings.Join(reporttest.Vocab(t).KernelNames(), ", ")+`)
+tables.yaml:2:14: table "dott": unknown kernel "dott" (known: `+strings.Join(reporttest.Vocab(t).KernelNames(), ", ")+`); did you mean "dot"?
 template: page.html.tmpl:1: bad character U+007D '}'`, msg)
 	assert.NoFileExists(t, filepath.Join(dir, results.ReportFile), "nothing is written when a spec is wrong")
 }

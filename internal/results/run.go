@@ -242,6 +242,14 @@ type Vocabulary struct {
 	Strategies []StrategyName `json:"strategies"`
 	Families   []string       `json:"families"`
 	Devices    []string       `json:"devices"`
+	// From the source tree only (vocabulary.Load), not recorded in
+	// run.json: the toolchain ids of toolchains.yaml, each kernel's sizes
+	// (every size set), and the tunables each cell has with its generated
+	// value (kernel -> variant -> tunable -> value). Claims are checked
+	// against them where the tree is at hand.
+	Toolchains []string                               `json:"-"`
+	Sizes      map[string][]int64                     `json:"-"`
+	Tunables   map[string]map[string]map[string]int64 `json:"-"`
 }
 
 // KernelName is a kernel and the label of its size axis.
@@ -301,6 +309,14 @@ func Union(a, b *Vocabulary) *Vocabulary {
 	}
 	out.Families = AppendNew(AppendNew([]string(nil), a.Families...), b.Families...)
 	out.Devices = AppendNew(AppendNew([]string(nil), a.Devices...), b.Devices...)
+	out.Toolchains = AppendNew(AppendNew([]string(nil), a.Toolchains...), b.Toolchains...)
+	out.Sizes, out.Tunables = b.Sizes, b.Tunables // the tree's, where b is the tree
+	if out.Sizes == nil {
+		out.Sizes = a.Sizes
+	}
+	if out.Tunables == nil {
+		out.Tunables = a.Tunables
+	}
 	return out
 }
 

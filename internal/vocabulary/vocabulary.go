@@ -13,6 +13,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 // Of lists the names of a loaded project: its kernels, strategies and
@@ -60,5 +61,41 @@ func Load(root string) (*results.Vocabulary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Of(kernels, strategies), nil
+	v := Of(kernels, strategies)
+	if tcs, err := toolchain.Load(layout.Path(root, layout.Toolchains), root); err == nil {
+		for _, tc := range tcs {
+			v.Toolchains = append(v.Toolchains, tc.ID)
+		}
+	}
+	v.Sizes = map[string][]int64{}
+	for _, k := range kernels {
+		for _, set := range spec.SizeSets {
+			v.Sizes[k.Name] = results.AppendNew(v.Sizes[k.Name], k.Size.Sets[set]...)
+		}
+		slices.Sort(v.Sizes[k.Name])
+	}
+	if spaces, err := tune.Load(layout.Path(root, tune.File)); err == nil {
+		v.Tunables = cellTunables(spaces, kernels, matrix.Variants(strategies))
+	}
+	return v, nil
+}
+
+// cellTunables is every cell's tunables with its generated value, as the
+// tuner's space of the cell names them (tune.Spaces.Record): kernel ->
+// variant -> tunable -> value. A cell whose space cannot be made is left out.
+func cellTunables(s *tune.Spaces, kernels []*spec.Kernel, variants []*matrix.Variant) map[string]map[string]map[string]int64 {
+	byName := map[string]*spec.Kernel{}
+	for _, k := range kernels {
+		byName[k.Name] = k
+	}
+	out := map[string]map[string]map[string]int64{}
+	for _, k := range kernels {
+		out[k.Name] = map[string]map[string]int64{}
+		for _, v := range variants {
+			if r, err := s.Record(k, k.Used(byName), v); err == nil {
+				out[k.Name][v.ID] = r.Default
+			}
+		}
+	}
+	return out
 }

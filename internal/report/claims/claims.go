@@ -35,9 +35,13 @@ type Ratio struct {
 	From        int64 // sizes growth: the smaller size the ratio at Size is divided by
 	Numerator   string
 	Denominator string
-	Value       float64
-	Lo, Hi      float64
-	boot        []float64 // replicates: numerator's over denominator's, replicate by replicate
+	// What each side measured: its size (the numerator's is Size; they
+	// differ never) and its tuning configuration (nil: as published).
+	DenSize              int64
+	NumConfig, DenConfig map[string]int64
+	Value                float64
+	Lo, Hi               float64
+	boot                 []float64 // replicates: numerator's over denominator's, replicate by replicate
 }
 
 // Sizes names the size of the ratio, "8→64" for a growth.
@@ -62,6 +66,9 @@ type Result struct {
 	Ratios    []Ratio
 	Identical []string // pairs left out: the same device code (never ranked)
 	Reason    string   // why not measurable
+	// Premise is set where a tuned verdict is not measurable because no
+	// tuned configuration of a side holds the claim's premises.
+	Premise bool
 	// Tuned is the same claim on the folder's tuned view (best configuration
 	// against best); nil or not measurable: not tuned (TunedVerdict).
 	Tuned *Result
@@ -228,20 +235,33 @@ func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) ([]Rati
 	var same []string
 	for _, n := range num {
 		for _, d := range den {
-			if n == d || (n.Kernel != d.Kernel && !c.AcrossKernels()) || (c.SameToolchain && n.Toolchain != d.Toolchain) {
+			if n == d || (n.Kernel != d.Kernel && !c.AcrossKernels()) || !SamePairing(c, ds, n.Toolchain, d.Toolchain) {
 				continue
 			}
 			if ds.Identical(n, d) {
 				same = append(same, n.Variant+"@"+n.Toolchain+" = "+d.Variant+"@"+d.Toolchain)
 				continue
 			}
-			out = append(out, pairRatios(n, d, ds.Series[n], ds.Series[d], c.Sizes)...)
+			out = append(out, pairRatios(n, d, ds.Series[n], ds.Series[d], c.Sizes, c.At)...)
 		}
 	}
 	return out, same
 }
 
-func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string) []Ratio {
+// SamePairing says whether the claim pairs a numerator series of
+// toolchain a with a denominator series of toolchain b: same_toolchain asks
+// one toolchain; within-family asks it of two series of one compiler family.
+func SamePairing(c reportspec.Claim, ds *dataset.Set, a, b string) bool {
+	switch {
+	case c.SameToolchain:
+		return a == b
+	case c.WithinFamily:
+		return a == b || ds.Family(a) != ds.Family(b)
+	}
+	return true
+}
+
+func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string, at []int64) []Ratio {
 	byDen := map[int64]dataset.Point{}
 	for _, p := range dp {
 		byDen[p.Size] = p
@@ -249,7 +269,7 @@ func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string) []Ratio 
 	var out []Ratio
 	for _, p := range np {
 		q, ok := byDen[p.Size]
-		if !ok || !dataset.Comparable(p, q) {
+		if !ok || !dataset.Comparable(p, q) || (sizes == "at" && !slices.Contains(at, p.Size)) {
 			continue
 		}
 		var boot []float64
@@ -265,6 +285,7 @@ func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string) []Ratio 
 			Kernel: kernelPair(n.Kernel, d.Kernel), Size: p.Size, Value: p.Rate() / q.Rate(), Lo: lo, Hi: hi, boot: boot,
 			Numerator:   n.Variant + "@" + n.Toolchain,
 			Denominator: d.Variant + "@" + d.Toolchain,
+			DenSize:     q.Size, NumConfig: p.Config, DenConfig: q.Config,
 		})
 	}
 	if len(out) == 0 {
@@ -336,6 +357,12 @@ func (r Result) Expected() string {
 	c := r.Claim
 	at := "at the largest common size"
 	switch c.Sizes {
+	case "at":
+		var sz []string
+		for _, n := range c.At {
+			sz = append(sz, fmt.Sprint(n))
+		}
+		at = "at sizes " + strings.Join(sz, ", ")
 	case "all":
 		at = "over all sizes"
 	case "smallest":
@@ -350,6 +377,9 @@ func (r Result) Expected() string {
 	case c.Aggregate == "all":
 		agg = "every ratio's 95% interval"
 	}
+	if held := heldText(c); held != "" {
+		at += " (" + held + ")"
+	}
 	if c.Type == "order" {
 		return fmt.Sprintf("%s above %.2f %s", agg, 1+c.Margin, at)
 	}
@@ -361,6 +391,21 @@ func (r Result) Expected() string {
 		return fmt.Sprintf("%s ≤ %.2f %s", agg, hi, at)
 	}
 	return fmt.Sprintf("%s in [%.2f, %.2f] %s", agg, lo, hi, at)
+}
+
+// heldText names the premises each side is held at, tuned too: "numerator
+// at snap_vector=32, denominator at snap_vector=1"; "" without.
+func heldText(c reportspec.Claim) string {
+	var out []string
+	for _, side := range []struct {
+		name string
+		s    reportspec.Selector
+	}{{"numerator", c.Numerator}, {"denominator", c.Denominator}} {
+		if p := side.s.PremiseText(); p != "" {
+			out = append(out, side.name+" at "+p)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // Measured describes the measured ratios, or "–" when there are none.

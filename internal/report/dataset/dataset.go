@@ -37,6 +37,9 @@ type Point struct {
 	Steps   int
 	// The first trial's sections: calls and bytes of each called kernel.
 	Sections map[string]results.Section
+	// Config is the tuning configuration measured (tunable -> value); nil
+	// for the program as published (its generated values).
+	Config map[string]int64
 }
 
 // GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).
@@ -209,6 +212,9 @@ func measurement(trials []results.Record) (Point, bool) {
 	p := Point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
 		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9, Steps: r.Steps()}
 	p.Sections = r.Sections
+	if len(r.Config) > 0 {
+		p.Config = r.Config
+	}
 	for _, t := range trials {
 		for name, s := range t.Sections {
 			if p.PerCall == nil {

@@ -19,6 +19,20 @@ func ConfigKey(r results.Record) string { return tune.Config(r.Config).String() 
 // configuration (best against best; the as-published records compete as one
 // configuration). A (cell, size) without a tuned record has no tuned view.
 func SplitViews(recs []results.Record) (published, tuned []results.Record) {
+	return splitViews(recs, nil)
+}
+
+// TunedHolding is the tuned view of SplitViews with only the tuned
+// configurations that holds accepts competing for each (cell, size): a
+// claim's premises (reportspec.Selector.Holds). The as-published records
+// always compete: they are the generated values, which a claim's premises
+// hold (reportspec checks them against the source tree).
+func TunedHolding(recs []results.Record, holds func(r results.Record) bool) []results.Record {
+	_, tuned := splitViews(recs, holds)
+	return tuned
+}
+
+func splitViews(recs []results.Record, holds func(r results.Record) bool) (published, tuned []results.Record) {
 	type group struct {
 		cs  results.CellSize
 		cfg string
@@ -48,6 +62,9 @@ func SplitViews(recs []results.Record) (published, tuned []results.Record) {
 		m := results.Measurements(by[g], "")[g.cs]
 		if m.Stats == nil {
 			continue // a failed or unverified configuration never wins
+		}
+		if r := by[g][0]; holds != nil && r.Tuned() && !holds(r) {
+			continue // a configuration that drops a premise of the claim
 		}
 		if s, ok := bestS[g.cs]; !ok || m.Stats.Median < s {
 			best[g.cs], bestS[g.cs] = g, m.Stats.Median

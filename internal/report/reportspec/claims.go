@@ -1,6 +1,9 @@
 package reportspec
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -27,14 +30,21 @@ type Claim struct {
 	Kernels       []string // each pairs with itself
 	Numerator     Selector
 	Denominator   Selector
-	Target        string    // device (default), host or any: which toolchains
-	SameToolchain bool      // pair only series of one toolchain
-	Sizes         string    // largest or smallest (common to a pair), all, or growth (largest over smallest)
-	Aggregate     string    // median, geomean, min, max or all
-	Except        int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
-	Range         []float64 // ratio: [lo, hi]; .inf for open
-	Margin        float64   // order: faster by at least this fraction
-	Node          *yaml.Node
+	Target        string // device (default), host or any: which toolchains
+	SameToolchain bool   // pair only series of one toolchain
+	// WithinFamily (same_toolchain: within-family) pairs series of one
+	// compiler family only when one toolchain built both, and a series with
+	// one of another family (an LLVM version against nvcc's native one)
+	// with each toolchain: "the LLVM ones of the same toolchain, KK-CUDA
+	// from nvcc".
+	WithinFamily bool
+	Sizes        string    // largest or smallest (common to a pair), all, or growth (largest over smallest); "at" when At is given
+	At           []int64   // sizes: [n, ...]: the ratios at these sizes (each both sides measured)
+	Aggregate    string    // median, geomean, min, max or all
+	Except       int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
+	Range        []float64 // ratio: [lo, hi]; .inf for open
+	Margin       float64   // order: faster by at least this fraction
+	Node         *yaml.Node
 }
 
 // Selector picks series: any of Variants, built by a toolchain of any of
@@ -48,7 +58,32 @@ type Selector struct {
 	Variants   []string
 	Families   []string
 	Toolchains []string
-	Node       *yaml.Node
+	// Premises are the launch parameters the sentence holds the side at
+	// (000 Fig. 7: Kokkos-OMP at snap_vector 1): every cell the side
+	// selects must have each tunable, at that generated value; a tuned
+	// verdict takes only configurations that hold them.
+	Premises map[string]int64
+	Node     *yaml.Node
+}
+
+// Holds says whether a configuration (tunable -> value) holds every
+// premise; a tunable the configuration does not name does not hold.
+func (s Selector) Holds(config map[string]int64) bool {
+	for name, want := range s.Premises {
+		if got, ok := config[name]; !ok || got != want {
+			return false
+		}
+	}
+	return true
+}
+
+// PremiseText is the premises as "name=value, ...", sorted; "" without.
+func (s Selector) PremiseText() string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(s.Premises)) {
+		out = append(out, fmt.Sprintf("%s=%d", name, s.Premises[name]))
+	}
+	return strings.Join(out, ", ")
 }
 
 type claimsDoc struct {
@@ -71,9 +106,22 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 		c := Claim{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
 			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
 			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
-			Target: d.String(g["target"], "target"), SameToolchain: d.Bool(g["same_toolchain"], "same_toolchain"),
-			Sizes: d.String(g["sizes"], "sizes"), Aggregate: d.String(g["aggregate"], "aggregate"),
-			Margin: number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except"))}
+			Target:    d.String(g["target"], "target"),
+			Aggregate: d.String(g["aggregate"], "aggregate"),
+			Margin:    number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except"))}
+		if n := g["same_toolchain"]; n != nil && n.Kind == yaml.ScalarNode && n.Value == "within-family" {
+			c.WithinFamily = true
+		} else {
+			c.SameToolchain = d.Bool(n, "same_toolchain")
+		}
+		if n := g["sizes"]; n != nil && n.Kind == yaml.SequenceNode {
+			c.Sizes, c.At = "at", d.Ints(n, "sizes")
+			if len(c.At) == 0 {
+				d.Add(n, "sizes is empty")
+			}
+		} else {
+			c.Sizes = d.String(n, "sizes")
+		}
 		for _, r := range d.Seq(g["range"], "range") {
 			c.Range = append(c.Range, number(d, r, "range"))
 		}
@@ -89,9 +137,15 @@ func decodeSelector(d diag.Decoder, n *yaml.Node) Selector {
 	if n == nil {
 		return Selector{}
 	}
-	f := fields(d, n, "selector", "kernels", "variants", "families", "toolchains")
+	f := fields(d, n, "selector", "kernels", "variants", "families", "toolchains", "premises")
 	s := Selector{Kernels: d.Strings(f["kernels"], "kernels"), Variants: d.Strings(f["variants"], "variants"), Families: d.Strings(f["families"], "families"),
 		Toolchains: d.Strings(f["toolchains"], "toolchains")}
+	for _, kv := range d.Pairs(f["premises"], "premises") {
+		if s.Premises == nil {
+			s.Premises = map[string]int64{}
+		}
+		s.Premises[kv[0].Value] = d.Int(kv[1], "premise "+kv[0].Value)
+	}
 	if n.Kind == yaml.MappingNode {
 		s.Node = n
 	}
@@ -112,7 +166,7 @@ func number(d diag.Decoder, n *yaml.Node, what string) float64 {
 
 var (
 	claimTypes  = []string{"ratio", "order"}
-	sizeChoices = []string{"largest", "smallest", "all", "growth"}
+	sizeChoices = []string{"largest", "smallest", "all", "growth"} // or a list of sizes
 	aggregates  = []string{"median", "geomean", "min", "max", "all"}
 )
 
@@ -176,7 +230,9 @@ func (c *Claim) validate(file string, seen map[string]*yaml.Node, errs *errorLis
 	}
 	checkEnum(file, n, name, "type", c.Type, claimTypes, errs)
 	checkEnum(file, n, name, "target", c.Target, targetValues, errs)
-	checkEnum(file, n, name, "sizes", c.Sizes, sizeChoices, errs)
+	if c.At == nil {
+		checkEnum(file, n, name, "sizes", c.Sizes, sizeChoices, errs)
+	}
 	checkEnum(file, n, name, "aggregate", c.Aggregate, aggregates, errs)
 	if len(c.Kernels) == 0 && (len(c.Numerator.Kernels) == 0 || len(c.Denominator.Kernels) == 0) {
 		errs.at(file, valueNode(n, "kernels"), "%s: kernels is empty", name)
@@ -186,6 +242,9 @@ func (c *Claim) validate(file string, seen map[string]*yaml.Node, errs *errorLis
 	}
 	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs, v)
 	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
+	c.checkPremises(file, c.Numerator, valueNode(n, "numerator"), name+" numerator", errs, v)
+	c.checkPremises(file, c.Denominator, valueNode(n, "denominator"), name+" denominator", errs, v)
+	c.checkSizes(file, name, errs, v)
 	c.validateExpectation(file, name, errs)
 	if c.Except < 0 || (c.Except > 0 && c.Aggregate != "all") {
 		errs.at(file, valueNode(n, "except"), "%s: except is a count of ratios (>= 0) for aggregate all", name)
@@ -226,6 +285,79 @@ func (s *Selector) validate(file string, n *yaml.Node, name string, errs *errorL
 	}
 	for i, k := range s.Kernels {
 		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, voc.KernelNames(), errs)
+	}
+	if voc != nil && len(voc.Toolchains) > 0 {
+		for i, tc := range s.Toolchains {
+			checkName(file, itemNode(n, "toolchains", i), name, "toolchain", tc, voc.Toolchains, errs)
+		}
+	}
+}
+
+// checkPremises reports a premise on a tunable that a cell of the side
+// lacks, or whose generated value is another: the premises say what the
+// sentence holds the side at, which the as-published program is. Checked
+// where the vocabulary knows the cells' tunables (the source tree).
+func (c *Claim) checkPremises(file string, s Selector, n *yaml.Node, name string, errs *errorList, voc *results.Vocabulary) {
+	if voc == nil || voc.Tunables == nil || len(s.Premises) == 0 {
+		return
+	}
+	pn := valueNode(n, "premises")
+	for _, tunable := range slices.Sorted(maps.Keys(s.Premises)) {
+		at := pn
+		for _, kv := range pn.Content {
+			if kv.Value == tunable {
+				at = kv
+			}
+		}
+		for _, k := range c.KernelsOf(s) {
+			for _, v := range s.Variants {
+				cell, ok := voc.Tunables[k][v]
+				if !ok {
+					continue // an unknown kernel or variant: reported already
+				}
+				known := slices.Sorted(maps.Keys(cell))
+				got, has := cell[tunable]
+				switch {
+				case !has && len(known) == 0:
+					errs.at(file, at, "%s: premise on %s, but %s.%s has no tunable", name, tunable, k, v)
+				case !has:
+					errs.at(file, at, "%s: premise on %s, which %s.%s lacks (its tunables: %s)%s", name, tunable, k, v,
+						strings.Join(known, ", "), diag.DidYouMean(tunable, known))
+				case got != s.Premises[tunable]:
+					errs.at(file, at, "%s: premise %s=%d, but %s.%s is generated with %s=%d (a premise is what the program as published holds)",
+						name, tunable, s.Premises[tunable], k, v, tunable, got)
+				}
+			}
+		}
+	}
+}
+
+// checkSizes reports a size of sizes: [...] that no kernel of the claim
+// has (any of its size sets), listing those it has.
+func (c *Claim) checkSizes(file, name string, errs *errorList, voc *results.Vocabulary) {
+	if voc == nil || voc.Sizes == nil {
+		return
+	}
+	var have []int64
+	for _, k := range append(c.KernelsOf(c.Numerator), c.KernelsOf(c.Denominator)...) {
+		have = results.AppendNew(have, voc.Sizes[k]...)
+	}
+	if len(have) == 0 {
+		return
+	}
+	slices.Sort(have)
+	for i, size := range c.At {
+		if !slices.Contains(have, size) {
+			var known []string
+			for _, h := range have {
+				known = append(known, fmt.Sprint(h))
+			}
+			near := slices.MinFunc(have, func(a, b int64) int { // the nearest size, by ratio
+				return cmp.Compare(math.Abs(math.Log(float64(a)/float64(size))), math.Abs(math.Log(float64(b)/float64(size))))
+			})
+			errs.at(file, itemNode(c.Node, "sizes", i), "%s: no kernel of the claim has size %d (sizes: %s); did you mean %d?",
+				name, size, strings.Join(known, ", "), near)
+		}
 	}
 }
 

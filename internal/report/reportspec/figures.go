@@ -258,7 +258,7 @@ func checkName(file string, n *yaml.Node, owner, field, value string, known []st
 	case value == "":
 		errs.at(file, n, "%s: %s is missing", owner, field)
 	case !slices.Contains(known, value):
-		errs.at(file, n, "%s: unknown %s %q (known: %s)", owner, field, value, strings.Join(known, ", "))
+		errs.at(file, n, "%s: unknown %s %q (known: %s)%s", owner, field, value, strings.Join(known, ", "), diag.DidYouMean(value, known))
 	}
 }
 

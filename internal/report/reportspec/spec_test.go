@@ -1,6 +1,7 @@
 package reportspec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,7 @@ func TestParseFiguresMessages(t *testing.T) {
 	head := "figures:\n  - id: f\n    title: T\n"
 	tests := []struct{ name, yaml, want string }{
 		{"unknown kernel", head + "    kernel: spmvv\n    variants: [{variant: omp-raw}]\n",
-			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: ` + strings.Join(reporttest.Vocab(t).KernelNames(), ", ") + `)`},
+			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: ` + strings.Join(reporttest.Vocab(t).KernelNames(), ", ") + `); did you mean "spmv"?`},
 		{"unknown field", head + "    kernel: dot\n    colour: red\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:5:5: unknown field "colour" in figure (known: at, families, id, kernel, kernels, kind, log_x, normalize_to, panel_by, paper, sizes, target, title, variants, x, x_label, y)`},
 		{"empty variants", head + "    kernel: dot\n    variants: []\n",
@@ -101,11 +102,29 @@ func TestParseClaimsMessages(t *testing.T) {
 		{"unknown family", head + "    numerator: {variants: [omp-raw], families: [icx]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
 			`c.yaml:7:49: claim "c" numerator: unknown family "icx" (known: ` + strings.Join(reporttest.Vocab(t).Families, ", ") + `)`},
 		{"unknown selector field", head + "    numerator: {variant: omp-raw}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
-			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, kernels, toolchains, variants)"},
+			"c.yaml:7:16: claim \"c\" numerator: variants is empty\nc.yaml:7:17: unknown field \"variant\" in selector (known: families, kernels, premises, toolchains, variants)"},
 		{"no quote", strings.Replace(head, "    quote: Q\n", "", 1) + sel + "    range: [0, 1]\n",
 			`c.yaml:2:5: claim "c": quote is missing (the paper's sentence the claim checks)`},
 		{"bad aggregate", head + sel + "    aggregate: mean\n    range: [0, 1]\n",
 			`c.yaml:9:16: claim "c": aggregate must be one of median, geomean, min, max, all, not "mean"`},
+		// Names that do not exist: each at its line, with what would do.
+		{"unknown variant", head + "    numerator: {variants: [kk-omp-c]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			`c.yaml:7:28: claim "c" numerator: unknown variant "kk-omp-c" (known: ` + strings.Join(reporttest.Vocab(t).VariantNames(), ", ") + `); did you mean "kk-omp-a"?`},
+		{"unknown toolchain", head + "    numerator: {variants: [omp-raw], toolchains: [clang21-sm90]}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			`c.yaml:7:51: claim "c" numerator: unknown toolchain "clang21-sm90" (known: ` + strings.Join(reporttest.Vocab(t).Toolchains, ", ") + `); did you mean "clang22-sm90"?`},
+		{"unknown size", head + sel + "    sizes: [100000000, 1000001]\n    range: [0, 1]\n",
+			`c.yaml:9:24: claim "c": no kernel of the claim has size 1000001 (sizes: ` + sizesOf(reporttest.Vocab(t), "dot") + `); did you mean 1000000?`},
+		{"premise on a tunable the cell lacks", "claims:\n  - id: c\n    paper: 000\n    quote: Q\n    statement: S\n    kernels: [spmv]\n" +
+			"    numerator: {variants: [kk-omp-b], premises: {snap_vector: 1}}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			`c.yaml:7:50: claim "c" numerator: premise on snap_vector, which spmv.kk-omp-b lacks (its tunables: max_active_teams, rows_per_team, team_size, vector_size)`},
+		{"premise misspelt", "claims:\n  - id: c\n    paper: 000\n    quote: Q\n    statement: S\n    kernels: [snap_yi]\n" +
+			"    numerator: {variants: [kk-omp-b], premises: {snap_vectr: 1}}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			`c.yaml:7:50: claim "c" numerator: premise on snap_vectr, which snap_yi.kk-omp-b lacks (its tunables: snap_vector); did you mean "snap_vector"?`},
+		{"premise the program does not hold", "claims:\n  - id: c\n    paper: 000\n    quote: Q\n    statement: S\n    kernels: [snap_yi]\n" +
+			"    numerator: {variants: [kk-omp-b], premises: {snap_vector: 32}}\n    denominator: {variants: [kk-cuda-3lvl]}\n    range: [0, 1]\n",
+			`c.yaml:7:50: claim "c" numerator: premise snap_vector=32, but snap_yi.kk-omp-b is generated with snap_vector=1 (a premise is what the program as published holds)`},
+		{"bad same_toolchain", head + sel + "    same_toolchain: within\n    range: [0, 1]\n",
+			`c.yaml:9:21: same_toolchain must be true or false, not "within"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +133,40 @@ func TestParseClaimsMessages(t *testing.T) {
 			assert.Equal(t, tt.want, err.Error())
 		})
 	}
+}
+
+// sizesOf lists a kernel's sizes as the size error does.
+func sizesOf(v *results.Vocabulary, kernel string) string {
+	var out []string
+	for _, n := range v.Sizes[kernel] {
+		out = append(out, fmt.Sprint(n))
+	}
+	return strings.Join(out, ", ")
+}
+
+func TestParseClaimsPairingAndPremises(t *testing.T) {
+	claims, err := ParseClaims("c.yaml", []byte(`claims:
+  - id: c
+    paper: "000"
+    quote: Q
+    statement: S
+    kernels: [snap_yi]
+    numerator: {variants: [kk-ompx], premises: {snap_vector: 32}}
+    denominator: {variants: [kk-omp-b], premises: {snap_vector: 1}}
+    same_toolchain: within-family
+    sizes: [10]
+    range: [0, 1]
+`), reporttest.Vocab(t))
+	require.NoError(t, err)
+	c := claims[0]
+	assert.True(t, c.WithinFamily)
+	assert.False(t, c.SameToolchain)
+	assert.Equal(t, "at", c.Sizes)
+	assert.Equal(t, []int64{10}, c.At)
+	assert.Equal(t, "snap_vector=1", c.Denominator.PremiseText())
+	assert.True(t, c.Denominator.Holds(map[string]int64{"snap_vector": 1}))
+	assert.False(t, c.Denominator.Holds(map[string]int64{"snap_vector": 32}))
+	assert.False(t, c.Denominator.Holds(nil), "a configuration that does not name the tunable does not hold it")
 }
 
 // Every claim quotes its paper word for word. The papers' texts are not in
