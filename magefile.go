@@ -146,6 +146,8 @@ func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 //	    tune: worker k of n tunes every n-th (cell, size) from the k-th (the gpus and slurm schedulers set it) (-tune-shard)
 //	PM_TUNED=results/my-tuning
 //	    run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones (-tuned)
+//	PM_GPUS=0,1
+//	    the GPUs (nvidia-smi indices or UUIDs, comma-separated) the gpus scheduler uses (default: all) (-gpus)
 func All(ctx context.Context) error { return stage(ctx, "all") }
 
 // Clean removes build outputs (the build folder); generated/ and results/ are kept.
