@@ -28,10 +28,12 @@ type ToolchainInfo = results.Toolchain
 
 // Entry is one cell of the manifest.
 type Entry struct {
-	ID        string `json:"id"`
-	Kernel    string `json:"kernel"`
-	Family    string `json:"family,omitempty"` // the kernel's (spec.Kernel.Family)
-	Variant   string `json:"variant"`
+	ID      string `json:"id"`
+	Kernel  string `json:"kernel"`
+	Family  string `json:"family,omitempty"` // the kernel's (spec.Kernel.Family)
+	Variant string `json:"variant"`
+	// Form: the variant varies its strategy's first knob only (matrix.Variant.Form).
+	Form      bool   `json:"form,omitempty"`
 	Strategy  string `json:"strategy"`
 	Toolchain string `json:"toolchain"`
 	Target    string `json:"target"`
@@ -138,7 +140,7 @@ func Update(dir, commit string, dirty bool, tcs []*toolchain.Toolchain, results 
 
 func entry(dir string, r Result) Entry {
 	c := r.Cell
-	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Strategy: c.Variant.Strategy.Name,
+	e := Entry{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Variant: c.Variant.ID, Form: c.Variant.Form(), Strategy: c.Variant.Strategy.Name,
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
 		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash,
 		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly, Blocks: r.Blocks, Space: r.Space}

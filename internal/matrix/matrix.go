@@ -72,6 +72,19 @@ type Variant struct {
 	ModelDefaults map[string]string
 }
 
+// Form reports whether the variant varies its strategy's first knob only,
+// every other knob at its first value: one of the forms a paper names
+// (KK-OMP-A and -B), not a variation of one (-B without num_teams). A
+// strategy without knobs, or with one, has only forms.
+func (v *Variant) Form() bool {
+	for i := 1; i < len(v.Values) && i < len(v.Strategy.Knobs); i++ {
+		if v.Values[i].Value != v.Strategy.Knobs[i].Values[0].Value {
+			return false
+		}
+	}
+	return true
+}
+
 // Knob returns the value of the named knob.
 func (v *Variant) Knob(name string) string {
 	for i, k := range v.Strategy.Knobs {

@@ -141,8 +141,23 @@ func Summarize(dir string, kernels []string, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %-48s size %-8d %s\n", byCell[c], cs.Size, entry)
 	}
+	if warm := warmCaches(recs); warm > 0 {
+		fmt.Fprintf(w, "%d measurements ran with warm caches (not flushed between calls: the quick sample's default; PM_FLUSH_L2=on flushes): a working set that fits the cache can pass the STREAM bandwidth\n", warm)
+	}
 	fmt.Fprintf(w, "figures, claims, tables: %s\n", filepath.Join(dir, results.ReportFile))
 	return nil
+}
+
+// warmCaches counts the records measured without flushing the caches
+// between calls (the harness's "flush_l2": false).
+func warmCaches(recs []results.Record) int {
+	n := 0
+	for _, r := range recs {
+		if v, ok := r.Extra["flush_l2"]; ok && string(v) == "false" {
+			n++
+		}
+	}
+	return n
 }
 
 // better reports whether measurement a at size sa shows a cell better than

@@ -44,6 +44,9 @@ type Options struct {
 	// FlushL2 is the harness's --flush-l2: "auto" (or ""), "on" or "off"
 	// (the PM_FLUSH_L2 knob). See FlushModes.
 	FlushL2 string
+	// HostFlushL2, when set, is the --flush-l2 of host programs instead of
+	// FlushL2 (the quick sample runs them with warm caches: "off").
+	HostFlushL2 string
 	// DeviceName names the GPU for harnesses that cannot ask for it (OpenMP).
 	DeviceName string
 	// Threads sets the OpenMP threads and binding of host programs
@@ -233,6 +236,9 @@ func protocolArgs(opt Options) []string {
 func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.Writer, logf io.Writer) (int, error) {
 	e, size := t.Entry, t.Size
 	opt.trial, opt.tuned = t.Trial, t.Config != ""
+	if e.Target == "host" && opt.HostFlushL2 != "" {
+		opt.FlushL2 = opt.HostFlushL2
+	}
 	bin := filepath.Join(opt.BuildDir, e.Binary)
 	args := measureArgs(e, size, opt)
 	if copyBytes > 0 {

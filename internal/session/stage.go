@@ -11,6 +11,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/run"
+	"github.com/portmatrix/portmatrix/internal/suite"
 )
 
 // stage is what the run and the tune stages share, made once by openStage:
@@ -62,7 +63,20 @@ func (s *stage) model() (*machine.Model, string) {
 func (s *stage) options() run.Options {
 	c := s.cfg
 	return run.Options{BuildDir: c.BuildDir, Reps: c.Reps, Warmup: c.Warmup, RepSeconds: c.RepSeconds,
-		Timeout: time.Duration(c.Timeout) * time.Second, FlushL2: c.FlushL2, DeviceName: s.mach.GPUName(), Threads: hostThreads(c)}
+		Timeout: time.Duration(c.Timeout) * time.Second, FlushL2: c.FlushL2, HostFlushL2: hostFlush(c), DeviceName: s.mach.GPUName(), Threads: hostThreads(c)}
+}
+
+// hostFlush is the --flush-l2 of host programs where it is not PM_FLUSH_L2's:
+// the quick sample, unless PM_FLUSH_L2 says otherwise, runs them with warm
+// caches ("off"). A flush evicts a buffer of twice the last-level cache
+// before every call, which on a machine whose reported cache is hundreds of
+// MiB costs seconds per measurement, more than the quick sample's sizes take
+// to measure; its summary says that the caches were warm.
+func hostFlush(c config.Config) string {
+	if c.FlushL2 == "" && c.Sample() == suite.Quick {
+		return "off"
+	}
+	return ""
 }
 
 // provenance is run.json of a folder the stage writes into dir from the

@@ -31,7 +31,7 @@ func SampleManifest(cfg config.Config, m *build.Manifest, log io.Writer) *build.
 			fam = e.Kernel
 		}
 		c := suite.Cell{ID: e.ID, Kernel: e.Kernel, Family: fam, Strategy: e.Strategy, Variant: e.Variant, Toolchain: e.Toolchain,
-			Host: e.Target == "host" || GPU(cfg), CPU: e.Target == "host", Fails: e.Status == build.Failed}
+			Host: e.Target == "host" || GPU(cfg), CPU: e.Target == "host", Form: e.Form, Fails: e.Status == build.Failed}
 		on = append(on, c)
 		byID[e.ID] = c
 	}

@@ -19,7 +19,7 @@ func TestSampleManifestSizes(t *testing.T) {
 	sizes := func(ci, def []int64) map[string][]int64 { return map[string][]int64{"ci": ci, "default": def} }
 	vec := sizes([]int64{1003, 100003}, []int64{100000, 1000000, 3162277, 10000000})
 	entry := func(id, kernel, family, strategy, tc, target, status string, s map[string][]int64) build.Entry {
-		e := build.Entry{ID: id, Kernel: kernel, Family: family, Variant: strategy, Strategy: strategy, Toolchain: tc, Target: target, Status: status, Sizes: s}
+		e := build.Entry{ID: id, Kernel: kernel, Family: family, Variant: strategy, Form: true, Strategy: strategy, Toolchain: tc, Target: target, Status: status, Sizes: s}
 		if status == build.Built {
 			e.Binary = tc + "/" + id
 		}

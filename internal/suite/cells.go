@@ -44,7 +44,7 @@ func sampled(cells []*mx.Cell, known []build.Known) []Cell {
 	for _, c := range cells {
 		if c.On {
 			on = append(on, Cell{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Strategy: c.Variant.Strategy.Name,
-				Variant: c.Variant.ID, Toolchain: c.Toolchain.ID, Host: c.Runnable, CPU: c.Toolchain.Target == "host", Fails: fails(c.ID)})
+				Variant: c.Variant.ID, Toolchain: c.Toolchain.ID, Host: c.Runnable, CPU: c.Toolchain.Target == "host", Form: c.Variant.Form(), Fails: fails(c.ID)})
 		}
 	}
 	return on
@@ -80,7 +80,7 @@ func covered(name string, on []Cell, keep []string, sizeSet string) string {
 		set = BenchSet
 	}
 	slices.Sort(kernels)
-	return fmt.Sprintf("%d of family %s, %s, under every variant the host toolchains build, at the smallest and the median %s size; "+
+	return fmt.Sprintf("%d of family %s, %s, under every strategy the host toolchains build, in each of its forms, at the smallest and the median %s size; "+
 		"one cell of every other strategy and kernel family with each toolchain, at the smallest %s size",
 		n, Measured, strings.Join(kernels, ", "), set, sizeSet)
 }

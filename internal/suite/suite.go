@@ -57,6 +57,10 @@ type Cell struct {
 	Toolchain string
 	Host      bool // runs here: measured and verified, not only compiled
 	CPU       bool // its toolchain targets the host CPU
+	// Form: its variant varies the strategy's first knob only (the paper's
+	// forms, KK-OMP-A and -B); the quick suite measures the forms, the
+	// other knob values are the wide suite's.
+	Form bool
 	// Fails: a known failure (variants/known-failures.yaml) or a failed
 	// build; the quick suite never takes it, the wide one only for what no
 	// other cell covers.
@@ -66,7 +70,7 @@ type Cell struct {
 // measured reports whether the quick suite takes the cell for itself: a
 // cell of the measured family that runs on the CPU here and does not fail.
 func measured(c Cell) bool {
-	return c.Family == Measured && c.CPU && c.Host && !c.Fails
+	return c.Family == Measured && c.CPU && c.Host && c.Form && !c.Fails
 }
 
 // keys are what a cell covers: its strategy and its kernel's family with its

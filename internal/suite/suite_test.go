@@ -18,9 +18,11 @@ func matrix(kernels map[string]string, strategies []string, toolchains map[strin
 				if skip != nil && skip(k, s, t) {
 					continue
 				}
-				// two variants per strategy, as knob values make them
-				for _, v := range []string{s + "-a", s + "-b"} {
-					out = append(out, Cell{ID: k + "." + v + "." + t, Kernel: k, Family: fam, Strategy: s, Variant: v, Toolchain: t, Host: host, CPU: host})
+				// three variants per strategy, as knob values make them: two
+				// forms (the first knob) and a variation of one (a second knob)
+				for _, v := range []string{s + "-a", s + "-b", s + "-b-wo"} {
+					out = append(out, Cell{ID: k + "." + v + "." + t, Kernel: k, Family: fam, Strategy: s, Variant: v, Toolchain: t, Host: host, CPU: host,
+						Form: !strings.HasSuffix(v, "-wo")})
 				}
 			}
 		}
@@ -70,7 +72,7 @@ func covers(t *testing.T, all []Cell, ids []string, name string) {
 		if name == Wide {
 			want = append(want, "kernel "+c.Kernel, "variant "+c.Variant+" with "+c.Toolchain, "strategy "+c.Strategy+" for "+c.Family+" with "+c.Toolchain)
 		}
-		if name == Quick && c.Family == Measured && c.CPU && c.Host && !c.Fails {
+		if name == Quick && c.Family == Measured && c.CPU && c.Host && c.Form && !c.Fails {
 			want = append(want, "cell "+c.ID)
 		}
 		for _, k := range want {
@@ -259,8 +261,10 @@ func TestQuickMeasuresTheFamilyWholeAndNoFailure(t *testing.T) {
 		switch {
 		case c.Fails && in:
 			t.Errorf("quick takes %s, a failure", c.ID)
-		case c.Family == Measured && c.CPU && !c.Fails && !in:
+		case c.Family == Measured && c.CPU && c.Form && !c.Fails && !in:
 			t.Errorf("quick leaves out %s, a host cell of family %s", c.ID, Measured)
+		case c.Family == Measured && c.CPU && !c.Form && in:
+			t.Errorf("quick takes %s, a variation of a form (the wide suite's)", c.ID)
 		case c.Family == Measured && !c.CPU && in && !slices.Contains([]string{"kk-cuda", "kk-omp", "omp-raw", "omp-lambda", "raja-omp"}, c.Strategy):
 			t.Errorf("quick takes %s", c.ID)
 		}
@@ -286,7 +290,7 @@ func TestQuickMeasuresTheFamilyWholeAndNoFailure(t *testing.T) {
 // quick, the smallest and the median of the benchmark set at ci.
 func TestSizes(t *testing.T) {
 	sets := map[string][]int64{"ci": {1003, 100003}, "default": {10000000, 100000, 1000000, 3162277}, "gpu": {7}}
-	measured := Cell{ID: "axpby.serial.gcc-host", Kernel: "axpby", Family: Measured, Host: true, CPU: true}
+	measured := Cell{ID: "axpby.serial.gcc-host", Kernel: "axpby", Family: Measured, Host: true, CPU: true, Form: true}
 	other := Cell{ID: "fir.serial.gcc-host", Kernel: "fir", Family: "lcals", Host: true, CPU: true}
 	gpu := Cell{ID: "axpby.kk-cuda.nvcc-sm90", Kernel: "axpby", Family: Measured, Host: true}
 	eq := func(got, want map[string][]int64) {
