@@ -53,7 +53,8 @@ func TestQuickDefaultEndToEnd(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"axpby", "dot", "spmv", "cgsolve"} {
-		for _, v := range []string{"serial", "omp-host", "kk-omp-a", "kk-omp-b", "kk-omp-a-wo-num-teams", "kk-omp-b-wo-num-teams", "omp-raw"} {
+		assert.Empty(t, sizes[k+".kk-omp-b-wo-num-teams.gcc-host"], "%s: a variation of a form is the wide suite's", k)
+		for _, v := range []string{"serial", "omp-host", "kk-omp-a", "kk-omp-b", "omp-raw"} {
 			want := 2 // CG-Solve's default set has two sizes: the smaller only
 			if k == "cgsolve" {
 				want = 1
@@ -65,5 +66,6 @@ func TestQuickDefaultEndToEnd(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, "figures", f+".svg"))
 	}
 	assert.Contains(t, text, "GB/s at the largest size measured, % of the best STREAM bandwidth, verified:")
+	assert.Contains(t, text, "ran with warm caches", "the summary says the host caches were warm")
 	assert.Regexp(t, `\nall: took [^\n]*\n$`, text, "all ends with the summary and its time")
 }
