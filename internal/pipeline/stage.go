@@ -66,7 +66,7 @@ var Stages = []StageDef{
 			return mapping.ExplainKernels(cfg.Root, cfg.Kernels, cfg.Log)
 		}},
 	{Name: "build", Needs: NeedsProject, Deps: []string{"generate"}, Doc: "Build compiles every cell this machine can build, in parallel and incrementally.",
-		run: withProject2(func(ctx context.Context, p *Project) error {
+		run: withProjectCtx(func(ctx context.Context, p *Project) error {
 			res, err := Build(ctx, p)
 			if err != nil {
 				return err
@@ -142,21 +142,21 @@ var Stages = []StageDef{
 	{Name: "verify", Needs: NeedsProject, Doc: "Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).",
 		run: withProject(Verify)},
 	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
-		run: withProject2(All)},
+		run: withProjectCtx(All)},
 	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",
 		run: func(_ context.Context, cfg Config) error { return os.RemoveAll(cfg.BuildDir) }},
 }
 
 func withProject(f func(*Project) error) func(context.Context, Config) error {
-	return withProject2(func(_ context.Context, p *Project) error { return f(p) })
+	return withProjectCtx(func(_ context.Context, p *Project) error { return f(p) })
 }
 
-// withProject2 runs f on the loaded project. Where kernel descriptions were
+// withProjectCtx runs f, which takes the stage's context, on the loaded project. Where kernel descriptions were
 // refused, f runs for the other kernels and the stage then fails with the
 // refusals the selection names (none when PM_KERNELS names only others):
 // the whole project's command reports a broken kernel, a selection of
 // others succeeds.
-func withProject2(f func(context.Context, *Project) error) func(context.Context, Config) error {
+func withProjectCtx(f func(context.Context, *Project) error) func(context.Context, Config) error {
 	return func(ctx context.Context, cfg Config) error {
 		p, refused := Load(ctx, cfg)
 		if p == nil {

@@ -157,11 +157,17 @@ func problemsFirst(cells []CellStatus) []CellStatus {
 	return out
 }
 
-func cellSummary(cells []CellStatus) string {
+// statusCounts counts cells by status.
+func statusCounts(cells []CellStatus) map[string]int {
 	counts := map[string]int{}
 	for _, c := range cells {
 		counts[c.Status]++
 	}
+	return counts
+}
+
+func cellSummary(cells []CellStatus) string {
+	counts := statusCounts(cells)
 	var parts []string
 	for _, s := range statusOrder {
 		if counts[s] > 0 {

@@ -291,14 +291,12 @@ func claimsLine(all []claims.Result) string {
 // cellsLine counts the cells that ran by status, problems first; the cells
 // off or not run here are in the page's cell table.
 func cellsLine(cells []CellStatus) string {
-	counts := map[string]int{}
-	for _, c := range cells {
-		counts[c.Status]++
-	}
+	counts := statusCounts(cells)
 	var parts []string
 	for _, s := range append([]string{StatusVerified}, statusOrder...) {
-		if n := counts[s]; n > 0 && s != StatusSkipped && s != StatusNotRun && !slices.Contains(parts, fmt.Sprintf("%d %s", n, s)) {
+		if n := counts[s]; n > 0 && s != StatusSkipped && s != StatusNotRun {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			counts[s] = 0 // verified comes first, once
 		}
 	}
 	if len(parts) == 0 {
