@@ -38,6 +38,18 @@ type Strategy struct {
 	Flags         map[string][]string // extra compiler flags by family
 	Pos           diag.Pos
 	DeviceAt      diag.Pos // where Device is written
+	// Library: the installed library the strategy's programs are compiled
+	// and linked against (nil: the project's own layer or none).
+	Library *LibraryRef
+}
+
+// LibraryRef names one install of a library a strategy builds against: the
+// library (kokkos, raja) and its backend (cuda, omptarget, openmp, ...); the
+// toolchain is the cell's.
+type LibraryRef struct {
+	Name    string
+	Backend string
+	Pos     diag.Pos
 }
 
 // Knob is one axis of a strategy.
@@ -145,7 +157,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "model_defaults", "knobs", "kernels", "flags")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "flags", "library")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -155,6 +167,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
+		s.Library = library(d, sf["library"])
 		s.ModelDefaults = modelDefaults(d, sf["model_defaults"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {
@@ -253,6 +266,18 @@ func TunableValues(strategies []*Strategy) []int64 {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// library reads a strategy's `library: {name: ..., backend: ...}`.
+func library(d diag.Decoder, n *yaml.Node) *LibraryRef {
+	if n == nil {
+		return nil
+	}
+	lf := d.Fields(n, "library", "name", "backend")
+	if !d.Require(n, lf, "library", "name", "backend") {
+		return nil
+	}
+	return &LibraryRef{Name: d.String(lf["name"], "name"), Backend: d.String(lf["backend"], "backend"), Pos: d.Pos(n)}
 }
 
 func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {

@@ -149,3 +149,29 @@ func TestAMDCellsNeverRun(t *testing.T) {
 	assert.False(t, mapped.On)
 	assert.Equal(t, "missing omp_map_lambda (host, nvidia targets only; clang19-gfx90a is gfx90a)", mapped.Reason)
 }
+
+// A strategy's library is read with its position; a library without a
+// backend is an error at the mapping.
+func TestStrategyLibrary(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: x
+    backend: kokkos
+    device: cuda
+    library: {name: kokkos, backend: cuda}
+  - name: y
+    backend: kokkos
+    device: cuda
+    library: {name: kokkos}
+`), 0o644))
+	ss, err := Load(f, caps)
+	require.EqualError(t, err, f+`:9:14: library needs field "backend"`)
+	require.Len(t, ss, 2)
+	require.NotNil(t, ss[0].Library)
+	assert.Equal(t, "kokkos", ss[0].Library.Name)
+	assert.Equal(t, "cuda", ss[0].Library.Backend)
+	assert.Equal(t, 5, ss[0].Library.Pos.Line)
+	assert.Nil(t, ss[1].Library)
+}
