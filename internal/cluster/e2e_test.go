@@ -133,6 +133,7 @@ func TestGPUWorkersShareOneQueue(t *testing.T) {
 	cfg := matrixConfig(root, &log)
 	cfg.Out = filepath.Join(t.TempDir(), "gpus")
 	cfg.Trials = 2 // items are (cell, size, trial)
+	cfg.FlushL2 = "off"
 	t0 := time.Now()
 	sum, err := RunGPUs(context.Background(), cfg, nil, bin)
 	require.NoError(t, err, log.String())

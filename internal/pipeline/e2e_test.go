@@ -63,7 +63,7 @@ func TestCPUPipelineWithNewKernel(t *testing.T) {
 
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"scale", "spmv"}, Toolchains: []string{"gcc-host"},
-		Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Threads: 2, Out: filepath.Join(root, "results", "test"), Log: &log}
+		Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Threads: 2, FlushL2: "off", Out: filepath.Join(root, "results", "test"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))
@@ -162,7 +162,7 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", "scale.yaml"), []byte(noop), 0o644))
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"scale"}, Variants: []string{"serial"}, Toolchains: []string{"gcc-host"},
-		Sizes: Sizes{"": {100}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "noop"), Log: &log}
+		Sizes: Sizes{"": {100}}, Reps: 1, Warmup: 1, FlushL2: "off", Out: filepath.Join(root, "results", "noop"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))

@@ -41,7 +41,7 @@ func TestCPUPipelineWithLoopNestKernels(t *testing.T) {
 	variants := []string{"serial", "omp-host", "kk-omp-b", "omp-raw"}
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: kernels, Toolchains: []string{"gcc-host"}, Variants: variants,
-		Sizes: Sizes{"": {37, 333}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "loops"), Log: &log}
+		Sizes: Sizes{"": {37, 333}}, Reps: 1, Warmup: 1, FlushL2: "off", Out: filepath.Join(root, "results", "loops"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 

@@ -35,7 +35,7 @@ func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"stencil_tiled", "stencil_md"}, Toolchains: []string{"gcc-host"},
 		Variants: []string{"serial", "omp-host", "kk-omp-a", "kk-omp-b", "omp-raw", "omp-lambda", "omp-class"},
-		Sizes:    Sizes{"": {37}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "team"), Log: &log}
+		Sizes:    Sizes{"": {37}}, Reps: 1, Warmup: 1, FlushL2: "off", Out: filepath.Join(root, "results", "team"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))

@@ -35,7 +35,7 @@ func TestCPUPipelineWithTeamReductions(t *testing.T) {
 	variants := []string{"serial", "omp-host", "kk-omp-b", "omp-raw"}
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: kernels, Toolchains: []string{"gcc-host"}, Variants: variants,
-		Sizes: Sizes{"": {37, 333}}, Reps: 1, Warmup: 1, Out: filepath.Join(root, "results", "reduce"), Log: &log}
+		Sizes: Sizes{"": {37, 333}}, Reps: 1, Warmup: 1, FlushL2: "off", Out: filepath.Join(root, "results", "reduce"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))
