@@ -234,7 +234,6 @@ func installOne(ctx context.Context, j Job, opt Options, checked map[string]erro
 		return r
 	}
 	t0 := time.Now()
-	defer func() { r.Seconds = time.Since(t0).Seconds() }()
 	fail := func(format string, args ...any) Result {
 		r.Status, r.Reason, r.Seconds = Failed, fmt.Sprintf(format, args...), time.Since(t0).Seconds()
 		return r
@@ -282,7 +281,7 @@ func installOne(ctx context.Context, j Job, opt Options, checked map[string]erro
 	if err := fsutil.WriteFile(filepath.Join(prefix, InstallFile), append(b, '\n'), 0o644); err != nil {
 		return fail("%v", err)
 	}
-	r.Status = Installed
+	r.Status, r.Seconds = Installed, in.Seconds
 	return r
 }
 
