@@ -43,6 +43,9 @@ type Options struct {
 	Log     io.Writer
 	// Now stamps install.json (default time.Now).
 	Now func() time.Time
+	// RunGPU runs the smoke programs of NVIDIA GPU targets too (a GPU host,
+	// PM_GPU=1); host programs always run, AMD ones never.
+	RunGPU bool
 }
 
 // Install statuses.
@@ -445,7 +448,7 @@ func build(ctx context.Context, j Job, opt Options, src, prefix, scratch string,
 	}
 	in.LinkFlags = append(in.LinkFlags, v.all(b.LinkFlags)...)
 	step("smoke check")
-	if err := Smoke(ctx, t, in, b.Smoke, scratch, logw); err != nil {
+	if err := Smoke(ctx, t, in, b.Smoke, scratch, opt.RunGPU, logw); err != nil {
 		return nil, fmt.Errorf("smoke check: %v", err)
 	}
 	return in, nil
@@ -480,8 +483,8 @@ func SmokeCommand(t *toolchain.Toolchain, in *Install, source, out string) []str
 }
 
 // Smoke builds the program text against the install in dir, and runs it
-// when the toolchain's target is the host.
-func Smoke(ctx context.Context, t *toolchain.Toolchain, in *Install, program, dir string, logw io.Writer) error {
+// when the toolchain's target is the host, or an NVIDIA GPU with runGPU.
+func Smoke(ctx context.Context, t *toolchain.Toolchain, in *Install, program, dir string, runGPU bool, logw io.Writer) error {
 	source, bin := filepath.Join(dir, "smoke.cpp"), filepath.Join(dir, "smoke")
 	if err := os.WriteFile(source, []byte(program), 0o644); err != nil {
 		return err
@@ -490,7 +493,7 @@ func Smoke(ctx context.Context, t *toolchain.Toolchain, in *Install, program, di
 	if err := run(ctx, logw, append(os.Environ(), t.Env...), dir, cmd[0], cmd[1:]...); err != nil {
 		return err
 	}
-	if t.GPU() {
+	if t.GPU() && (!runGPU || toolchain.NotRun(t.Target) != "") {
 		fmt.Fprintf(logw, "built, not run (target %s)\n", t.Target)
 		return nil
 	}

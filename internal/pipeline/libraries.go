@@ -38,7 +38,7 @@ func Libraries(ctx context.Context, cfg Config) error {
 	}
 	toolchain.Discover(ctx, tcs, caps, probe)
 	_, err = library.InstallAll(ctx, cat, tcs, library.Options{Deps: cfg.Deps, Dir: library.Dir(absRoot(cfg.Root), ""),
-		Only: cfg.Libraries, Log: cfg.Log})
+		Only: cfg.Libraries, Log: cfg.Log, RunGPU: cfg.GPU == "1"})
 	return err
 }
 
