@@ -439,14 +439,11 @@ func build(ctx context.Context, j Job, opt Options, src, prefix, scratch string,
 		in.CUDA = cv.String()
 	}
 	in.CompileFlags = v.all(b.CompileFlags)
-	for _, lib := range b.Libs {
-		a, err := findLib(prefix, lib)
-		if err != nil {
-			return nil, err
-		}
-		in.LinkFlags = append(in.LinkFlags, a)
+	libs, err := LibFlags(prefix, b.Libs)
+	if err != nil {
+		return nil, err
 	}
-	in.LinkFlags = append(in.LinkFlags, v.all(b.LinkFlags)...)
+	in.LinkFlags = append(libs, v.all(b.LinkFlags)...)
 	step("smoke check")
 	if err := Smoke(ctx, t, in, b.Smoke, scratch, opt.RunGPU, logw); err != nil {
 		return nil, fmt.Errorf("smoke check: %v", err)
@@ -454,15 +451,33 @@ func build(ctx context.Context, j Job, opt Options, src, prefix, scratch string,
 	return in, nil
 }
 
-// findLib is prefix/lib/lib<name>.a or prefix/lib64/lib<name>.a.
-func findLib(prefix, name string) (string, error) {
-	for _, d := range []string{"lib", "lib64"} {
-		a := filepath.Join(prefix, d, "lib"+name+".a")
-		if _, err := os.Stat(a); err == nil {
-			return a, nil
+// LibFlags links the static libraries names, in order, from prefix/lib or
+// prefix/lib64: -L<folder> once per folder, then -l<name> each. Not the
+// archives' paths: nvcc's -x cu (the CUDA toolchain's flags) would compile
+// an archive named on its command line as CUDA source.
+func LibFlags(prefix string, names []string) ([]string, error) {
+	var dirs, ls []string
+	for _, name := range names {
+		found := ""
+		for _, d := range []string{"lib", "lib64"} {
+			if _, err := os.Stat(filepath.Join(prefix, d, "lib"+name+".a")); err == nil {
+				found = filepath.Join(prefix, d)
+				break
+			}
 		}
+		if found == "" {
+			return nil, fmt.Errorf("the install has no lib%s.a under %s/lib or lib64 (variants/libraries.yaml libs)", name, prefix)
+		}
+		if !slices.Contains(dirs, found) {
+			dirs = append(dirs, found)
+		}
+		ls = append(ls, "-l"+name)
 	}
-	return "", fmt.Errorf("the install has no lib%s.a under %s/lib or lib64 (variants/libraries.yaml libs)", name, prefix)
+	var out []string
+	for _, d := range dirs {
+		out = append(out, "-L"+d)
+	}
+	return append(out, ls...), nil
 }
 
 // SmokeCommand is how a program is built against an install: the

@@ -161,7 +161,7 @@ func TestInstallTinyRelease(t *testing.T) {
 	assert.Equal(t, sum, in.SHA256)
 	assert.Equal(t, []string{"answer"}, in.Fixes)
 	assert.Equal(t, []string{"-I" + prefix + "/include", "-DTINY"}, in.CompileFlags)
-	assert.Equal(t, []string{filepath.Join(prefix, "lib", "libtiny.a"), "-lm"}, in.LinkFlags)
+	assert.Equal(t, []string{"-L" + filepath.Join(prefix, "lib"), "-ltiny", "-lm"}, in.LinkFlags)
 	assert.Equal(t, "2026-11-28T12:00:00Z", in.Date)
 	b, _ := os.ReadFile(filepath.Join(prefix, LogFile))
 	assert.Contains(t, string(b), "applied: answer")
