@@ -379,8 +379,8 @@ func (o Option) Applies(t *toolchain.Toolchain) bool {
 	return true
 }
 
-// ConfigureArgs are the cmake configure arguments of a job.
-func ConfigureArgs(j Job, v vars, srcDir, buildDir, prefix, generator string) []string {
+// configureArgs are the cmake configure arguments of a job.
+func configureArgs(j Job, v vars, srcDir, buildDir, prefix, generator string) []string {
 	args := []string{"-S", srcDir, "-B", buildDir, "-G", generator, "-DCMAKE_INSTALL_PREFIX=" + prefix,
 		"-DCMAKE_CXX_COMPILER=" + v.expand(j.Backend.CXX)}
 	if cc := v["COMPILER_C"]; cc != "" && j.Backend.CXX == "${COMPILER}" {
@@ -420,7 +420,7 @@ func build(ctx context.Context, j Job, opt Options, src, prefix, scratch string,
 		generator = "Ninja"
 	}
 	buildDir := filepath.Join(scratch, "build")
-	cmakeArgs := ConfigureArgs(j, v, srcDir, buildDir, prefix, generator)
+	cmakeArgs := configureArgs(j, v, srcDir, buildDir, prefix, generator)
 	step("configure")
 	if err := run(ctx, logw, env, scratch, "cmake", cmakeArgs...); err != nil {
 		return nil, fmt.Errorf("cmake configure: %v", err)
