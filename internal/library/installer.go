@@ -245,6 +245,9 @@ func installOne(ctx context.Context, j Job, opt Options, checked map[string]erro
 		return fail("no sources folder: set PM_DEPS (or -deps) to the folder holding %s", l.Source)
 	}
 	src := filepath.Join(opt.Deps, l.Source)
+	if abs, err := filepath.Abs(src); err == nil {
+		src = abs
+	}
 	if _, ok := checked[src]; !ok {
 		checked[src] = CheckSHA256(src, l.SHA256)
 	}
