@@ -55,8 +55,9 @@ type Backend struct {
 	// Env is NAME=value for the configure and build.
 	CXX string
 	Env []string
-	// ToolchainFlags are patterns (path.Match) of the toolchain's flags that
-	// the library's own build needs too (${TOOLCHAIN_FLAGS}).
+	// ToolchainFlags are the toolchain's flags that the library's own build
+	// needs too (${TOOLCHAIN_FLAGS}): each a flag, or a prefix ending in *
+	// (FlagMatch).
 	ToolchainFlags []string
 	CMake          []Option
 	// CompileFlags and LinkFlags are what a consumer adds to the
@@ -267,8 +268,8 @@ func parse(file string, root *yaml.Node, toolchains []string, errs *diag.List) *
 				}
 			}
 			for _, p := range b.ToolchainFlags {
-				if _, err := path.Match(p, ""); err != nil {
-					d.Add(bf["toolchain_flags"], "bad pattern %q: %v", p, err)
+				if strings.Contains(strings.TrimSuffix(p, "*"), "*") || p == "" {
+					d.Add(bf["toolchain_flags"], "a toolchain_flags pattern is a flag or a prefix ending in *, not %q", p)
 				}
 			}
 			l.Backends = append(l.Backends, b)

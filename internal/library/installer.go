@@ -313,13 +313,14 @@ func (v vars) all(ss []string) []string {
 	return out
 }
 
-// keepFlags are the toolchain flags matching patterns; a flag that takes
-// the next as its argument (-Xoffload-linker, -Xopenmp-target, -x) keeps it.
+// keepFlags are the toolchain flags matching patterns (FlagMatch); a flag
+// that takes the next as its argument (-Xoffload-linker, -Xopenmp-target,
+// -x) keeps it.
 func keepFlags(flags, patterns []string) []string {
 	var out []string
 	for i := 0; i < len(flags); i++ {
 		f := flags[i]
-		if !slices.ContainsFunc(patterns, func(p string) bool { ok, _ := path.Match(p, f); return ok }) {
+		if !slices.ContainsFunc(patterns, func(p string) bool { return FlagMatch(p, f) }) {
 			continue
 		}
 		out = append(out, f)
@@ -329,6 +330,16 @@ func keepFlags(flags, patterns []string) []string {
 		}
 	}
 	return out
+}
+
+// FlagMatch reports whether a toolchain flag matches a pattern of a
+// backend's toolchain_flags: the flag itself, or a prefix ending in *
+// (--libomptarget-nvptx-bc-path=* keeps the flag whatever its path).
+func FlagMatch(pattern, flag string) bool {
+	if p, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(flag, p)
+	}
+	return pattern == flag
 }
 
 // CUDAVersion is the CUDA version a toolchain builds with: nvcc's own, or

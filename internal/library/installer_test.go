@@ -195,3 +195,18 @@ func TestInstallTinyRelease(t *testing.T) {
 	assert.Nil(t, lk.Install)
 	assert.Contains(t, lk.Why, "library tiny 1.0 (backend host) for gcc-host is not installed: its install failed (log "+filepath.Join(prefix, LogFile)+")")
 }
+
+// A backend keeps the toolchain flags its library's build needs: a flag
+// ending in * is a prefix (paths included), and a flag taking the next as
+// its argument keeps it (clang 22's -Xoffload-linker -L<device runtime>).
+func TestKeepFlags(t *testing.T) {
+	flags := []string{"-O3", "-std=c++17", "-fopenmp", "--offload-arch=sm_90", "-I/r/.toolchains/llvm22/include", "-L/r/.toolchains/llvm22/lib",
+		"--libomptarget-nvptx-bc-path=/r/.toolchains/llvm22/lib/nvptx64-nvidia-cuda", "-Xoffload-linker", "-L/r/.toolchains/llvm22/lib/nvptx64-nvidia-cuda",
+		"-Wno-unknown-cuda-version"}
+	kept := keepFlags(flags, []string{"--libomptarget-nvptx-bc-path=*", "-I*", "-L*", "-Xoffload-linker", "-Wno-unknown-cuda-version"})
+	assert.Equal(t, []string{"-I/r/.toolchains/llvm22/include", "-L/r/.toolchains/llvm22/lib",
+		"--libomptarget-nvptx-bc-path=/r/.toolchains/llvm22/lib/nvptx64-nvidia-cuda", "-Xoffload-linker", "-L/r/.toolchains/llvm22/lib/nvptx64-nvidia-cuda",
+		"-Wno-unknown-cuda-version"}, kept)
+	assert.False(t, FlagMatch("-fopenmp", "-fopenmp-targets=x"))
+	assert.True(t, FlagMatch("--offload-arch=*", "--offload-arch=sm_90"))
+}
