@@ -76,6 +76,9 @@ func Snapcheck(ctx context.Context, dump string) error { return stage(ctx, "snap
 // Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).
 func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 
+// Libraries installs the libraries of variants/libraries.yaml (Kokkos, RAJA) for each backend and toolchain found, from the source releases in PM_DEPS (PM_LIBRARIES selects; docs/libraries.md).
+func Libraries(ctx context.Context) error { return stage(ctx, "libraries") }
+
 // All generates, builds, runs, verifies and reports: the whole pipeline.
 //
 // Knobs (environment variables; portmatrix takes them as flags), read by every target:
@@ -136,6 +139,10 @@ func Verify(ctx context.Context) error { return stage(ctx, "verify") }
 //	    OMP_PROC_BIND of host programs, with OMP_PLACES=cores unless false (default: close); docs/cpu.md (-bind)
 //	PM_THRESHOLD=0.10
 //	    compare: a slow-down beyond this fraction is a regression (-threshold)
+//	PM_DEPS=../shared/deps
+//	    libraries: the folder holding the libraries' source releases that variants/libraries.yaml names (docs/libraries.md) (-deps)
+//	PM_LIBRARIES=kokkos/openmp/gcc-host,raja
+//	    libraries: the installs to do, name[/backend[/toolchain]], each part a pattern (default: every install whose toolchain is found) (-libraries)
 //	PM_TUNE=auto|exhaustive|random|pruned
 //	    tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS) (-tune)
 //	PM_TUNE_EVALS=64

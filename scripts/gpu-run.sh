@@ -4,7 +4,8 @@
 # build (PM_HOST_BUILD, default nvcc-sm90: the newest nvcc found, such as
 # /usr/local/cuda/bin/nvcc; empty: none), runs the selected GPU cells with the
 # static CLI for at most PM_RUN_LIMIT seconds (default 500), and packs the
-# results folder into $OUT (or ./out). Arguments go to `portmatrix`, e.g.
+# results folder into $OUT (or ./out). With PM_DEPS (the libraries' source
+# releases) it first installs Kokkos and RAJA for those toolchains. Arguments go to `portmatrix`, e.g.
 #   scripts/gpu-run.sh bundle-a -toolchains clang22-sm90,nvcc-sm90 -kernels spmv -size-set gpu -reps 10
 # PM_RESUME_FROM=<results tarball of an earlier job> unpacks that folder and
 # resumes its run (same arguments): what finished is kept, the rest runs.
@@ -24,6 +25,12 @@ export PM_COMMIT; PM_COMMIT=$(cat "$dir/COMMIT")
 export PM_SUITE=${PM_SUITE:-full}
 hb=${PM_HOST_BUILD-nvcc-sm90}
 if [ -n "$hb" ]; then
+  # With the libraries' source releases (PM_DEPS), the Kokkos and RAJA installs
+  # of these toolchains first, by this host's compilers (docs/libraries.md).
+  if [ -n "${PM_DEPS:-}" ]; then
+    bin/portmatrix -libraries "$(echo "$hb" | sed 's|[^,]*|*/*/&|g')" libraries ||
+      echo "gpu-run: library installs for $hb failed (see .toolchains/libraries/*/*/install.log)"
+  fi
   # Which compiler each toolchain found is in the manifest and run.json; doctor's
   # whole report stays beside the build.
   bin/portmatrix "$@" -toolchains "$hb" doctor >"build/doctor-$hb.txt" 2>&1

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -96,8 +97,26 @@ func Command(root, dir string, c *matrix.Cell, deviceOnly bool) []string {
 	for _, cp := range t.CapNames() {
 		args = append(args, "-DPM_HAS_"+strings.ToUpper(cp)+"=1")
 	}
+	if in := c.Library; in != nil {
+		for _, cp := range in.Caps { // the library's version gates, as the compiler's
+			args = append(args, "-DPM_HAS_"+strings.ToUpper(cp)+"=1")
+		}
+		args = append(args, in.CompileFlags...)
+	}
 	args = append(args, "-I"+filepath.Join(root, "harness"), "-o", Binary(dir, c), filepath.Join(root, c.Source()))
+	if c.Library != nil && !deviceOnly {
+		args = append(args, c.Library.LinkFlags...) // the static libraries after the source that uses them
+	}
 	return t.Command(args...)
+}
+
+// sourceLast is a cell's command without the library's link flags, which
+// follow the source (deviceFlags takes the last argument for the source).
+func sourceLast(cmd []string, c *matrix.Cell) []string {
+	if c.Library != nil && len(cmd) > len(c.Library.LinkFlags) && !slices.Contains(cmd, "-c") {
+		return cmd[:len(cmd)-len(c.Library.LinkFlags)]
+	}
+	return cmd
 }
 
 // Key hashes everything a binary depends on: the toolchain, the command,
@@ -106,6 +125,9 @@ func Command(root, dir string, c *matrix.Cell, deviceOnly bool) []string {
 func Key(c *matrix.Cell, cmd []string, src, harness []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", c.Toolchain.Identity, strings.Join(cmd, "\x00"))
+	if c.Library != nil { // a reinstall at the same prefix rebuilds its cells
+		fmt.Fprintf(h, "%s\x00", c.Library.Key())
+	}
 	for _, k := range KeyEnv {
 		fmt.Fprintf(h, "%s=%s\x00", k, os.Getenv(k))
 	}
@@ -241,7 +263,7 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 		}
 	}
 	key := Key(c, cmd, src, harness)
-	r.DeviceHash = DeviceHash(src, deviceFlags(cmd))
+	r.DeviceHash = DeviceHash(src, deviceFlags(sourceLast(cmd, c)))
 	stamp, failStamp := r.Binary+".key", r.Binary+".failed"
 	if current(r.Binary, key) {
 		r.Status = Cached

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/library"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
@@ -229,4 +230,29 @@ func TestTeamBlocks(t *testing.T) {
 	assert.Equal(t, []int64{32, 256}, teamBlocks(c, map[string]*spec.Kernel{"part": part}))
 	k.Pattern = team("ts", "size / 2")
 	assert.Nil(t, teamBlocks(c, nil))
+}
+
+// A cell of a library strategy compiles with the install's flags (and the
+// library's capabilities as PM_HAS_ macros) before its source and links
+// the install's libraries after it; its device hash does not see the
+// install's paths, and the manifest records the install.
+func TestLibraryCellCommand(t *testing.T) {
+	root := t.TempDir()
+	c := cells(t, root)[0]
+	plain := Command(root, "build", c, false)
+	lc := *c
+	lc.Library = &library.Install{Name: "kokkos", Version: "4.6.01", Backend: "openmp", Toolchain: "fake", Prefix: "/opt/kk",
+		CompilerVersion: "1", Caps: []string{"kk_x"}, CompileFlags: []string{"-I/opt/kk/include"}, LinkFlags: []string{"/opt/kk/lib/libkokkoscore.a", "-ldl"}}
+	cmd := Command(root, "build", &lc, false)
+	src := filepath.Join(root, c.Source())
+	assert.Equal(t, []string{"fakecc", "-O2", "-DPM_HAS_OPENMP=1", "-DPM_HAS_KK_X=1", "-I/opt/kk/include", "-I" + filepath.Join(root, "harness"),
+		"-o", Binary("build", c), src, "/opt/kk/lib/libkokkoscore.a", "-ldl"}, cmd)
+	assert.Equal(t, append(deviceFlags(plain), "-DPM_HAS_KK_X=1"), deviceFlags(sourceLast(cmd, &lc)))
+	assert.NotContains(t, Command(root, "build", &lc, true), "-ldl", "a device-only build links nothing")
+	assert.NotEqual(t, Key(c, plain, nil, nil), Key(&lc, plain, nil, nil), "the install is part of the cache key")
+
+	e := entry("build", Result{Cell: &lc, Status: Built})
+	require.NotNil(t, e.Library)
+	assert.Equal(t, Library{Name: "kokkos", Version: "4.6.01", Backend: "openmp", Prefix: "/opt/kk", Compiler: "1"}, *e.Library)
+	assert.Nil(t, entry("build", Result{Cell: c, Status: Built}).Library)
 }

@@ -63,6 +63,19 @@ type Entry struct {
 	// DeviceHash, all the tune stage and `run -tuned` read of a cell, so
 	// that they need the build folder only.
 	Space json.RawMessage `json:"space,omitempty"`
+	// Library is the library install the cell was built against (a
+	// strategy's library:, variants/libraries.yaml); nil for others.
+	Library *Library `json:"library,omitempty"`
+}
+
+// Library is what the manifest records of a cell's library install.
+type Library struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Backend string `json:"backend"`
+	Prefix  string `json:"prefix"`
+	// Compiler is the version of the compiler the install was built with.
+	Compiler string `json:"compiler,omitempty"`
 }
 
 // Info describes a toolchain for the manifest and run.json.
@@ -144,6 +157,9 @@ func entry(dir string, r Result) Entry {
 		Toolchain: c.Toolchain.ID, Target: c.Toolchain.Target, Status: r.Status, Reason: r.Reason,
 		Seconds: r.Seconds, Sizes: c.Kernel.Size.Sets, Fallbacks: c.Fallbacks, DeviceHash: r.DeviceHash,
 		Tunables: cellTunables(c), Kernels: r.Kernels, ResourcesNote: r.ResourcesNote, DeviceOnly: r.DeviceOnly, Blocks: r.Blocks, Space: r.Space}
+	if in := c.Library; in != nil {
+		e.Library = &Library{Name: in.Name, Version: in.Version, Backend: in.Backend, Prefix: in.Prefix, Compiler: in.CompilerVersion}
+	}
 	if len(c.Variant.ModelDefaults) > 0 {
 		e.ModelDefaults = c.Variant.ModelDefaults
 	}

@@ -60,6 +60,8 @@ type Config struct {
 	Cluster        string   // cluster file (cluster.example.yaml)
 	Work           string   // run only these work items: a JSON file, a queue folder, or plan:<file>
 	Self           string   // this program, for the workers a scheduler starts ("" under mage)
+	Deps           string   // libraries: the folder of the libraries' source releases (docs/libraries.md)
+	Libraries      []string // libraries: the installs to do, name[/backend[/toolchain]] (default: every one whose toolchain is found)
 	Args           []string
 	Log            io.Writer
 }
@@ -406,6 +408,12 @@ var Knobs = []Knob{
 			return nil
 		},
 		Value: func(c *Config) string { return floatValue(c.Threshold, false) }},
+	{Env: "PM_DEPS", Flag: "deps", Example: "../shared/deps", Doc: "libraries: the folder holding the libraries' source releases that variants/libraries.yaml names (docs/libraries.md)",
+		Set:   str(func(c *Config) *string { return &c.Deps }),
+		Value: strValue(func(c *Config) *string { return &c.Deps })},
+	{Env: "PM_LIBRARIES", Flag: "libraries", Example: "kokkos/openmp/gcc-host,raja", Doc: "libraries: the installs to do, name[/backend[/toolchain]], each part a pattern (default: every install whose toolchain is found)",
+		Set:   func(c *Config, v string) error { c.Libraries = List(v); return nil },
+		Value: listValue(func(c *Config) []string { return c.Libraries })},
 	{Env: "PM_TUNE", Flag: "tune", Example: "auto|exhaustive|random|pruned", Doc: "tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS)",
 		Set: func(c *Config, v string) error {
 			if !slices.Contains([]string{"auto", "exhaustive", "random", "pruned"}, v) {

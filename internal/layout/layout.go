@@ -17,7 +17,18 @@ const (
 	ReportSpecs   = "templates/report"             // figures, claims, tables (internal/report)
 	Results       = "results"                      // results folders (internal/results)
 	BuildDir      = "build"                        // the default build folder (internal/build)
+	Libraries     = "variants/libraries.yaml"      // library releases, backends, fixes (internal/library)
+	// LibraryInstalls is where the installer puts each library install
+	// (internal/library): LibraryPrefix under it.
+	LibraryInstalls = ".toolchains/libraries"
 )
+
+// LibraryPrefix is the CMake install prefix of one library install:
+// <dir>/<name>-<version>/<backend>-<toolchain>, dir being LibraryInstalls
+// under the root or a folder given instead.
+func LibraryPrefix(dir, name, version, backend, toolchain string) string {
+	return filepath.Join(dir, name+"-"+version, backend+"-"+toolchain)
+}
 
 // Path is rel (a constant of this package) under root.
 func Path(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }

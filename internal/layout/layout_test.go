@@ -15,7 +15,7 @@ import (
 // imports no package of the project (it holds paths only).
 func TestLayoutOfTheRepository(t *testing.T) {
 	root := filepath.Join("..", "..")
-	for _, rel := range []string{Templates, Kernels, Capabilities, Strategies, KnownFailures, Toolchains, ReportSpecs, Results} {
+	for _, rel := range []string{Templates, Kernels, Capabilities, Strategies, KnownFailures, Toolchains, ReportSpecs, Results, Libraries} {
 		_, err := os.Stat(Path(root, rel))
 		assert.NoError(t, err, rel)
 	}

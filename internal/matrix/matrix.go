@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/library"
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
@@ -117,6 +118,10 @@ type Cell struct {
 	Reason    string   // why it is off
 	Fallbacks []string // optional capabilities missing: rendered fallbacks
 	Runnable  bool     // on, and its target is here (host, or a GPU that is present; never an AMD target)
+	// Library is the install a library strategy's cell builds against
+	// (variants/libraries.yaml); nil for other strategies and when none is
+	// installed (the cell is then off, Reason saying how to install it).
+	Library *library.Install
 }
 
 // Source is the generated file a cell builds (it does not depend on the toolchain).
@@ -167,7 +172,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
-		s.Library = library(d, sf["library"])
+		s.Library = libraryRef(d, sf["library"])
 		s.ModelDefaults = modelDefaults(d, sf["model_defaults"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {
@@ -268,8 +273,8 @@ func TunableValues(strategies []*Strategy) []int64 {
 	return slices.Compact(out)
 }
 
-// library reads a strategy's `library: {name: ..., backend: ...}`.
-func library(d diag.Decoder, n *yaml.Node) *LibraryRef {
+// libraryRef reads a strategy's `library: {name: ..., backend: ...}`.
+func libraryRef(d diag.Decoder, n *yaml.Node) *LibraryRef {
 	if n == nil {
 		return nil
 	}
@@ -408,9 +413,11 @@ func Applies(k *spec.Kernel, v *Variant, kernels map[string]*spec.Kernel, missin
 }
 
 // Expand crosses kernels, variants and toolchains into cells. notFor says why
-// a variant does not apply to a kernel ("" when it does).
+// a variant does not apply to a kernel ("" when it does). A strategy naming a
+// library has cells only for the toolchains its backend installs for (libs;
+// none when libs is nil), each off while the install is missing.
 func Expand(kernels []*spec.Kernel, variants []*Variant, tcs []*toolchain.Toolchain, caps *toolchain.Table,
-	notFor func(*spec.Kernel, *Variant) string, gpuPresent bool) []*Cell {
+	notFor func(*spec.Kernel, *Variant) string, gpuPresent bool, libs *library.Set) []*Cell {
 	var cells []*Cell
 	for _, k := range kernels {
 		for _, v := range variants {
@@ -419,8 +426,14 @@ func Expand(kernels []*spec.Kernel, variants []*Variant, tcs []*toolchain.Toolch
 				if !t.Builds(v.Strategy.Device) {
 					continue
 				}
-				c := &Cell{ID: CellID(k.Name, v.ID, t.ID), Kernel: k, Variant: v, Toolchain: t}
-				c.Reason = reason(v, t, caps, why)
+				var lk library.Lookup
+				if ref := v.Strategy.Library; ref != nil {
+					if lk = libs.Find(ref.Name, ref.Backend, t); !lk.Listed {
+						continue
+					}
+				}
+				c := &Cell{ID: CellID(k.Name, v.ID, t.ID), Kernel: k, Variant: v, Toolchain: t, Library: lk.Install}
+				c.Reason = reason(v, t, caps, why, lk, libs)
 				c.On = c.Reason == ""
 				if c.On {
 					for _, o := range v.Strategy.Optional {
@@ -437,16 +450,26 @@ func Expand(kernels []*spec.Kernel, variants []*Variant, tcs []*toolchain.Toolch
 	return cells
 }
 
-func reason(v *Variant, t *toolchain.Toolchain, caps *toolchain.Table, notFor string) string {
+func reason(v *Variant, t *toolchain.Toolchain, caps *toolchain.Table, notFor string, lk library.Lookup, libs *library.Set) string {
 	switch {
 	case notFor != "":
 		return notFor
 	case !t.Found():
 		return "toolchain " + t.ID + ": " + t.Missing
+	case lk.Listed && lk.Install == nil:
+		return lk.Why
 	}
 	var missing []string
 	for _, r := range v.Requires {
-		if t.Caps[r] {
+		if t.Caps[r] || lk.Install != nil && slices.Contains(lk.Install.Caps, r) {
+			continue
+		}
+		if l, cp := libs.Capability(r); l != nil {
+			have := "no " + l.Name + " install"
+			if lk.Install != nil && lk.Install.Name == l.Name {
+				have = l.Name + " " + lk.Install.Version
+			}
+			missing = append(missing, fmt.Sprintf("%s (needs %s %s, have %s)", r, l.Name, cp.Raw, have))
 			continue
 		}
 		var on []string // the targets of the rows whose version gate the toolchain meets

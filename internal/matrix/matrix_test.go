@@ -136,7 +136,7 @@ func TestAMDCellsNeverRun(t *testing.T) {
 	toolchain.Derive(nv, caps)
 	k := &spec.Kernel{Name: "pressure_calc"}
 	cells := Expand([]*spec.Kernel{k}, Variants(ss), []*toolchain.Toolchain{amd, nv}, caps,
-		func(*spec.Kernel, *Variant) string { return "" }, true)
+		func(*spec.Kernel, *Variant) string { return "" }, true, nil)
 	byID := map[string]*Cell{}
 	for _, c := range cells {
 		byID[c.ID] = c

@@ -78,6 +78,9 @@ var badCases = []badCase{
 	{name: "strategy-missing-backend", edit: [][3]string{{strategies, "    backend: serial\n    device: host\n", "    device: host\n"}}},
 	{name: "strategy-bad-lang", edit: [][3]string{{strategies, "backend: serial\n    device: host\n", "backend: serial\n    device: host\n    lang: fortran\n"}}},
 	{name: "strategy-defined-twice", edit: [][3]string{{strategies, "  - name: omp-host\n", "  - name: serial\n    backend: serial\n    device: host\n  - name: omp-host\n"}}},
+	{name: "strategy-library-typo", edit: [][3]string{{strategies, "backend: serial\n    device: host\n", "backend: serial\n    device: host\n    library: {name: kokos, backend: openmp}\n"}}},
+	{name: "strategy-library-backend-typo", edit: [][3]string{{strategies, "backend: serial\n    device: host\n", "backend: serial\n    device: host\n    library: {name: raja, backend: opnemp}\n"}}},
+	{name: "libraries-bad-fix", edit: [][3]string{{"variants/libraries.yaml", "file: core/src/Cuda/Kokkos_Cuda_Instance.hpp", "file: ../Kokkos_Cuda_Instance.hpp"}}},
 	{name: "strategy-unknown-backend", edit: [][3]string{{strategies, "backend: serial\n    device: host", "backend: seriall\n    device: host"}}},
 
 	// Capabilities.

@@ -28,6 +28,7 @@ func Doctor(p *Project, w io.Writer) {
 			fmt.Fprintf(w, "  %-14s BROKEN: %s\n", "", t.Broken)
 		}
 	}
+	doctorLibraries(p.Libraries, p.Toolchains, w)
 	cells := p.Cells()
 	on, run := 0, 0
 	fmt.Fprintln(w, "cells:")

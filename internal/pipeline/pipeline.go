@@ -17,6 +17,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/library"
 	"github.com/portmatrix/portmatrix/internal/mapping"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/render"
@@ -43,7 +44,10 @@ type Project struct {
 	Spaces     *tune.Spaces // variants/tuning.yaml; nil in a project without one
 	Caps       *toolchain.Table
 	Toolchains []*toolchain.Toolchain
-	Engine     *render.Engine
+	// Libraries are variants/libraries.yaml and the installs under
+	// .toolchains/libraries: what library strategies build against.
+	Libraries *library.Set
+	Engine    *render.Engine
 	// Refused are the kernel descriptions the load refused: every other
 	// kernel goes on without them (Load).
 	Refused spec.Refused
@@ -93,14 +97,18 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)
-	p.Strategies, err = matrix.Load(p.path(layout.Strategies), p.Caps)
-	add(err)
 	tcFile := p.path(layout.Toolchains)
 	if cfg.ToolchainsFile != "" {
 		tcFile = cfg.ToolchainsFile
 	}
 	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
 	add(err)
+	p.Libraries, err = loadLibraries(p.Cfg.Root, p.Toolchains)
+	add(err)
+	p.Libraries.Catalog.AddCapabilities(p.Caps) // a strategy may require a library's version gate
+	p.Strategies, err = matrix.Load(p.path(layout.Strategies), p.Caps)
+	add(err)
+	add(checkLibraryRefs(p.Strategies, p.Libraries.Catalog))
 	p.Engine, err = render.Load(p.path(layout.Templates))
 	add(err)
 	devices, err := toolchain.HarnessDevices(p.path("harness"))
@@ -273,7 +281,7 @@ func (p *Project) RenderFailures() render.Failures {
 
 // Cells is the selected part of the matrix.
 func (p *Project) Cells() []*matrix.Cell {
-	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, session.GPU(p.Cfg))
+	all := matrix.Expand(p.Kernels, p.Variants, p.Toolchains, p.Caps, p.notFor, session.GPU(p.Cfg), p.Libraries)
 	var out []*matrix.Cell
 	for _, c := range all {
 		if p.selected(c) {

@@ -141,6 +141,8 @@ var Stages = []StageDef{
 		}},
 	{Name: "verify", Needs: NeedsProject, Doc: "Verify checks the selection's build (every cell that is on compiled or a known failure) and PM_OUT's run (finished, every built cell measured and verified), with counts by target (CI runs it).",
 		run: withProject(Verify)},
+	{Name: "libraries", Needs: NeedsProject, Doc: "Libraries installs the libraries of variants/libraries.yaml (Kokkos, RAJA) for each backend and toolchain found, from the source releases in PM_DEPS (PM_LIBRARIES selects; docs/libraries.md).",
+		run: Libraries},
 	{Name: "all", Needs: NeedsProject, Doc: "All generates, builds, runs, verifies and reports: the whole pipeline.",
 		run: withProjectCtx(All)},
 	{Name: "clean", Needs: NeedsNothing, Doc: "Clean removes build outputs (the build folder); generated/ and results/ are kept.",

@@ -1,0 +1,106 @@
+package matrix
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	version "github.com/hashicorp/go-version"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/library"
+	"github.com/portmatrix/portmatrix/internal/spec"
+	"github.com/portmatrix/portmatrix/internal/toolchain"
+)
+
+// A library strategy's cell is off, saying which install is missing and the
+// command that makes it, until install.json is there; a toolchain its
+// backend does not install for makes no cell; the other strategies' cells
+// do not change; a library's version gate is required like a compiler's.
+func TestLibraryGate(t *testing.T) {
+	cat, err := library.Parse("libraries.yaml", []byte(`libraries:
+  - name: kokkos
+    version: 4.6.01
+    source: kokkos-4.6.01.tar.xz
+    sha256: 60dc4e7b3f6f9a560d598a2cfb48c3a15a686756c62f3ff6412031eda52a5949
+    dir: kokkos-4.6.01
+    capabilities:
+      - {name: kk_new, when: ">= 4.7", source: test}
+      - {name: kk_old, when: ">= 4.0", source: test}
+    backends:
+      - {name: openmp, toolchains: [gcc-host], smoke: "int main() {}"}
+`), []string{"gcc-host", "clang19-host"})
+	require.NoError(t, err)
+	caps := &toolchain.Table{}
+	cat.AddCapabilities(caps)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: kk-lib
+    backend: kokkos
+    device: host
+    library: {name: kokkos, backend: openmp}
+  - name: kk-lib-new
+    backend: kokkos
+    device: host
+    requires: [kk_new]
+    library: {name: kokkos, backend: openmp}
+  - name: kk-lib-old
+    backend: kokkos
+    device: host
+    requires: [kk_old]
+    library: {name: kokkos, backend: openmp}
+  - name: serial
+    backend: serial
+    device: host
+`), 0o644))
+	ss, err := Load(f, caps)
+	require.NoError(t, err)
+	v12 := version.Must(version.NewVersion("12.2.0"))
+	gcc := &toolchain.Toolchain{ID: "gcc-host", Family: "gcc", Target: "host", Devices: []string{"host"}, Version: v12, Path: "/usr/bin/g++"}
+	clang := &toolchain.Toolchain{ID: "clang19-host", Family: "llvm", Target: "host", Devices: []string{"host"}, Version: version.Must(version.NewVersion("19.1.7"))}
+	dir := t.TempDir()
+	set := &library.Set{Catalog: cat, Dir: dir}
+	k := &spec.Kernel{Name: "axpby"}
+	cells := func() map[string]*Cell {
+		out := map[string]*Cell{}
+		for _, c := range Expand([]*spec.Kernel{k}, Variants(ss), []*toolchain.Toolchain{gcc, clang}, caps,
+			func(*spec.Kernel, *Variant) string { return "" }, false, set) {
+			out[c.ID] = c
+		}
+		return out
+	}
+	byID := cells()
+	assert.NotContains(t, byID, "axpby.kk-lib.clang19-host", "the backend does not install for clang19-host: no cell")
+	assert.Contains(t, byID, "axpby.serial.clang19-host")
+	assert.True(t, byID["axpby.serial.gcc-host"].On)
+	off := byID["axpby.kk-lib.gcc-host"]
+	require.NotNil(t, off)
+	assert.False(t, off.On)
+	assert.Nil(t, off.Library)
+	prefix := filepath.Join(dir, "kokkos-4.6.01", "openmp-gcc-host")
+	assert.Equal(t, "library kokkos 4.6.01 (backend openmp) for gcc-host is not installed (no "+filepath.Join(prefix, "install.json")+
+		"); install it: PM_LIBRARIES=kokkos/openmp/gcc-host PM_DEPS=<folder of the source releases> go run mage.go libraries"+
+		" (or: portmatrix -libraries kokkos/openmp/gcc-host -deps <folder> libraries)", off.Reason)
+
+	in := library.Install{Name: "kokkos", Version: "4.6.01", Backend: "openmp", Toolchain: "gcc-host", Compiler: "/usr/bin/g++", CompilerVersion: "12.2.0",
+		SHA256:       "60dc4e7b3f6f9a560d598a2cfb48c3a15a686756c62f3ff6412031eda52a5949",
+		CompileFlags: []string{"-I" + prefix + "/include"}, LinkFlags: []string{prefix + "/lib/libkokkoscore.a", "-ldl"}}
+	b, _ := json.Marshal(in)
+	require.NoError(t, os.MkdirAll(prefix, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(prefix, "install.json"), b, 0o644))
+	byID = cells()
+	on := byID["axpby.kk-lib.gcc-host"]
+	assert.True(t, on.On, on.Reason)
+	require.NotNil(t, on.Library)
+	assert.Equal(t, prefix, on.Library.Prefix)
+	assert.Equal(t, []string{"kk_old"}, on.Library.Caps)
+	assert.True(t, byID["axpby.kk-lib-old.gcc-host"].On)
+	assert.Equal(t, "missing kk_new (needs kokkos >= 4.7, have kokkos 4.6.01)", byID["axpby.kk-lib-new.gcc-host"].Reason)
+
+	// An install made with another compiler version is not taken.
+	gcc.Version = version.Must(version.NewVersion("13.1.0"))
+	assert.Contains(t, cells()["axpby.kk-lib.gcc-host"].Reason,
+		"library kokkos 4.6.01 (backend openmp) for gcc-host was installed with gcc 12.2.0, the toolchain is now gcc 13.1.0; reinstall it: PM_LIBRARIES=kokkos/openmp/gcc-host")
+}
