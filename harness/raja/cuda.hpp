@@ -46,7 +46,7 @@ __global__ void sum_kernel(const Body body, const int64_t begin, const int64_t e
     if (static_cast<int>(threadIdx.x) < s) part[threadIdx.x] += part[threadIdx.x + s];
     __syncthreads();
   }
-  if (threadIdx.x == 0) atomicAdd(out, part[0]);
+  if (threadIdx.x == 0) ::atomicAdd(out, part[0]);
 }
 
 inline double* sum_scratch() {

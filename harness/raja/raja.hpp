@@ -78,9 +78,11 @@ struct plus {
 // a declare target region so that an offloaded body can call it.
 template <class Policy>
 PRAJA_DEVICE inline void atomicAdd(double* target, double value) {
-// CUDA device code only: clang defines __CUDA_ARCH__ in OpenMP NVPTX device
-// code too, but __CUDA__ / __CUDACC__ only when compiling CUDA.
-#if (defined(__CUDACC__) || defined(__CUDA__)) && defined(__CUDA_ARCH__)
+// CUDA or HIP device code only: clang defines __CUDA_ARCH__ in OpenMP NVPTX
+// device code too, but __CUDA__ / __CUDACC__ only when compiling CUDA; HIP's
+// device compilation (hipcc, gfx90a) defines neither, and there the OpenMP
+// pragma, without -fopenmp, would leave a plain add.
+#if ((defined(__CUDACC__) || defined(__CUDA__)) && defined(__CUDA_ARCH__)) || defined(__HIP_DEVICE_COMPILE__)
   ::atomicAdd(target, value);
 #else
 #pragma omp atomic update
