@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -93,7 +95,7 @@ void couple_kernel(const int64_t rows, const int64_t imax, const int64_t jmax, c
     t2_re[it] = (a2r * r + z4r + z3i) * r_fratio;
     t2_im[it] = (a2i * r + z4i - z3r) * r_fratio;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : t0_re[0:nt], t0_im[0:nt], t1_re[0:nt], t1_im[0:nt], t2_re[0:nt], t2_im[0:nt]) map(release : denac_re[0:nden], denac_im[0:nden], denlw_re[0:nt], denlw_im[0:nt])
 }
 

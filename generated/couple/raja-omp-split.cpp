@@ -4,6 +4,7 @@
 // raja-omp-split: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: split
 #define PRAJA_POLICY praja::omp_target_split_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -91,7 +93,7 @@ void couple_kernel(const int64_t rows, const int64_t imax, const int64_t jmax, c
     t2_re[it] = (a2r * r + z4r + z3i) * r_fratio;
     t2_im[it] = (a2i * r + z4i - z3r) * r_fratio;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void couple(const int64_t rows, const int64_t imax, const int64_t jmax, const int64_t kmax, const int64_t nt, const int64_t nden, const double dt, const double c10, const double fratio, const double r_fratio, const double c20, const double* denac_re, const double* denac_im, const double* denlw_re, const double* denlw_im, double* t0_re, double* t0_im, double* t1_re, double* t1_im, double* t2_re, double* t2_im) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -46,10 +48,10 @@ void del_dot_vec_2d_kernel(const int64_t rzmax, const int64_t jp, const int64_t 
   const double ptiny = 1.0e-20;
   const double half = 0.5;
   {
-    praja::IndexSet segments;
+    praja::TypedIndexSet<praja::RangeSegment> segments;
     for (int64_t s = 0; s < rows; ++s)
       segments.push_back(praja::RangeSegment((2 + s) * jp + 2, (2 + s) * jp + rzmax + 1));
-    praja::forall<exec_policy>(segments, [=] PRAJA_DEVICE(const int64_t i) {
+    praja::forall<praja::ExecPolicy<praja::seq_segit, exec_policy>>(segments, [=] PRAJA_DEVICE(const int64_t i) {
       const int64_t i1 = i + 1, i2 = i + 1 + jp, i3 = i + jp, i4 = i;
       const double xi = half * (x[i1] + x[i2] - x[i3] - x[i4]);
       const double xj = half * (x[i2] + x[i3] - x[i4] - x[i1]);
@@ -66,7 +68,7 @@ void del_dot_vec_2d_kernel(const int64_t rzmax, const int64_t jp, const int64_t 
       div[i] = dfxdx + dfydy + affine;
     });
   }
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : div[0:nnalls]) map(release : x[0:nnalls], y[0:nnalls], xdot[0:nnalls], ydot[0:nnalls])
 }
 

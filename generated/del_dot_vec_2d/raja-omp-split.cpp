@@ -4,6 +4,7 @@
 // raja-omp-split: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: split
 #define PRAJA_POLICY praja::omp_target_split_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -44,10 +46,10 @@ void del_dot_vec_2d_kernel(const int64_t rzmax, const int64_t jp, const int64_t 
   const double ptiny = 1.0e-20;
   const double half = 0.5;
   {
-    praja::IndexSet segments;
+    praja::TypedIndexSet<praja::RangeSegment> segments;
     for (int64_t s = 0; s < rows; ++s)
       segments.push_back(praja::RangeSegment((2 + s) * jp + 2, (2 + s) * jp + rzmax + 1));
-    praja::forall<exec_policy>(segments, [=] PRAJA_DEVICE(const int64_t i) {
+    praja::forall<praja::ExecPolicy<praja::seq_segit, exec_policy>>(segments, [=] PRAJA_DEVICE(const int64_t i) {
       const int64_t i1 = i + 1, i2 = i + 1 + jp, i3 = i + jp, i4 = i;
       const double xi = half * (x[i1] + x[i2] - x[i3] - x[i4]);
       const double xj = half * (x[i2] + x[i3] - x[i4] - x[i1]);
@@ -64,7 +66,7 @@ void del_dot_vec_2d_kernel(const int64_t rzmax, const int64_t jp, const int64_t 
       div[i] = dfxdx + dfydy + affine;
     });
   }
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void del_dot_vec_2d(const int64_t rzmax, const int64_t jp, const int64_t rows, const int64_t nnalls, const double* x, const double* y, const double* xdot, const double* ydot, double* div) {

@@ -4,6 +4,7 @@
 // raja-host-seq: RAJA-style forall per loop on the host, the reference policies (003, Fig. 2)
 // knob policy: seq
 #define PRAJA_POLICY praja::seq_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/host.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -60,7 +62,7 @@ void del_dot_vec_2d_zones_kernel(const int64_t rzmax, const int64_t jp, const in
     const double affine = (ydot[i1] + ydot[i2] + ydot[i3] + ydot[i4]) / (y[i1] + y[i2] + y[i3] + y[i4]);
     div[i] = dfxdx + dfydy + affine;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void del_dot_vec_2d_zones(const int64_t rzmax, const int64_t jp, const int64_t rows, const int64_t nnalls, const int64_t n_real_zones, const int64_t* real_zones, const double* x, const double* y, const double* xdot, const double* ydot, double* div) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -62,7 +64,7 @@ void del_dot_vec_2d_zones_kernel(const int64_t rzmax, const int64_t jp, const in
     const double affine = (ydot[i1] + ydot[i2] + ydot[i3] + ydot[i4]) / (y[i1] + y[i2] + y[i3] + y[i4]);
     div[i] = dfxdx + dfydy + affine;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : div[0:nnalls]) map(release : real_zones[0:n_real_zones], x[0:nnalls], y[0:nnalls], xdot[0:nnalls], ydot[0:nnalls])
 }
 

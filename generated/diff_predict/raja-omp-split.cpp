@@ -4,6 +4,7 @@
 // raja-omp-split: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: split
 #define PRAJA_POLICY praja::omp_target_split_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -57,7 +59,7 @@ void diff_predict_kernel(const int64_t n, const double* cx, double* px) {
     p[13] = cr - p[12];
     p[12] = cr;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void diff_predict(const int64_t n, const double* cx, double* px) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -117,7 +119,7 @@ void energy_calc_kernel(const int64_t n, const double rho0, const double e_cut, 
       if (fabs(q_new[i]) < q_cut) q_new[i] = 0.0;
     }
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : e_new[0:n], q_new[0:n]) map(release : e_old[0:n], delvc[0:n], p_new[0:n], p_old[0:n], q_old[0:n], work[0:n], compHalfStep[0:n], pHalfStep[0:n], bvc[0:n], pbvc[0:n], ql_old[0:n], qq_old[0:n], vnewc[0:n])
 }
 

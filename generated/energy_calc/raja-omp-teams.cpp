@@ -4,6 +4,7 @@
 // raja-omp-teams: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: teams
 #define PRAJA_POLICY praja::omp_target_teams_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -115,7 +117,7 @@ void energy_calc_kernel(const int64_t n, const double rho0, const double e_cut, 
       if (fabs(q_new[i]) < q_cut) q_new[i] = 0.0;
     }
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void energy_calc(const int64_t n, const double rho0, const double e_cut, const double emin, const double q_cut, const double* e_old, const double* delvc, const double* p_new, const double* p_old, const double* q_old, const double* work, const double* compHalfStep, const double* pHalfStep, const double* bvc, const double* pbvc, const double* ql_old, const double* qq_old, const double* vnewc, double* e_new, double* q_new) {

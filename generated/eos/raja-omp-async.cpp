@@ -4,6 +4,7 @@
 // raja-omp-async: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: async
 #define PRAJA_POLICY praja::omp_target_async_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -31,7 +33,7 @@ void eos_kernel(const int64_t n, const double q, const double r, const double t,
     x[k] = u[k] + r * (z[k] + r * y[k]) +
            t * (u[k + 3] + r * (u[k + 2] + r * u[k + 1]) + t * (u[k + 6] + q * (u[k + 5] + q * u[k + 4])));
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void eos(const int64_t n, const double q, const double r, const double t, const double* y, const double* z, const double* u, double* x) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -33,7 +35,7 @@ void eos_kernel(const int64_t n, const double q, const double r, const double t,
     x[k] = u[k] + r * (z[k] + r * y[k]) +
            t * (u[k + 3] + r * (u[k + 2] + r * u[k + 1]) + t * (u[k + 6] + q * (u[k + 5] + q * u[k + 4])));
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : x[0:n]) map(release : y[0:n], z[0:n], u[0:n + 6])
 }
 

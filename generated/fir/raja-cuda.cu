@@ -4,6 +4,7 @@
 // raja-cuda: RAJA-style forall per loop with the native CUDA policy, one thread per index (RAJA's cuda_exec)
 // knob block: 256
 #define PRAJA_POLICY praja::cuda_exec<256>
+#define PRAJA_SYNC_POLICY praja::cuda_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/cuda.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -36,7 +38,7 @@ void fir_kernel(const int64_t n, const double* in, double* out) {
     for (int j = 0; j < 16; ++j) sum += coeff[j] * in[i + j];
     out[i] = sum;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void fir(const int64_t n, const double* in, double* out) {

@@ -4,6 +4,7 @@
 // raja-omp-block: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: block
 #define PRAJA_POLICY praja::omp_target_block_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -36,7 +38,7 @@ void fir_kernel(const int64_t n, const double* in, double* out) {
     for (int j = 0; j < 16; ++j) sum += coeff[j] * in[i + j];
     out[i] = sum;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void fir(const int64_t n, const double* in, double* out) {

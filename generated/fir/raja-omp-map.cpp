@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -38,7 +40,7 @@ void fir_kernel(const int64_t n, const double* in, double* out) {
     for (int j = 0; j < 16; ++j) sum += coeff[j] * in[i + j];
     out[i] = sum;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : out[0:n]) map(release : in[0:n])
 }
 

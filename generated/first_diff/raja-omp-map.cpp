@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -30,7 +32,7 @@ void first_diff_kernel(const int64_t n, const double* y, double* x) {
   praja::forall<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k) {
     x[k] = y[k + 1] - y[k];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : x[0:n]) map(release : y[0:n + 2])
 }
 

@@ -4,6 +4,7 @@
 // raja-cuda: RAJA-style forall per loop with the native CUDA policy, one thread per index (RAJA's cuda_exec)
 // knob block: 256
 #define PRAJA_POLICY praja::cuda_exec<256>
+#define PRAJA_SYNC_POLICY praja::cuda_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/cuda.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -28,7 +30,7 @@ void hydro_1d_kernel(const int64_t n, const double q, const double r, const doub
   praja::forall<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k) {
     x[k] = q + y[k] * (r * z[k + 10] + t * z[k + 11]);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void hydro_1d(const int64_t n, const double q, const double r, const double t, const double* y, const double* z, double* x) {

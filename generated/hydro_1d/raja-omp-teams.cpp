@@ -4,6 +4,7 @@
 // raja-omp-teams: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: teams
 #define PRAJA_POLICY praja::omp_target_teams_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -28,7 +30,7 @@ void hydro_1d_kernel(const int64_t n, const double q, const double r, const doub
   praja::forall<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k) {
     x[k] = q + y[k] * (r * z[k + 10] + t * z[k + 11]);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void hydro_1d(const int64_t n, const double q, const double r, const double t, const double* y, const double* z, double* x) {

@@ -4,6 +4,7 @@
 // raja-host-seq: RAJA-style forall per loop on the host, the reference policies (003, Fig. 2)
 // knob policy: seq
 #define PRAJA_POLICY praja::seq_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/host.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -65,7 +67,7 @@ void hydro_2d_kernel(const int64_t n, const int64_t jw, const double* zp, const 
     zrout[c] = zr[c] + t * zu[c];
     zzout[c] = zz[c] + t * zv[c];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void hydro_2d(const int64_t n, const int64_t jw, const double* zp, const double* zq, const double* zr, const double* zm, const double* zz, double* za, double* zb, double* zu, double* zv, double* zrout, double* zzout) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -67,7 +69,7 @@ void hydro_2d_kernel(const int64_t n, const int64_t jw, const double* zp, const 
     zrout[c] = zr[c] + t * zu[c];
     zzout[c] = zz[c] + t * zv[c];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : za[0:7 * jw], zb[0:7 * jw], zu[0:7 * jw], zv[0:7 * jw], zrout[0:7 * jw], zzout[0:7 * jw]) map(release : zp[0:7 * jw], zq[0:7 * jw], zr[0:7 * jw], zm[0:7 * jw], zz[0:7 * jw])
 }
 

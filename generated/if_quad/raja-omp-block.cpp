@@ -4,6 +4,7 @@
 // raja-omp-block: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: block
 #define PRAJA_POLICY praja::omp_target_block_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -40,7 +42,7 @@ void if_quad_kernel(const int64_t n, const double* a, const double* b, const dou
       x1[i] = 0.0;
     }
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void if_quad(const int64_t n, const double* a, const double* b, const double* c, double* x1, double* x2) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -30,7 +32,7 @@ void init3_kernel(const int64_t n, const double* in1, const double* in2, double*
   praja::forall<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i) {
     out1[i] = out2[i] = out3[i] = -in1[i] - in2[i];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : out1[0:n], out2[0:n], out3[0:n]) map(release : in1[0:n], in2[0:n])
 }
 

@@ -4,6 +4,7 @@
 // raja-cuda: RAJA-style forall per loop with the native CUDA policy, one thread per index (RAJA's cuda_exec)
 // knob block: 256
 #define PRAJA_POLICY praja::cuda_exec<256>
+#define PRAJA_SYNC_POLICY praja::cuda_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/cuda.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -27,7 +29,8 @@ double inner_prod(const int64_t n, const double* x, const double* z) {
 namespace dev {
 
 double inner_prod_kernel(const int64_t n, const double* x, const double* z) {
-  const double q = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k, double& q) {
+  double q = 0;
+  praja::forall<exec_policy>(praja::RangeSegment(0, n), praja::expt::Reduce<praja::operators::plus>(&q), [=] PRAJA_DEVICE(const int64_t k, praja::expt::ValOp<double, praja::operators::plus>& q) {
     q += z[k] * x[k];
   });
   return q;

@@ -4,6 +4,7 @@
 // raja-omp-async: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: async
 #define PRAJA_POLICY praja::omp_target_async_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -27,7 +29,8 @@ double inner_prod(const int64_t n, const double* x, const double* z) {
 namespace dev {
 
 double inner_prod_kernel(const int64_t n, const double* x, const double* z) {
-  const double q = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k, double& q) {
+  double q = 0;
+  praja::forall<exec_policy>(praja::RangeSegment(0, n), praja::expt::Reduce<praja::operators::plus>(&q), [=] PRAJA_DEVICE(const int64_t k, praja::expt::ValOp<double, praja::operators::plus>& q) {
     q += z[k] * x[k];
   });
   return q;

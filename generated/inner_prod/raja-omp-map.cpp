@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -29,7 +31,8 @@ namespace dev {
 
 double inner_prod_kernel(const int64_t n, const double* x, const double* z) {
   #pragma omp target enter data map(to : x[0:n], z[0:n])
-  const double q = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t k, double& q) {
+  double q = 0;
+  praja::forall<exec_policy>(praja::RangeSegment(0, n), praja::expt::Reduce<praja::operators::plus>(&q), [=] PRAJA_DEVICE(const int64_t k, praja::expt::ValOp<double, praja::operators::plus>& q) {
     q += z[k] * x[k];
   });
   #pragma omp target exit data map(release : x[0:n], z[0:n])

@@ -4,6 +4,7 @@
 // raja-omp-block: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: block
 #define PRAJA_POLICY praja::omp_target_block_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -34,7 +36,7 @@ void int_predict_kernel(const int64_t n, const double dm22, const double dm23, c
     p[0] = dm28 * p[12] + dm27 * p[11] + dm26 * p[10] + dm25 * p[9] + dm24 * p[8] + dm23 * p[7] + dm22 * p[6] +
            c0 * (p[4] + p[5]) + p[2];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void int_predict(const int64_t n, const double dm22, const double dm23, const double dm24, const double dm25, const double dm26, const double dm27, const double dm28, const double c0, double* px) {

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -36,7 +38,7 @@ void int_predict_kernel(const int64_t n, const double dm22, const double dm23, c
     p[0] = dm28 * p[12] + dm27 * p[11] + dm26 * p[10] + dm25 * p[9] + dm24 * p[8] + dm23 * p[7] + dm22 * p[6] +
            c0 * (p[4] + p[5]) + p[2];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : px[0:25 * n])
 }
 

@@ -4,6 +4,7 @@
 // raja-host-seq: RAJA-style forall per loop on the host, the reference policies (003, Fig. 2)
 // knob policy: seq
 #define PRAJA_POLICY praja::seq_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/host.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -34,7 +36,7 @@ void muladdsub_kernel(const int64_t n, const double* in1, const double* in2, dou
     out2[i] = in1[i] + in2[i];
     out3[i] = in1[i] - in2[i];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void muladdsub(const int64_t n, const double* in1, const double* in2, double* out1, double* out2, double* out3) {

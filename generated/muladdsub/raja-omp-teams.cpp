@@ -4,6 +4,7 @@
 // raja-omp-teams: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: teams
 #define PRAJA_POLICY praja::omp_target_teams_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -34,7 +36,7 @@ void muladdsub_kernel(const int64_t n, const double* in1, const double* in2, dou
     out2[i] = in1[i] + in2[i];
     out3[i] = in1[i] - in2[i];
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void muladdsub(const int64_t n, const double* in1, const double* in2, double* out1, double* out2, double* out3) {

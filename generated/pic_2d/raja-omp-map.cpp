@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -58,9 +60,9 @@ void pic_2d_kernel(const int64_t n, const int64_t np, double* p, const double* b
     pp[1] += z[j2 + 32];
     i2 += e[i2 + 32];
     j2 += f[j2 + 32];
-    praja::atomic_add(&(h[j2 * 64 + i2]), 1.0);
+    praja::atomicAdd<praja::auto_atomic>(&(h[j2 * 64 + i2]), 1.0);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : p[0:np], h[0:64 * 64]) map(release : b[0:64 * 64], c[0:64 * 64], y[0:96], z[0:96], e[0:96], f[0:96])
 }
 

@@ -4,6 +4,7 @@
 // raja-omp-teams: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: teams
 #define PRAJA_POLICY praja::omp_target_teams_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -56,9 +58,9 @@ void pic_2d_kernel(const int64_t n, const int64_t np, double* p, const double* b
     pp[1] += z[j2 + 32];
     i2 += e[i2 + 32];
     j2 += f[j2 + 32];
-    praja::atomic_add(&(h[j2 * 64 + i2]), 1.0);
+    praja::atomicAdd<praja::auto_atomic>(&(h[j2 * 64 + i2]), 1.0);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void pic_2d(const int64_t n, const int64_t np, double* p, const double* b, const double* c, const double* y, const double* z, const int64_t* e, const int64_t* f, double* h) {

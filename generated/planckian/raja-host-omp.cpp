@@ -4,6 +4,7 @@
 // raja-host-omp: RAJA-style forall per loop on the host, the reference policies (003, Fig. 2)
 // knob policy: omp
 #define PRAJA_POLICY praja::omp_parallel_for_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/host.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -32,7 +34,7 @@ void planckian_kernel(const int64_t n, const double* u, const double* v, const d
     y[k] = u[k] / v[k];
     w[k] = x[k] / (exp(y[k]) - 1.0);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void planckian(const int64_t n, const double* u, const double* v, const double* x, double* y, double* w) {

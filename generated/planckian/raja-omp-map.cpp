@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -34,7 +36,7 @@ void planckian_kernel(const int64_t n, const double* u, const double* v, const d
     y[k] = u[k] / v[k];
     w[k] = x[k] / (exp(y[k]) - 1.0);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : y[0:n], w[0:n]) map(release : u[0:n], v[0:n], x[0:n])
 }
 

@@ -4,6 +4,7 @@
 // raja-omp-split: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: split
 #define PRAJA_POLICY praja::omp_target_split_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -32,7 +34,7 @@ void planckian_kernel(const int64_t n, const double* u, const double* v, const d
     y[k] = u[k] / v[k];
     w[k] = x[k] / (exp(y[k]) - 1.0);
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void planckian(const int64_t n, const double* u, const double* v, const double* x, double* y, double* w) {

@@ -4,6 +4,7 @@
 // raja-cuda: RAJA-style forall per loop with the native CUDA policy, one thread per index (RAJA's cuda_exec)
 // knob block: 256
 #define PRAJA_POLICY praja::cuda_exec<256>
+#define PRAJA_SYNC_POLICY praja::cuda_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/cuda.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -40,7 +42,7 @@ void pressure_calc_kernel(const int64_t n, const double cls, const double p_cut,
     if (vnewc[i] >= eosvmax) p_new[i] = 0.0;
     if (p_new[i] < pmin) p_new[i] = pmin;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void pressure_calc(const int64_t n, const double cls, const double p_cut, const double pmin, const double eosvmax, const double* compression, const double* e_old, const double* vnewc, double* bvc, double* p_new) {

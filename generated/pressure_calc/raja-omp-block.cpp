@@ -4,6 +4,7 @@
 // raja-omp-block: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: block
 #define PRAJA_POLICY praja::omp_target_block_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -40,7 +42,7 @@ void pressure_calc_kernel(const int64_t n, const double cls, const double p_cut,
     if (vnewc[i] >= eosvmax) p_new[i] = 0.0;
     if (p_new[i] < pmin) p_new[i] = pmin;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void pressure_calc(const int64_t n, const double cls, const double p_cut, const double pmin, const double eosvmax, const double* compression, const double* e_old, const double* vnewc, double* bvc, double* p_new) {

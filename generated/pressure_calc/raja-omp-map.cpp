@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -42,7 +44,7 @@ void pressure_calc_kernel(const int64_t n, const double cls, const double p_cut,
     if (vnewc[i] >= eosvmax) p_new[i] = 0.0;
     if (p_new[i] < pmin) p_new[i] = pmin;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : bvc[0:n], p_new[0:n]) map(release : compression[0:n], e_old[0:n], vnewc[0:n])
 }
 

@@ -4,6 +4,7 @@
 // raja-cuda: RAJA-style forall per loop with the native CUDA policy, one thread per index (RAJA's cuda_exec)
 // knob block: 256
 #define PRAJA_POLICY praja::cuda_exec<256>
+#define PRAJA_SYNC_POLICY praja::cuda_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/cuda.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -32,7 +34,8 @@ namespace dev {
 
 double trap_int_kernel(const int64_t n, const double x0, const double xn, const double xp, const double y, const double yp) {
   const double h = (xn - x0) / n;
-  const double sumx = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i, double& sumx) {
+  double sumx = 0;
+  praja::forall<exec_policy>(praja::RangeSegment(0, n), praja::expt::Reduce<praja::operators::plus>(&sumx), [=] PRAJA_DEVICE(const int64_t i, praja::expt::ValOp<double, praja::operators::plus>& sumx) {
     const double x = x0 + i * h;
     const double dx = x - xp, dy = y - yp;
     sumx += h / sqrt(dx * dx + dy * dy);

@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -33,7 +35,8 @@ namespace dev {
 
 double trap_int_kernel(const int64_t n, const double x0, const double xn, const double xp, const double y, const double yp) {
   const double h = (xn - x0) / n;
-  const double sumx = praja::forall_sum<exec_policy>(praja::RangeSegment(0, n), [=] PRAJA_DEVICE(const int64_t i, double& sumx) {
+  double sumx = 0;
+  praja::forall<exec_policy>(praja::RangeSegment(0, n), praja::expt::Reduce<praja::operators::plus>(&sumx), [=] PRAJA_DEVICE(const int64_t i, praja::expt::ValOp<double, praja::operators::plus>& sumx) {
     const double x = x0 + i * h;
     const double dx = x - xp, dy = y - yp;
     sumx += h / sqrt(dx * dx + dy * dy);

@@ -4,6 +4,7 @@
 // raja-cuda: RAJA-style forall per loop with the native CUDA policy, one thread per index (RAJA's cuda_exec)
 // knob block: 256
 #define PRAJA_POLICY praja::cuda_exec<256>
+#define PRAJA_SYNC_POLICY praja::cuda_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/cuda.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -66,7 +68,7 @@ void vol3d_calc_kernel(const int64_t rzmax, const int64_t jp, const int64_t kp, 
     v += xps * cyz + yps * czx + zps * cxy;
     vol[i] = v * vnormq;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void vol3d_calc(const int64_t rzmax, const int64_t jp, const int64_t kp, const int64_t nnalls, const int64_t fpz, const int64_t lpz, const double* x, const double* y, const double* z, double* vol) {

@@ -4,6 +4,7 @@
 // raja-omp-block: RAJA-style forall per loop, the body a lambda, the policy a type over OpenMP target (003, Fig. 4, 9, 10, 13)
 // knob policy: block
 #define PRAJA_POLICY praja::omp_target_block_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +14,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -66,7 +68,7 @@ void vol3d_calc_kernel(const int64_t rzmax, const int64_t jp, const int64_t kp, 
     v += xps * cyz + yps * czx + zps * cxy;
     vol[i] = v * vnormq;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
 }
 
 void vol3d_calc(const int64_t rzmax, const int64_t jp, const int64_t kp, const int64_t nnalls, const int64_t fpz, const int64_t lpz, const double* x, const double* y, const double* z, double* vol) {

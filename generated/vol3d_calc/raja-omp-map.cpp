@@ -5,6 +5,7 @@
 // knob policy: map
 #define PM_HOST_DATA 1
 #define PRAJA_POLICY praja::omp_target_mapped_exec
+#define PRAJA_SYNC_POLICY praja::omp_synchronize
 #include <cmath>
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "raja/omptarget.hpp"
 
 using exec_policy = PRAJA_POLICY;
+using sync_policy = PRAJA_SYNC_POLICY;
 
 namespace ref {
 
@@ -68,7 +70,7 @@ void vol3d_calc_kernel(const int64_t rzmax, const int64_t jp, const int64_t kp, 
     v += xps * cyz + yps * czx + zps * cxy;
     vol[i] = v * vnormq;
   });
-  praja::synchronize<exec_policy>();
+  praja::synchronize<sync_policy>();
   #pragma omp target exit data map(from : vol[0:nnalls]) map(release : x[0:nnalls], y[0:nnalls], z[0:nnalls])
 }
 

@@ -17,7 +17,8 @@
 //                           one stream token (as a CUDA stream orders kernels:
 //                           without it the second loop of PRESSURE_CALC may
 //                           start before the first is done), and
-//                           synchronize<> is the `taskwait` after the sequence;
+//                           synchronize<omp_synchronize>() is the `taskwait`
+//                           after the sequence;
 //                           each body is copied to the heap and kept until
 //                           then: the deferred task reads its firstprivate
 //                           body when it runs, after forall has returned and
@@ -123,7 +124,10 @@ double sum_range(omp_target_block_exec, int64_t begin, int64_t end, const Body& 
   double sum = 0;
 #pragma omp target firstprivate(body) map(tofrom : sum)
 #pragma omp parallel for schedule(static, 1) reduction(+ : sum)
-  for (int64_t i = begin; i < end; ++i) body(i, sum);
+  for (int64_t i = begin; i < end; ++i) {
+    expt::ValOp<double, operators::plus> acc{sum};
+    body(i, acc);
+  }
   return sum;
 }
 
@@ -132,7 +136,10 @@ double sum_range(omp_target_teams_exec, int64_t begin, int64_t end, const Body& 
   double sum = 0;
 #pragma omp target teams distribute parallel for schedule(static, 1) reduction(+ : sum) firstprivate(body) \
     map(tofrom : sum)
-  for (int64_t i = begin; i < end; ++i) body(i, sum);
+  for (int64_t i = begin; i < end; ++i) {
+    expt::ValOp<double, operators::plus> acc{sum};
+    body(i, acc);
+  }
   return sum;
 }
 
@@ -146,7 +153,10 @@ double sum_range(omp_target_split_exec, int64_t begin, int64_t end, const Body& 
     const int64_t lo = begin + c * kSplitChunk;
     const int64_t hi = lo + kSplitChunk < end ? lo + kSplitChunk : end;
 #pragma omp parallel for schedule(static, 1) reduction(+ : sum)
-    for (int64_t i = lo; i < hi; ++i) body(i, sum);
+    for (int64_t i = lo; i < hi; ++i) {
+      expt::ValOp<double, operators::plus> acc{sum};
+      body(i, acc);
+    }
   }
   return sum;
 }
@@ -162,14 +172,18 @@ double sum_range(omp_target_mapped_exec, int64_t begin, int64_t end, const Body&
   double sum = 0;
 #pragma omp target teams distribute parallel for schedule(static, 1) reduction(+ : sum) map(to : body) \
     map(tofrom : sum)
-  for (int64_t i = begin; i < end; ++i) body(i, sum);
+  for (int64_t i = begin; i < end; ++i) {
+    expt::ValOp<double, operators::plus> acc{sum};
+    body(i, acc);
+  }
   return sum;
 }
 
-inline void synchronize_policy(omp_target_mapped_exec) {}
-inline void synchronize_policy(omp_target_block_exec) {}
-inline void synchronize_policy(omp_target_teams_exec) {}
-inline void synchronize_policy(omp_target_split_exec) {}
-inline void synchronize_policy(omp_target_async_exec) { detail::wait_pending(); }
+// synchronize<omp_synchronize>(): the async policy's taskwait; the other
+// policies complete each loop before forall returns and leave nothing to wait
+// for.
+inline void synchronize_policy(omp_synchronize) {
+  if (!detail::pending_bodies().empty()) detail::wait_pending();
+}
 
 }  // namespace praja

@@ -32,7 +32,7 @@ func TestSequenceLowering(t *testing.T) {
 	// RAJA (Fig. 8): a forall per loop, completed after the sequence.
 	p = src("energy_calc_alt/raja-omp-teams.cpp")
 	assert.Equal(t, 6, count(p, "praja::forall<exec_policy>("), p)
-	assert.Equal(t, 1, count(p, "praja::synchronize<exec_policy>();"), p)
+	assert.Equal(t, 1, count(p, "praja::synchronize<sync_policy>();"), p)
 	assert.Contains(t, p, "#define PRAJA_POLICY praja::omp_target_teams_exec")
 	// Data mapped once per kernel (Fig. 5): enter before the first loop, exit after the last.
 	p = src("pressure_calc/raja-omp-map.cpp")
@@ -49,14 +49,14 @@ func TestSequenceLowering(t *testing.T) {
 	p = src("fir/raja-raw-split.cpp")
 	assert.Regexp(t, `#pragma omp target teams is_device_ptr\(in, out\)\n\s*#pragma omp distribute\n`, p)
 	// An index set (Fig. 5): RAJA builds one and traverses it; pure OpenMP loops over the segments.
-	assert.Contains(t, src("del_dot_vec_2d/raja-omp-async.cpp"), "praja::forall<exec_policy>(segments, ")
+	assert.Contains(t, src("del_dot_vec_2d/raja-omp-async.cpp"), "praja::forall<praja::ExecPolicy<praja::seq_segit, exec_policy>>(segments, ")
 	assert.Contains(t, src("del_dot_vec_2d/omp-region.cpp"), "for (int64_t s = 0; s < rows; ++s) {")
 	// Fig. 5's real_zones form: one loop over the list, which main fills by its formula.
 	p = src("del_dot_vec_2d_zones/raja-omp-teams.cpp")
 	assert.Equal(t, 1, count(p, "praja::forall<exec_policy>("), p)
 	assert.Contains(t, p, "real_zones_data.fill_with([&](int64_t k) { return 2 + k % rows + (2 + k / rows) * jp; });")
 	// PIC_2D's scatter: an atomic under every LCALS backend.
-	assert.Contains(t, src("pic_2d/raja-omp-teams.cpp"), "praja::atomic_add(&(h[j2 * 64 + i2]), 1.0);")
+	assert.Contains(t, src("pic_2d/raja-omp-teams.cpp"), "praja::atomicAdd<praja::auto_atomic>(&(h[j2 * 64 + i2]), 1.0);")
 	assert.Regexp(t, `#pragma omp atomic update\n\s*h\[j2 \* 64 \+ i2\] \+= 1\.0;`, src("pic_2d/omp-region.cpp"))
 	assert.Regexp(t, `#pragma omp atomic update\n\s*h\[j2 \* 64 \+ i2\] \+= 1\.0;`, src("pic_2d/raja-raw-teams.cpp"))
 	// A sequence that ends in a reduction returns it after the region.
