@@ -83,6 +83,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
 
 int main(int argc, char** argv) {
   const pm::Options opt = pm::parse(argc, argv, {30, 60, 100});
+  pmkk::ScopeGuard pmkk_scope(argc, argv);
   for (const int64_t size : opt.sizes) run_size(opt, size);
   pm::stream(opt);
   return pm::finish();

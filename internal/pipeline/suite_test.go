@@ -60,7 +60,7 @@ func TestQuickSuiteCoversTheShippedMatrix(t *testing.T) {
 	on, measured := 0, 0
 	want, families := map[string]bool{}, map[string]bool{}
 	for _, c := range full.Cells() {
-		if !c.On {
+		if !c.On || c.Variant.Strategy.Library != nil { // library cells are not sampled yet (suite.Cells)
 			continue
 		}
 		on++

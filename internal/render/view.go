@@ -250,6 +250,18 @@ func (p *Program) Hook(name string) (string, error) {
 	return p.e.exec(tmpl, p)
 }
 
+// MainScope renders the backend's optional "main" partial: lines main runs
+// once the harness has read its flags, in main's scope until it returns (the
+// kokkos backend's pmkk::ScopeGuard, Kokkos' initialize and finalize). ""
+// where the backend has none.
+func (p *Program) MainScope() (string, error) {
+	tmpl, ok := p.e.hookName(p.Backend, "main")
+	if !ok {
+		return "", nil
+	}
+	return p.e.exec(tmpl, p)
+}
+
 // Has reports whether the variant's toolchain-independent defines include name.
 func (p *Program) Has(name string) bool {
 	for _, d := range p.Defines {

@@ -35,14 +35,17 @@ func Cells(cells []*mx.Cell, name string, known []build.Known, sizeSet string, n
 
 // sampled are the cells that are on, as the sample sees them. A known
 // failure's cell pattern (its message is known only once built) marks the
-// cells the sample avoids; the build stage reports a bad list.
+// cells the sample avoids; the build stage reports a bad list. Cells built
+// against an installed library (a strategy's library:, the kokkos-*
+// strategies) are not sampled yet: the full suite and a selection that
+// names them build them.
 func sampled(cells []*mx.Cell, known []build.Known) []Cell {
 	fails := func(id string) bool {
 		return slices.ContainsFunc(known, func(k build.Known) bool { ok, _ := path.Match(k.Cell, id); return ok })
 	}
 	var on []Cell
 	for _, c := range cells {
-		if c.On {
+		if c.On && c.Variant.Strategy.Library == nil {
 			on = append(on, Cell{ID: c.ID, Kernel: c.Kernel.Name, Family: c.Kernel.Family, Strategy: c.Variant.Strategy.Name,
 				Variant: c.Variant.ID, Toolchain: c.Toolchain.ID, Host: c.Runnable, CPU: c.Toolchain.Target == "host", Form: c.Variant.Form(), Fails: fails(c.ID)})
 		}
