@@ -58,7 +58,7 @@ func (b Bandwidth) How() string {
 	case b.Method == MethodBabelStream:
 		parts = append(parts, fmt.Sprintf("best of %d runs", b.Reps))
 	case b.Op == "runtime copy":
-		parts = append(parts, "older method: the runtime's device-to-device copy, median")
+		parts = append(parts, "older method: the median of the runtime's device-to-device copies")
 	default:
 		m := "older method: median"
 		if b.Reps > 0 {
