@@ -180,7 +180,7 @@ func toolchainPanels(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.K
 				}
 			}
 		}
-		p.Series = groupIdentical(ds, p.Series)
+		p.Series = markClocks(groupIdentical(ds, p.Series))
 		out = append(out, p)
 	}
 	return out
@@ -206,7 +206,7 @@ func singlePanel(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.Key, 
 			p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
 		}
 	}
-	p.Series = groupIdentical(ds, p.Series)
+	p.Series = markClocks(groupIdentical(ds, p.Series))
 	p.tcs = tcs
 	return p
 }
@@ -315,4 +315,32 @@ func poolPoints(k dataset.Key, members []series) []dataset.Point {
 		out = append(out, p)
 	}
 	return out
+}
+
+// markClocks names each series' clock in its label where the series of one
+// panel were timed with different clocks (an older folder's KK-CUDA, timed
+// with CUDA events, beside OpenMP timed with the host's clock): the reader
+// is not to rank them by eye (docs/report.md, like clocks).
+func markClocks(in []series) []series {
+	clockOf := func(s series) string {
+		if len(s.Points) == 0 {
+			return ""
+		}
+		return s.Points[0].Clock
+	}
+	var clocks []string
+	for _, s := range in {
+		if c := clockOf(s); c != "" {
+			clocks = appendNew(clocks, c)
+		}
+	}
+	if len(clocks) < 2 {
+		return in
+	}
+	for i := range in {
+		if c := clockOf(in[i]); c != "" {
+			in[i].Label += " [" + c + " clock]"
+		}
+	}
+	return in
 }

@@ -115,6 +115,18 @@ func TestCommittedFiguresDrawNoBoundBelowABar(t *testing.T) {
 	assert.InDelta(t, 4121, h200.GBps, 1)
 	assert.False(t, h200.Bound)
 	assert.Equal(t, 4800.0, line("nvidia-h200-matrix fig2-dot", "clang22-sm90", LineSpec).GBps)
+	// Its panels mix KK-CUDA's CUDA events with OpenMP's host clock: each
+	// label names its clock.
+	var labels []string
+	for _, p := range drawn["nvidia-h200-matrix fig2-dot"].Panels {
+		if strings.HasPrefix(p.Title, "clang22-sm90") {
+			for _, s := range p.Series {
+				labels = append(labels, s.Label)
+			}
+		}
+	}
+	assert.Contains(t, labels, "KK-CUDA [cuda-event clock]")
+	assert.Contains(t, strings.Join(labels, "|"), "[host clock]")
 }
 
 // A host run with warm caches (the quick sample's --flush-l2 off) whose
