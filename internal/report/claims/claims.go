@@ -68,7 +68,7 @@ type Result struct {
 	// Unlike: pairs left out because their clocks differ (dataset.Unlike),
 	// each "numerator / denominator at size: clocks differ: a against b".
 	Unlike []string
-	Reason    string   // why not measurable
+	Reason string // why not measurable
 	// Premise is set where a tuned verdict is not measurable because no
 	// tuned configuration of a side holds the claim's premises.
 	Premise bool

@@ -88,9 +88,9 @@ type Set struct {
 	Bandwidth map[string]results.Bandwidth
 	Spec      map[string]Spec
 	devices   map[string][]string // toolchain id -> the devices its records name
-	Hash       map[string]string            // cell -> device code hash (build.csv)
-	Stream     bool                         // rooflines from stream records (not copy records)
-	Unusable   int                          // measurements with a failed, unverified or erroring trial
+	Hash      map[string]string   // cell -> device code hash (build.csv)
+	Stream    bool                // rooflines from stream records (not copy records)
+	Unusable  int                 // measurements with a failed, unverified or erroring trial
 }
 
 // Empty is a set without measurements, of the toolchains given.
