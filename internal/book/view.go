@@ -48,7 +48,7 @@ type claimView struct {
 	// with the host's clock), so not compared there: "folder: reason".
 	Unlike  []string
 	Figures []figView
-	TunedIn                               []tunedEval // verdicts on tuning folders, best against best
+	TunedIn []tunedEval // verdicts on tuning folders, best against best
 }
 
 type evalView struct {
