@@ -3,6 +3,7 @@ package figures
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/portmatrix/portmatrix/internal/report/dataset"
 	"github.com/portmatrix/portmatrix/internal/results"
@@ -31,16 +32,29 @@ type RefLine struct {
 
 // addLines gives every panel the bandwidth lines of its devices and judges
 // each against the panel's points, collecting the notes.
+// Panels whose lines are no bound for one reason share a note, which names
+// them: "clang19-sm90 (llvm 19.1.7), clang22-sm90 (llvm 22.1.8): ...".
 func (f *Figure) addLines(ds *dataset.Set) {
+	var whys []string
+	panels := map[string][]string{}
 	for i := range f.Panels {
 		p := &f.Panels[i]
 		p.Lines = panelLines(ds, p.tcs)
 		judgeLines(p)
 		for _, l := range p.Lines {
-			if l.Why != "" && !slices.Contains(f.Notes, l.Why) {
-				f.Notes = append(f.Notes, l.Why)
+			if l.Why == "" {
+				continue
+			}
+			if panels[l.Why] == nil {
+				whys = append(whys, l.Why)
+			}
+			if !slices.Contains(panels[l.Why], p.Title) {
+				panels[l.Why] = append(panels[l.Why], p.Title)
 			}
 		}
+	}
+	for _, why := range whys {
+		f.Notes = append(f.Notes, strings.Join(panels[why], ", ")+": "+why)
 	}
 }
 
@@ -92,18 +106,18 @@ func judgeLines(p *panel) {
 		switch {
 		case warm > 0:
 			l.Bound = false
-			l.Why = fmt.Sprintf("%s: %d measurements ran with warm caches (no flush between calls) on a working set that fits them, which DRAM bandwidth does not bound: no bandwidth line is a bound here (%s)",
-				p.Title, warm, l.Label)
+			l.Why = fmt.Sprintf("measurements ran with warm caches (no flush between calls) on working sets that fit them, which DRAM bandwidth does not bound: no bandwidth line is a bound here (%s)",
+				l.Label)
 		case top.GBps > l.GBps && l.Kind == LineMeasured:
 			l.Bound = false
-			l.Why = fmt.Sprintf("%s: the measured bandwidth (%s) is below %s at %s, %.0f GB/s: that STREAM measurement reached less than the kernel does, so it is no bound here",
-				p.Title, how, topLabel, formatSize(top.Size), top.GBps)
+			l.Why = fmt.Sprintf("the measured bandwidth (%s) is below %s at %s, %.0f GB/s: that STREAM measurement reached less than the kernel does, so it is no bound here",
+				how, topLabel, formatSize(top.Size), top.GBps)
 			if l.older {
 				l.Why += " (the older method: a median of few runs, after an L2 flush whose dirty lines the op writes back, or the copy alone; the harness now measures BabelStream's way, the best of 100 runs over arrays past the caches)"
 			}
 		case top.GBps > l.GBps:
 			l.Bound = false
-			l.Why = fmt.Sprintf("%s: %s is below %s at %s, %.0f GB/s: no bound here", p.Title, l.Label, topLabel, formatSize(top.Size), top.GBps)
+			l.Why = fmt.Sprintf("%s is below %s at %s, %.0f GB/s: no bound here", l.Label, topLabel, formatSize(top.Size), top.GBps)
 		}
 	}
 }
