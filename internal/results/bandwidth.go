@@ -104,7 +104,13 @@ func (f *Folder) Bandwidths() map[string]Bandwidth {
 	for _, t := range f.Run.Toolchains {
 		family[t.ID] = t.Family
 	}
-	return DeviceBandwidths(append(append([]Record(nil), f.Stream...), f.Copy...), func(tc string) string { return family[tc] })
+	recs := append([]Record(nil), f.Stream...)
+	for _, r := range f.Copy { // f.Copy holds the stream copies too (IsRoofline)
+		if r.Kind == KindCopy {
+			recs = append(recs, r)
+		}
+	}
+	return DeviceBandwidths(recs, func(tc string) string { return family[tc] })
 }
 
 // DeviceBandwidths is the measured bandwidth of each device of recs:
