@@ -1250,13 +1250,20 @@ constexpr int kStreamMinRuns = 5;
 constexpr int64_t kStreamGpuElements = int64_t(1) << 25;  // BabelStream's default array length
 
 // stream_elements is the length of each STREAM array: what --stream-bytes
-// asks (two arrays' worth), raised to four times the device's caches and,
-// on a GPU, to BabelStream's 2^25 doubles; lowered where the device says
-// how much memory is free, so that the three arrays take at most half of it.
+// asks (two arrays' worth), raised to four times the device's caches (on a
+// host to at most 1 GiB an array: sysconf reports the socket's L3 on large
+// AMD parts, 512 MiB on a 2-core virtual machine whose cores share a
+// fraction of it, and three arrays of 2 GiB took 30 s to fill and measure
+// there) and, on a GPU, to BabelStream's 2^25 doubles; lowered where the
+// device says how much memory is free, so that the three arrays take at
+// most half of it.
+constexpr int64_t kStreamHostRaise = int64_t(1) << 30;
 inline int64_t stream_elements(int64_t stream_bytes) {
   const int64_t word = static_cast<int64_t>(sizeof(double));
   int64_t n = stream_bytes / 2 / word;
-  n = std::max(n, 4 * static_cast<int64_t>(device::cache_bytes()) / word);
+  int64_t raise = 4 * static_cast<int64_t>(device::cache_bytes());
+  if (!device::is_gpu()) raise = std::min(raise, kStreamHostRaise);
+  n = std::max(n, raise / word);
   if (device::is_gpu()) n = std::max(n, kStreamGpuElements);
   const int64_t avail = static_cast<int64_t>(device::free_bytes());  // 0: not known
   if (avail > 0) n = std::min(n, avail / 6 / word);
