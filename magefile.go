@@ -124,7 +124,7 @@ func Libraries(ctx context.Context) error { return stage(ctx, "libraries") }
 //	PM_COMMIT=0123abc
 //	    the source commit to record when the tree has no .git (a GPU host) (-commit)
 //	PM_COPY_BYTES=1073741824
-//	    bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host) (-copy-bytes)
+//	    bytes of the STREAM arrays asked of the first program of each toolchain, two arrays' worth (default: 1 GiB on a GPU, 64 MiB on the host; the harness raises each array to 4x the caches, on a GPU to 2^25 doubles) (-copy-bytes)
 //	PM_SCHEDULER=slurm|gpus
 //	    run stage: slurm (one job array) or gpus (a worker per GPU of this node); docs/cluster.md (-scheduler)
 //	PM_CLUSTER=cluster.yaml

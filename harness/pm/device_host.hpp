@@ -43,14 +43,19 @@ using device::to_host;
 inline void diff(const double* got, const double* ref, int64_t n, double out[3]) { host_cache::diff(got, ref, n, out); }
 inline bool same(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 inline size_t flush_bytes() { return host_cache::flush_bytes(); }
+inline size_t cache_bytes() { return host_cache::cache_bytes(); }
+inline size_t free_bytes() { return host_cache::free_bytes(); }
 inline void flush() { host_cache::flush(); }
 inline void stream_copy(double* c, const double* a, int64_t n) { host_cache::stream_copy(c, a, n); }
 inline void stream_triad(double* b, const double* a, const double* c, double s, int64_t n) {
   host_cache::stream_triad(b, a, c, s, n);
 }
 inline double stream_dot(const double* a, const double* b, int64_t n) { return host_cache::stream_dot(a, b, n); }
+constexpr const char* kClock = "host";
+constexpr bool kHasEvents = false;
 struct Timer {
   std::chrono::steady_clock::time_point t0;
+  double event_s() const { return -1; }  // no device events here
   void start() { t0 = std::chrono::steady_clock::now(); }
   double stop() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
 };

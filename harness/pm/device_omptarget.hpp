@@ -1,7 +1,8 @@
 // portmatrix harness: an OpenMP target device. Falls back to the initial
 // (host) device when the program was built without offload or finds no GPU;
 // the fallback then follows the host's rules (cache flush, STREAM loops).
-// Timing: omp_get_wtime after a taskwait, around synchronous target regions.
+// Timing: omp_get_wtime after a taskwait, around synchronous target regions
+// (the host clock, as every GPU measurement: Timer).
 // PM_HOST_DATA 1: arrays live on the host and the kernel maps them.
 #pragma once
 #include <omp.h>
@@ -175,6 +176,11 @@ inline void sync() {
 // H200 50 MB) and the whole 256 MB Infinity Cache of an MI300X.
 constexpr size_t kDeviceFlushBytes = size_t(256) << 20;
 inline size_t flush_bytes() { return is_gpu() ? kDeviceFlushBytes : host_cache::flush_bytes(); }
+// The caches the STREAM arrays must pass (four times these): on a GPU half
+// the flush, more than any L2 the flush covers; the OpenMP API cannot tell
+// a device's free memory (0: not known).
+inline size_t cache_bytes() { return is_gpu() ? kDeviceFlushBytes / 2 : host_cache::cache_bytes(); }
+inline size_t free_bytes() { return is_gpu() ? 0 : host_cache::free_bytes(); }
 inline void flush() {
   if (!is_gpu()) {
     host_cache::flush();
@@ -211,6 +217,12 @@ inline double stream_dot(const double* a, const double* b, int64_t n) {
   return sum;
 }
 
+// The clock of every GPU measurement (device_cuda.hpp's Timer): the host's
+// clock from the launch to the completion the host sees, one synchronisation
+// before the interval and one inside it at the end. Target regions without
+// nowait are synchronous, so the final taskwait finds nothing to wait for.
+constexpr const char* kClock = "host";
+constexpr bool kHasEvents = false;
 struct Timer {
   double t0 = 0;
   void start() {
@@ -221,6 +233,7 @@ struct Timer {
     sync();
     return omp_get_wtime() - t0;
   }
+  double event_s() const { return -1; }  // no device events here
 };
 }  // namespace device
 }  // namespace pm

@@ -770,6 +770,19 @@ inline void json_number(double v, const char* fmt) {
     std::printf("null");
 }
 
+// clock_fields appends the clock of a record's times_s (device::kClock:
+// "host", docs/results-format.md) and, where the device has events (CUDA,
+// HIP), the event intervals of the same reps: the clock of older folders,
+// kept so that a run measures how far the two differ.
+inline void clock_fields(const std::vector<double>& events) {
+  std::printf(",\"clock\":\"%s\"", device::kClock);
+  if (events.empty()) return;
+  std::printf(",\"event_times_s\":[");
+  for (size_t i = 0; i < events.size(); ++i) std::printf("%s%.9g", i ? "," : "", events[i]);
+  std::printf("],\"event_median_s\":%.9g,\"event_min_s\":%.9g", median(events),
+              *std::min_element(events.begin(), events.end()));
+}
+
 inline uint64_t digest(const void* data, size_t bytes, uint64_t h) {
   constexpr size_t kBlock = size_t(4) << 20;
   const size_t blocks = (bytes + kBlock - 1) / kBlock;
@@ -986,6 +999,7 @@ class Run {
       tuning().config = nullptr;
       // The next configuration starts a measurement of its own.
       times_.clear();
+      event_times_.clear();
       runs_ = failed_ = 0;
       max_err_ = 0;
       nonfinite_ = false;
@@ -1041,6 +1055,7 @@ class Run {
         timer.start();
         call();
         times_.push_back(timer.stop());
+        if (device::kHasEvents) event_times_.push_back(timer.event_s());
       } else {
         const double called = now_s();
         call();
@@ -1126,6 +1141,7 @@ class Run {
                 warmup_, opt_.seed);
     for (size_t i = 0; i < times_.size(); ++i) std::printf("%s%.9g", i ? "," : "", times_[i]);
     std::printf("],\"median_s\":%.9g,\"min_s\":%.9g", med, mn);
+    clock_fields(event_times_);
     std::printf(",\"bytes\":%.17g,\"bytes_min\":%.17g,\"flops\":%.17g", bytes_, bytes_min_, flops_);
     std::printf(",\"gbps\":%.6g,\"gbps_min\":%.6g,\"gflops\":%.6g", bytes_ / med * 1e-9, bytes_min_ / med * 1e-9,
                 flops_ / med * 1e-9);
@@ -1189,6 +1205,7 @@ class Run {
   int64_t size_;
   std::vector<Buffer*> buffers_;
   std::vector<double> times_;
+  std::vector<double> event_times_;  // the same reps' CUDA-event intervals (device::kHasEvents)
   double bytes_ = 0, bytes_min_ = 0, flops_ = 0, tolerance_ = 0, max_err_ = 0, working_set_ = 0;
   bool nonfinite_ = false, flush_ = false;
   int runs_ = 0, failed_ = 0;
@@ -1218,14 +1235,45 @@ inline CsrArray::CsrArray(Run& run, const char* name, CsrHost m) : Buffer(name),
 }
 
 // ---------------------------------------------------------------------------
-// STREAM: the device's own copy (c = a), triad (b = a + s*c) and dot (sum
-// a*b) kernels, as BabelStream defines them, over arrays of stream_bytes/2
-// bytes each, timed like the kernels (same flush rule), checked once at the end.
+// STREAM, BabelStream's method: the device's own copy (c = a), triad (b = a +
+// s*c) and dot (sum a*b) kernels over arrays well past the caches, each run
+// kStreamRuns times (BabelStream's default num_times), every run timed like
+// the kernels (device::Timer: the host clock, CUDA's events beside it), the
+// best run the bandwidth (gbps_best; gbps is the median's, as elsewhere),
+// checked once at the end. No cache flush: an array of at least four times
+// the caches leaves little of it cached for the next op to find, as in
+// BabelStream, and a flush would leave dirty lines for the op to write back.
 // Bytes: copy 2, triad 3, dot 2 arrays. One "stream" record per op; the
 // runtime's own device-to-device copy follows as a "copy" record.
-inline void stream_record(const Options& opt, const char* op, double bytes, const std::vector<double>& t,
-                          bool flushed, const std::string& error) {
-  const double med = median(t);
+constexpr int kStreamRuns = 100;
+constexpr int kStreamMinRuns = 5;
+constexpr int64_t kStreamGpuElements = int64_t(1) << 25;  // BabelStream's default array length
+
+// stream_elements is the length of each STREAM array: what --stream-bytes
+// asks (two arrays' worth), raised to four times the device's caches (on a
+// host to at most 1 GiB an array: sysconf reports the socket's L3 on large
+// AMD parts, 512 MiB on a 2-core virtual machine whose cores share a
+// fraction of it, and three arrays of 2 GiB took 30 s to fill and measure
+// there) and, on a GPU, to BabelStream's 2^25 doubles; lowered where the
+// device says how much memory is free, so that the three arrays take at
+// most half of it.
+constexpr int64_t kStreamHostRaise = int64_t(1) << 30;
+inline int64_t stream_elements(int64_t stream_bytes) {
+  const int64_t word = static_cast<int64_t>(sizeof(double));
+  int64_t n = stream_bytes / 2 / word;
+  int64_t raise = 4 * static_cast<int64_t>(device::cache_bytes());
+  if (!device::is_gpu()) raise = std::min(raise, kStreamHostRaise);
+  n = std::max(n, raise / word);
+  if (device::is_gpu()) n = std::max(n, kStreamGpuElements);
+  const int64_t avail = static_cast<int64_t>(device::free_bytes());  // 0: not known
+  if (avail > 0) n = std::min(n, avail / 6 / word);
+  return n;
+}
+
+inline void stream_record(const Options& opt, const char* op, double bytes, int64_t array_bytes,
+                          const std::vector<double>& t, const std::vector<double>& events,
+                          const std::string& error) {
+  const double med = median(t), best = *std::min_element(t.begin(), t.end());
   std::printf("{\"kind\":\"stream\",\"op\":\"%s\",\"cell\":", op);
   json_string(opt.cell);
   std::printf(",\"toolchain\":");
@@ -1233,11 +1281,14 @@ inline void stream_record(const Options& opt, const char* op, double bytes, cons
   std::printf(",\"device\":");
   json_string(device::name());
   host_threads();
+  std::printf(",\"method\":\"babelstream\",\"array_bytes\":%" PRId64 ",\"reps\":%d", array_bytes,
+              static_cast<int>(t.size()));
   std::printf(",\"bytes\":%.17g,\"times_s\":[", bytes);
   for (size_t i = 0; i < t.size(); ++i) std::printf("%s%.9g", i ? "," : "", t[i]);
-  std::printf("],\"median_s\":%.9g,\"min_s\":%.9g,\"gbps\":%.6g,\"flush_l2\":%s,\"verified\":%s,\"error\":", med,
-              *std::min_element(t.begin(), t.end()), bytes / med * 1e-9, flushed ? "true" : "false",
-              error.empty() ? "true" : "false");
+  std::printf("],\"median_s\":%.9g,\"min_s\":%.9g", med, best);
+  clock_fields(events);
+  std::printf(",\"gbps\":%.6g,\"gbps_best\":%.6g,\"flush_l2\":false,\"verified\":%s,\"error\":",
+              bytes / med * 1e-9, bytes / best * 1e-9, error.empty() ? "true" : "false");
   json_string(error);
   std::printf("}\n");
   std::fflush(stdout);
@@ -1245,67 +1296,105 @@ inline void stream_record(const Options& opt, const char* op, double bytes, cons
 
 inline void stream(const Options& opt) {
   if (opt.stream_bytes <= 0) return;
-  const int64_t n = opt.stream_bytes / 2 / static_cast<int64_t>(sizeof(double));
+  const int64_t n = stream_elements(opt.stream_bytes);
   if (n < 1) die("--stream-bytes is too small", nullptr);
   const size_t bytes = static_cast<size_t>(n) * sizeof(double);
   // a is only read, so every rep computes the same values: c = a, b = a + s*c.
   const double kA = 0.1, kScalar = 0.4;
-  double* a = static_cast<double*>(device::dmem::alloc(bytes));
-  double* b = static_cast<double*>(device::dmem::alloc(bytes));
-  double* c = static_cast<double*>(device::dmem::alloc(bytes));
+  // Off a GPU the arrays are host memory, gigabytes where the caches are
+  // large: on huge pages (host_pages), filled (first touched) and checked in
+  // place, in parallel.
+  const bool in_place = !device::is_gpu();
+  auto make = [&] { return static_cast<double*>(in_place ? host_pages(bytes) : device::dmem::alloc(bytes)); };
+  auto drop = [&](double* p) { in_place ? std::free(p) : device::dmem::release(p); };
+  double* a = make();
+  double* b = make();
+  double* c = make();
   if (!a || !b || !c) die("device allocation failed for the stream arrays", nullptr);
-  {
+  if (in_place) {
+    uint64_t nan = ~uint64_t(0);
+    double poison_value;
+    std::memcpy(&poison_value, &nan, sizeof poison_value);
+    parallel_parts(n, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        a[i] = kA;
+        b[i] = poison_value;
+        c[i] = poison_value;
+      }
+    });
+  } else {
     std::vector<double> h(n, kA);
     device::dmem::to_device(a, h.data(), bytes);
+    device::dmem::poison(b, bytes);
+    device::dmem::poison(c, bytes);
   }
-  device::dmem::poison(b, bytes);
-  device::dmem::poison(c, bytes);
-  const bool flushed = flush_wanted(opt.flush, 3.0 * bytes);
   // One untimed call of each first: what an op sets up once (buffers,
-  // module loading) stays out of the timings even without warm-ups.
+  // module loading) stays out of the timings.
   device::stream_copy(c, a, n);
   device::stream_triad(b, a, c, kScalar, n);
   double dot = device::stream_dot(a, b, n);
   device::sync();
   device::Timer timer;
-  std::vector<double> tc, tt, td;
-  for (int i = 0; i < opt.warmup + opt.reps; ++i) {
-    const bool keep = i >= opt.warmup;
-    if (flushed) device::flush();
+  std::vector<double> tc, tt, td, ec, et, ed;
+  // kStreamRuns runs of the three ops in turn (BabelStream's order); a slow
+  // device stops after kStreamMinRuns once the runs took 3 x --rep-seconds
+  // (default 2 s each op), as a host with gigabytes of arrays does.
+  const double budget = 3 * (opt.rep_seconds > 0 ? opt.rep_seconds : 2.0);
+  double spent = 0;
+  for (int i = 0; i < kStreamRuns && !(i >= kStreamMinRuns && spent >= budget); ++i) {
     timer.start();
     device::stream_copy(c, a, n);
-    const double s1 = timer.stop();
-    if (flushed) device::flush();
+    tc.push_back(timer.stop());
+    ec.push_back(timer.event_s());
     timer.start();
     device::stream_triad(b, a, c, kScalar, n);
-    const double s2 = timer.stop();
-    if (flushed) device::flush();
+    tt.push_back(timer.stop());
+    et.push_back(timer.event_s());
     timer.start();
     dot = device::stream_dot(a, b, n);
-    const double s3 = timer.stop();
-    if (keep) {
-      tc.push_back(s1);
-      tt.push_back(s2);
-      td.push_back(s3);
-    }
+    td.push_back(timer.stop());
+    ed.push_back(timer.event_s());
+    spent += tc.back() + tt.back() + td.back();
   }
-  std::string ec, et, ed;
+  if (!device::kHasEvents) {
+    ec.clear();
+    et.clear();
+    ed.clear();
+  }
+  std::string xc, xt, xd;
   {
-    std::vector<double> h(n);
     const double want_b = kA + kScalar * kA;
-    device::dmem::to_host(h.data(), c, bytes);
-    for (int64_t i = 0; i < n && ec.empty(); ++i)
-      if (h[i] != kA) ec = format("c[%" PRId64 "] = %.17g, want %.17g", i, h[i], kA);
-    device::dmem::to_host(h.data(), b, bytes);
-    for (int64_t i = 0; i < n && et.empty(); ++i)  // an FMA may round once instead of twice
-      if (!(std::fabs(h[i] - want_b) <= 2 * kEps * want_b))
-        et = format("b[%" PRId64 "] = %.17g, want %.17g", i, h[i], want_b);
+    // first_off is the first index of x off want by more than tol (n: none).
+    auto first_off = [n](const double* x, double want, double tol) {
+      const auto firsts = parallel_map(n, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i)
+          if (!(std::fabs(x[i] - want) <= tol)) return i;
+        return n;
+      });
+      return *std::min_element(firsts.begin(), firsts.end());
+    };
+    std::vector<double> h(in_place ? 0 : n);
+    const double* hc = c;
+    if (!in_place) {
+      device::dmem::to_host(h.data(), c, bytes);
+      hc = h.data();
+    }
+    if (const int64_t i = first_off(hc, kA, 0); i < n) xc = format("c[%" PRId64 "] = %.17g, want %.17g", i, hc[i], kA);
+    const double* hb = b;
+    if (!in_place) {
+      device::dmem::to_host(h.data(), b, bytes);
+      hb = h.data();
+    }
+    // an FMA may round once instead of twice
+    if (const int64_t i = first_off(hb, want_b, 2 * kEps * want_b); i < n)
+      xt = format("b[%" PRId64 "] = %.17g, want %.17g", i, hb[i], want_b);
     const double want = static_cast<double>(n) * kA * want_b;  // n equal terms: |error| <= n*eps relative
-    if (!(std::fabs(dot - want) <= (n + 2.0) * kEps * want)) ed = format("dot = %.17g, want %.17g", dot, want);
+    if (!(std::fabs(dot - want) <= (n + 2.0) * kEps * want)) xd = format("dot = %.17g, want %.17g", dot, want);
   }
-  stream_record(opt, "copy", 2.0 * bytes, tc, flushed, ec);
-  stream_record(opt, "triad", 3.0 * bytes, tt, flushed, et);
-  stream_record(opt, "dot", 2.0 * bytes, td, flushed, ed);
+  const int64_t ab = static_cast<int64_t>(bytes);
+  stream_record(opt, "copy", 2.0 * bytes, ab, tc, ec, xc);
+  stream_record(opt, "triad", 3.0 * bytes, ab, tt, et, xt);
+  stream_record(opt, "dot", 2.0 * bytes, ab, td, ed, xd);
 
   // The runtime's device-to-device copy (cudaMemcpy, omp_target_memcpy, memcpy).
   std::vector<double> t;
@@ -1315,9 +1404,9 @@ inline void stream(const Options& opt) {
     const double s = timer.stop();
     if (i >= opt.warmup) t.push_back(s);
   }
-  device::dmem::release(a);
-  device::dmem::release(b);
-  device::dmem::release(c);
+  drop(a);
+  drop(b);
+  drop(c);
   const double med = median(t);
   std::printf("{\"kind\":\"copy\",\"cell\":");
   json_string(opt.cell);
@@ -1326,6 +1415,7 @@ inline void stream(const Options& opt) {
   std::printf(",\"device\":");
   json_string(device::name());
   host_threads();
+  std::printf(",\"clock\":\"%s\"", device::kClock);
   std::printf(",\"bytes\":%.17g,\"median_s\":%.9g,\"gbps\":%.6g}\n", 2.0 * bytes, med, 2.0 * bytes / med * 1e-9);
   std::fflush(stdout);
 }

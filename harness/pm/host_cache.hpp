@@ -18,19 +18,35 @@ namespace host_cache {
 // Twice the caches the host has (last level plus every core's L2), at least
 // 64 MiB: what one pass of writes must cover to leave none of a rep's data
 // cached. sysconf reports 0 or -1 where it cannot tell.
+inline size_t cache_bytes();
 inline size_t flush_bytes() {
   static const size_t bytes = [] {
-    long l3 = 0, l2 = 0, cores = 1;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const size_t caches = (l3 > 0 ? l3 : 0) + (l2 > 0 ? l2 : 0) * (cores > 0 ? cores : 1);
     const size_t floor = size_t(64) << 20;
-    return 2 * caches > floor ? 2 * caches : floor;
+    return 2 * cache_bytes() > floor ? 2 * cache_bytes() : floor;
   }();
   return bytes;
+}
+
+// cache_bytes is the caches the host has (last level plus every core's L2),
+// 32 MiB where sysconf cannot tell: the STREAM arrays are made four times it.
+inline size_t cache_bytes() {
+  long l3 = 0, l2 = 0, cores = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  const size_t caches = (l3 > 0 ? l3 : 0) + (l2 > 0 ? l2 : 0) * (cores > 0 ? cores : 1);
+  return caches > 0 ? caches : size_t(32) << 20;
+}
+
+// free_bytes is the memory the host has free (0 where sysconf cannot tell).
+inline size_t free_bytes() {
+  long pages = -1, page = -1;
+#ifdef _SC_AVPHYS_PAGES
+  pages = sysconf(_SC_AVPHYS_PAGES);
+  page = sysconf(_SC_PAGESIZE);
+#endif
+  return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
 }
 
 // flush writes the flush buffer from every thread (each core's private L2

@@ -14,6 +14,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/report"
 	"github.com/portmatrix/portmatrix/internal/report/claims"
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
@@ -88,9 +89,10 @@ func Render(opt Options) (*Book, error) {
 	if err != nil {
 		return nil, err
 	}
+	models, _ := machine.Load(filepath.Join(opt.Root, machine.Dir)) // without the models, no datasheet line
 	var folders []*folder
 	for _, name := range ix.Folders() {
-		f, err := reportFolder(filepath.Join(Root(opt.Root), name), specDir, voc)
+		f, err := reportFolder(filepath.Join(Root(opt.Root), name), specDir, voc, models)
 		if err != nil {
 			return nil, err
 		}
@@ -145,12 +147,12 @@ func Render(opt Options) (*Book, error) {
 
 // reportFolder runs the report of one folder (its derived files are
 // git-ignored, docs/results-format.md) and reads back what the book shows.
-func reportFolder(dir, specDir string, voc *results.Vocabulary) (*folder, error) {
+func reportFolder(dir, specDir string, voc *results.Vocabulary, models *machine.Set) (*folder, error) {
 	data, err := results.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := report.Generate(dir, report.Options{SpecDir: specDir, Vocabulary: voc})
+	sum, err := report.Generate(dir, report.Options{SpecDir: specDir, Vocabulary: voc, Machines: models})
 	if err != nil {
 		return nil, err
 	}

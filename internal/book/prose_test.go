@@ -52,7 +52,9 @@ func TestHistoryProseAgreesWithItsFolder(t *testing.T) {
 			assert.Regexp(t, `(^|[^\d.])`+regexp.QuoteMeta(n)+`($|[^\d])`, data, "docs/book/history.md cites %s, which neither tables.md nor claims.md of %s holds", n, proseFolder)
 		}
 	}
-	assert.Greater(t, checked, 30)
+	// Since the report compares like clocks only, the history's OpenMP/KK-CUDA
+	// ratios of that folder (two clocks) stand outside the markers.
+	assert.Greater(t, checked, 25)
 }
 
 func TestProseNumbersAreChecked(t *testing.T) {

@@ -91,10 +91,17 @@ func renderMarkdown(v *view) []byte {
 		for _, c := range p.Claims {
 			w("### %s (%s): %s\n\n> %s\n\n", c.ID, c.Paper, c.Verdict, strings.ReplaceAll(c.Quote, "\n", " "))
 			if len(c.Evals) == 0 {
-				w("- expected: %s\n- not measurable in any current folder: %s\n\n", c.Expected, strings.Join(c.Unmeasured, "; "))
+				w("- expected: %s\n- not measurable in any current folder: %s\n", c.Expected, strings.Join(c.Unmeasured, "; "))
+				for _, u := range c.Unlike {
+					w("- clocks differ in %s\n", u)
+				}
+				w("\n")
 				continue
 			}
 			w("- expected: %s\n", c.Expected)
+			for _, u := range c.Unlike {
+				w("- clocks differ in %s\n", u)
+			}
 			for _, e := range c.Evals {
 				w("- [%s](#folder-%s) (%s): as published **%s**%s; measured %s; tuned: %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured, e.Tuned)
 			}

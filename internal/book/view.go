@@ -43,8 +43,12 @@ type claimView struct {
 	Class, Verdict                        string // the card's overall result
 	Evals                                 []evalView
 	Unmeasured                            []string // why not measurable, where no folder measures it
-	Figures                               []figView
-	TunedIn                               []tunedEval // verdicts on tuning folders, best against best
+	// Unlike names the folders where the claim's pairs were timed with
+	// different clocks (an older harness: KK-CUDA with CUDA events, OpenMP
+	// with the host's clock), so not compared there: "folder: reason".
+	Unlike  []string
+	Figures []figView
+	TunedIn []tunedEval // verdicts on tuning folders, best against best
 }
 
 type evalView struct {
@@ -93,7 +97,16 @@ func newView(ix *Index, folders []*folder, figSpecs []reportspec.Figure, narrati
 		v.Papers = append(v.Papers, newPaperView(p, folders, figSpecs))
 	}
 	c := v.counts()
-	v.Summary = fmt.Sprintf("of the evaluations of a claim in a folder that measures it, %s; %d claims are measured in no current folder", countText(c), c[claims.NotMeasurable])
+	unlike := 0
+	for _, p := range v.Papers {
+		for _, cl := range p.Claims {
+			if len(cl.Evals) == 0 && len(cl.Unlike) > 0 {
+				unlike++
+			}
+		}
+	}
+	v.Summary = fmt.Sprintf("of the evaluations of a claim in a folder that measures it, %s; %d claims are measured in no current folder, %d of them because their sides were timed with different clocks (KK-CUDA with CUDA events, OpenMP with the host's clock: docs/report.md, like clocks)",
+		countText(c), c[claims.NotMeasurable], unlike)
 	return v
 }
 
@@ -119,6 +132,9 @@ func newPaperView(p Named, folders []*folder, figSpecs []reportspec.Figure) pape
 		var reasons []string
 		for k, f := range folders {
 			r := byID[k][spec.Claim.ID]
+			if len(r.Unlike) > 0 {
+				cv.Unlike = append(cv.Unlike, fmt.Sprintf("%s: %d pairs not compared (%s)", f.Name, len(r.Unlike), clockReasons(r.Unlike)))
+			}
 			if r.Outcome == claims.NotMeasurable {
 				reasons = results.AppendNew(reasons, r.Reason)
 				continue
@@ -135,6 +151,9 @@ func newPaperView(p Named, folders []*folder, figSpecs []reportspec.Figure) pape
 			}
 		}
 		cv.Class, cv.Verdict = overall(cv.Evals)
+		if len(cv.Evals) == 0 && len(cv.Unlike) > 0 {
+			cv.Verdict = "not compared in any current folder: its sides were timed with different clocks"
+		}
 		if len(cv.Evals) == 0 {
 			cv.Unmeasured = reasons
 		} else {
@@ -364,4 +383,15 @@ func (v *view) figureCount() int {
 		}
 	}
 	return n
+}
+
+// clockReasons is the distinct clock differences of a claim's unlike pairs
+// ("clocks differ: host against cuda-event").
+func clockReasons(unlike []string) string {
+	var whys []string
+	for _, u := range unlike {
+		_, why, _ := strings.Cut(u, ": ")
+		whys = results.AppendNew(whys, why)
+	}
+	return strings.Join(whys, "; ")
 }

@@ -350,7 +350,7 @@ var Knobs = []Knob{
 	{Env: "PM_COMMIT", Flag: "commit", Example: "0123abc", Doc: "the source commit to record when the tree has no .git (a GPU host)",
 		Set:   str(func(c *Config) *string { return &c.Commit }),
 		Value: strValue(func(c *Config) *string { return &c.Commit })},
-	{Env: "PM_COPY_BYTES", Flag: "copy-bytes", Example: "1073741824", Doc: "bytes of the device copy measured per program (default: 1 GiB on a GPU, 64 MiB on the host)",
+	{Env: "PM_COPY_BYTES", Flag: "copy-bytes", Example: "1073741824", Doc: "bytes of the STREAM arrays asked of the first program of each toolchain, two arrays' worth (default: 1 GiB on a GPU, 64 MiB on the host; the harness raises each array to 4x the caches, on a GPU to 2^25 doubles)",
 		Set: func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 1 {

@@ -42,11 +42,19 @@ type Efficiency struct {
 	Best            string  // the variant whose time is the best, or "best known"
 }
 
-// Efficiencies computes the efficiencies of every measurement of in.
+// Efficiencies computes the efficiencies of every measurement of in. The
+// application efficiency is a ratio of two times: a measurement is compared
+// with the best of its problem and platform among those of its own clock
+// only (results.ClocksDiffer: a platform is one toolchain, whose cells share
+// a clock unless a merged folder holds runs of two harnesses).
 func Efficiencies(in Input, opts Options) []Efficiency {
-	best := map[ProblemPlatform]Measurement{}
+	type clocked struct {
+		ProblemPlatform
+		clock string
+	}
+	best := map[clocked]Measurement{}
 	for _, m := range in.Measurements {
-		k := ProblemPlatform{m.Problem, m.Platform}
+		k := clocked{ProblemPlatform{m.Problem, m.Platform}, m.Clock}
 		if b, ok := best[k]; m.OK && (!ok || m.Seconds < b.Seconds) {
 			best[k] = m
 		}
@@ -59,7 +67,7 @@ func Efficiencies(in Input, opts Options) []Efficiency {
 			continue
 		}
 		k := ProblemPlatform{m.Problem, m.Platform}
-		b := best[k]
+		b := best[clocked{k, m.Clock}]
 		e.Best = b.Variant
 		if t, ok := opts.BestKnown[k]; ok && t > 0 && t < b.Seconds {
 			b, e.Best = Measurement{Seconds: t}, "best known"

@@ -2,7 +2,6 @@ package portability
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 
@@ -42,6 +41,9 @@ type Measurement struct {
 	Lo, Hi   float64 // 95% bootstrap interval of the median, seconds
 	BytesMin float64 // minimum memory traffic of one call; 0 when the record has none
 	Boot     []float64
+	// Clock is the clock of its times (results.ClockOf): application
+	// efficiency compares a measurement with the best of its own clock only.
+	Clock string
 }
 
 // GBpsMin is the minimum-traffic bandwidth and its interval (0s without bytes_min).
@@ -80,7 +82,7 @@ func Load(dir string) (Input, error) {
 // measured, and those of toolchains whose cells built (build.csv) but never
 // ran, as CompilesNotRun.
 func FromRecords(recs []results.Record, run results.Run, builds []results.BuildRow) Input {
-	in := Input{Rooflines: rooflines(recs, run.Host.CPU)}
+	in := Input{Rooflines: rooflines(recs, run)}
 	// A merged folder may hold one cell measured on two devices: they are
 	// two platforms.
 	type cellDevice struct {
@@ -160,7 +162,7 @@ func pool(ts []results.Record, hostCPU string) Measurement {
 	r := ts[0]
 	dev := deviceOf(r.Device, r.Target, hostCPU)
 	m := Measurement{Problem: Problem{r.Kernel, r.Size}, Device: dev, Platform: PlatformName(dev, r.Toolchain),
-		Strategy: r.Strategy, Variant: r.Variant, BytesMin: r.BytesMin}
+		Strategy: r.Strategy, Variant: r.Variant, BytesMin: r.BytesMin, Clock: results.ClockOf(ts)}
 	var times [][]float64
 	for _, t := range ts {
 		if !t.Usable() {
@@ -190,34 +192,24 @@ func targetOf(run results.Run, toolchain string) string {
 	return "unknown device"
 }
 
-// rooflines is each device's best median GB/s of any stream op measured on
-// it, by any toolchain (the report's roofline); folders without stream
-// records use the median of their copy records.
-func rooflines(recs []results.Record, hostCPU string) map[string]float64 {
-	type devOp struct{ dev, tc, op string }
-	stream := map[devOp][]float64{}
-	copies := map[string][]float64{}
+// rooflines is each device's measured bandwidth (results.DeviceBandwidths,
+// the report's roofline: the best STREAM op on it, or the copy records of
+// older folders), by the device names of this package (deviceOf).
+func rooflines(recs []results.Record, run results.Run) map[string]float64 {
+	family := map[string]string{}
+	for _, t := range run.Toolchains {
+		family[t.ID] = t.Family
+	}
+	var bw []results.Record
 	for _, r := range recs {
-		if r.GBps <= 0 || math.IsInf(r.GBps, 0) {
-			continue
-		}
-		dev := deviceOf(r.Device, r.Target, hostCPU)
-		switch {
-		case r.Kind == results.KindStream:
-			k := devOp{dev, r.Toolchain, r.Op}
-			stream[k] = append(stream[k], r.GBps)
-		case r.IsRoofline():
-			copies[dev] = append(copies[dev], r.GBps)
+		if r.Kind == results.KindStream || r.Kind == results.KindCopy {
+			r.Device = deviceOf(r.Device, r.Target, run.Host.CPU)
+			bw = append(bw, r)
 		}
 	}
 	out := map[string]float64{}
-	for k, v := range stream {
-		out[k.dev] = max(out[k.dev], stats.Median(v))
-	}
-	if len(stream) == 0 {
-		for dev, v := range copies {
-			out[dev] = stats.Median(v)
-		}
+	for dev, b := range results.DeviceBandwidths(bw, func(tc string) string { return family[tc] }) {
+		out[dev] = b.GBps
 	}
 	return out
 }

@@ -189,3 +189,20 @@ func TestHeadlineTakesTheSizeMostPlatformsRan(t *testing.T) {
 	}}
 	assert.Equal(t, map[string]Problem{"axpby": {"axpby", 20}, "op": mid}, a.Headline())
 }
+
+// Application efficiency compares times of one clock: a measurement of
+// another clock on the same platform (a merged folder of two harnesses) is
+// against the best of its own clock, never against the other's.
+func TestAppEfficiencyPairsLikeClocks(t *testing.T) {
+	p := Problem{"dot", 8}
+	in := Input{Measurements: []Measurement{
+		{Problem: p, Platform: "P", Variant: "fast", OK: true, Seconds: 1, Lo: 1, Hi: 1, Clock: "cuda-event"},
+		{Problem: p, Platform: "P", Variant: "slow", OK: true, Seconds: 2, Lo: 2, Hi: 2, Clock: "host"},
+		{Problem: p, Platform: "P", Variant: "slower", OK: true, Seconds: 4, Lo: 4, Hi: 4, Clock: "host"},
+	}}
+	effs := Efficiencies(in, Options{})
+	assert.InDelta(t, 1, effs[0].App.V, eps)
+	assert.InDelta(t, 1, effs[1].App.V, eps, "the best of the host clock, not 1/2 against the events")
+	assert.Equal(t, "slow", effs[1].Best)
+	assert.InDelta(t, 0.5, effs[2].App.V, eps)
+}

@@ -39,7 +39,7 @@ func TestReportInChromium(t *testing.T) {
 
 	dom := run("--dump-dom")
 	for _, want := range []string{`<table id="claims">`, `<table id="cells">`, `<td class="status">failed to build</td>`,
-		`id="fig-fig3-spmv"`, `id="fig-fig18-spmv-ompx"`, "copy BW"} {
+		`id="fig-fig3-spmv"`, `id="fig-fig18-spmv-ompx"`, "measured: runtime copy"} {
 		assert.Contains(t, dom, want)
 	}
 	// Every figure the report file holds is in the rendered page.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/report/claims"
 	"github.com/portmatrix/portmatrix/internal/report/dataset"
 	"github.com/portmatrix/portmatrix/internal/report/figures"
@@ -32,6 +33,9 @@ type Options struct {
 	// may use besides those of run.json (the source tree's: a folder older
 	// than a kernel, or than the vocabulary itself).
 	Vocabulary *results.Vocabulary
+	// Machines are the machine models (machines/): the figures' datasheet
+	// bandwidth line of each device a model reports; nil: none.
+	Machines *machine.Set
 }
 
 // Summary is what Generate produced.
@@ -84,6 +88,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		say("%d kernel records of tuning configurations: claims judged as published and tuned", len(res.Kernel)-len(published))
 	}
 	ds := dataset.New(dataset.View(res, published))
+	ds.AddSpecs(opt.Machines, res.Run)
 	if ds.Unusable > 0 {
 		say("%d kernel records unverified or failed: left out of figures and claims", ds.Unusable)
 	}

@@ -80,7 +80,7 @@ report: wrote 33 files into DIR
 
 	svg, err := os.ReadFile(filepath.Join(dir, results.FiguresDir, "fig1-axpby.svg"))
 	require.NoError(t, err)
-	for _, s := range []string{"KK-CUDA", "OMP-lambda", "OMP-class", "copy BW", "clang19-sm90", "gcc12-nvptx", "2^24"} {
+	for _, s := range []string{"KK-CUDA", "OMP-lambda", "OMP-class", "measured: runtime copy", "clang19-sm90", "gcc12-nvptx", "2^24"} {
 		assert.Contains(t, string(svg), s)
 	}
 	assert.NotContains(t, string(svg), "gcc-host", "host toolchains are not in results.GPU figures")

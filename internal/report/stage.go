@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
@@ -36,6 +37,9 @@ func Folder(root, dir string, log io.Writer) error {
 		return fmt.Errorf("%s names no vocabulary and the project does not load: %w", filepath.Join(dir, results.RunFile), verr)
 	}
 	opt.Vocabulary = v
+	if set, err := machine.Load(filepath.Join(root, machine.Dir)); err == nil {
+		opt.Machines = set // without the models, no datasheet line
+	}
 	if _, err := Generate(dir, opt); err != nil {
 		return err
 	}

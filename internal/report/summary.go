@@ -24,10 +24,11 @@ const maxOthers = 12
 // verified; then every other measurement one a line (up to maxOthers), and
 // where the figures, claims and tables are.
 //
-// The bandwidth is the best of the harness's own STREAM copy, triad and dot
-// (kind "stream" records: the first program of each toolchain measures them
-// with --stream-bytes), as the report's roofline; a folder without them has
-// no fraction.
+// The bandwidth is the device's measured bandwidth (results.Folder.Bandwidths,
+// the report's roofline): the best of the harness's own STREAM copy, triad
+// and dot on it (kind "stream" records: the first program of each toolchain
+// measures them with --stream-bytes); a folder without them has no fraction,
+// and a measurement of another clock than the bandwidth's none either.
 func Summarize(dir string, kernels []string, w io.Writer) error {
 	f, err := results.Load(dir)
 	if err != nil {
@@ -51,7 +52,7 @@ func Summarize(dir string, kernels []string, w io.Writer) error {
 			largest[c] = cs
 		}
 	}
-	bw := streams(f.Stream)
+	bw := streams(f)
 	var toolchains []string
 	for c := range largest {
 		if slices.Contains(kernels, c.kernel) && !slices.Contains(toolchains, c.toolchain) {
@@ -170,25 +171,21 @@ func better(a, b results.Measurement, sa, sb int64) bool {
 	return sa > sb
 }
 
-// bandwidth is a device's STREAM measurements of one run, by op.
-type bandwidth map[string]float64
-
-// best is the largest of the ops' GB/s.
-func (b bandwidth) best() float64 {
-	m := 0.0
-	for _, v := range b {
-		m = max(m, v)
-	}
-	return m
+// bandwidth is a toolchain's STREAM measurements of one run, by op (the
+// best run's GB/s, the median's in older records), and its device's
+// measured bandwidth, the fractions' denominator.
+type bandwidth struct {
+	ops    map[string]float64
+	device results.Bandwidth
 }
 
 func (b bandwidth) text() string {
-	if len(b) == 0 {
+	if len(b.ops) == 0 {
 		return "no STREAM measurement in this run"
 	}
 	var ops []string
-	for _, op := range slices.Sorted(maps.Keys(b)) {
-		ops = append(ops, fmt.Sprintf("%s %.1f", op, b[op]))
+	for _, op := range slices.Sorted(maps.Keys(b.ops)) {
+		ops = append(ops, fmt.Sprintf("%s %.1f", op, b.ops[op]))
 	}
 	return fmt.Sprintf("STREAM %s GB/s, measured in this run", strings.Join(ops, ", "))
 }
@@ -199,7 +196,7 @@ func (b bandwidth) entry(m results.Measurement) string {
 		return fmt.Sprintf("%.3g/s yes", 1/m.Stats.Median) // moves no bytes: calls per second
 	}
 	frac := "-"
-	if best := b.best(); best > 0 {
+	if best := b.device.GBps; best > 0 && results.ClocksDiffer(results.ClockOf(m.Records), b.device.Clock) == "" {
 		frac = fmt.Sprintf("%.0f%%", 100*m.GBps()/best)
 		if frac == "0%" {
 			frac = "<1%"
@@ -219,17 +216,28 @@ func gbps(v float64) string {
 	return fmt.Sprintf("%.2g", v)
 }
 
-// streams are the best median GB/s of each STREAM op by toolchain.
-func streams(recs []results.Record) map[string]bandwidth {
+// streams are, by toolchain, the best GB/s of each STREAM op it measured
+// and the measured bandwidth of its device.
+func streams(f *results.Folder) map[string]bandwidth {
+	devices := f.Bandwidths()
 	out := map[string]bandwidth{}
-	for _, r := range recs {
-		if r.Error != "" || r.GBps <= 0 {
+	for _, r := range f.Stream {
+		v := r.GBps
+		if r.GBpsBest > 0 {
+			v = r.GBpsBest
+		}
+		if r.Error != "" || v <= 0 {
 			continue
 		}
-		if out[r.Toolchain] == nil {
-			out[r.Toolchain] = bandwidth{}
+		b, ok := out[r.Toolchain]
+		if !ok {
+			b = bandwidth{ops: map[string]float64{}}
 		}
-		out[r.Toolchain][r.Op] = max(out[r.Toolchain][r.Op], r.GBps)
+		b.ops[r.Op] = max(b.ops[r.Op], v)
+		if d := devices[results.DeviceOf(r)]; d.GBps > b.device.GBps {
+			b.device = d
+		}
+		out[r.Toolchain] = b
 	}
 	return out
 }

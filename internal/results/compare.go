@@ -200,6 +200,10 @@ func judgePair(a, b Measurement, threshold float64) comparison {
 		c.flag = "not comparable (one run counts no bytes)"
 		return c
 	}
+	if why := ClocksDiffer(ClockOf(b.Records), ClockOf(a.Records)); why != "" {
+		c.flag = "not compared (" + why + ")"
+		return c
+	}
 	v := Rate(b.Bytes, b.Stats.Median) / Rate(a.Bytes, a.Stats.Median)
 	lo, hi := stats.Interval(stats.Ratio(Rates(b.Bytes, b.Stats.Boot), Rates(a.Bytes, a.Stats.Boot)))
 	c.ratio, c.interval = fmt.Sprintf("%.3f", v), fmt.Sprintf("[%.3f, %.3f]", lo, hi)

@@ -49,7 +49,14 @@ func Load(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
+	family := map[string]string{}
+	for _, t := range f.Run.Toolchains {
+		family[t.ID] = t.Family
+	}
 	for _, r := range recs {
+		if r.Clock == "" {
+			r.inferredClock = InferClock(family[r.Toolchain], r.Toolchain)
+		}
 		f.add(r)
 	}
 	if f.Builds, err = ReadBuildCSV(dir); err != nil {

@@ -517,7 +517,10 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 		if same, known := sameCode(r, lastRec); known && !same {
 			drop[i] = true
 			what := "code"
-			if !sameLaunch(r, lastRec) {
+			switch {
+			case r.TimedBy() != lastRec.TimedBy():
+				what = "clock"
+			case !sameLaunch(r, lastRec):
 				what = "launch"
 			}
 			notes = append(notes, fmt.Sprintf("%s: trial %d of batch %s dropped: another %s than trial %d of batch %s",
@@ -615,11 +618,13 @@ func tunedBeside(recs []Record, groups map[string][]int, drop map[int]bool) (not
 }
 
 // sameCode reports whether two kernel records ran the same code at the same
-// launch, and whether that is known (sameBuild). Two launches (the machine
-// model's defaults, a tuned configuration) are two measurements, whatever
-// the code.
+// launch, timed with the same clock, and whether that is known (sameBuild).
+// Two launches (the machine model's defaults, a tuned configuration) are two
+// measurements, whatever the code, and so are two clocks (a harness that
+// timed CUDA with events, and one that times it with the host's clock):
+// trials of two clocks never pool.
 func sameCode(a, b Record) (same, known bool) {
-	if !sameLaunch(a, b) {
+	if !sameLaunch(a, b) || a.TimedBy() != b.TimedBy() {
 		return false, true
 	}
 	return sameBuild(a, b)

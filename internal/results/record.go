@@ -53,25 +53,39 @@ type Record struct {
 	Places  string `json:"places,omitempty"`
 	CPUs    int    `json:"cpus,omitempty"`
 
-	Size      int64              `json:"size,omitempty"`
-	Reps      int                `json:"reps,omitempty"`
-	Warmup    int                `json:"warmup,omitempty"`
-	Seed      int64              `json:"seed,omitempty"`
-	Trial     int                `json:"trial,omitempty"`
-	TimesS    []float64          `json:"times_s,omitempty"`
-	MedianS   float64            `json:"median_s,omitempty"`
-	MinS      float64            `json:"min_s,omitempty"`
-	Bytes     float64            `json:"bytes,omitempty"`
-	BytesMin  float64            `json:"bytes_min,omitempty"`
-	Flops     float64            `json:"flops,omitempty"`
-	GBps      float64            `json:"gbps,omitempty"`
-	GBpsMin   float64            `json:"gbps_min,omitempty"`
-	GFlops    float64            `json:"gflops,omitempty"`
-	Verified  bool               `json:"verified"`
-	MaxRelErr *float64           `json:"max_rel_err,omitempty"`
-	Tolerance float64            `json:"tolerance,omitempty"`
-	Sections  map[string]Section `json:"sections,omitempty"`
-	Error     string             `json:"error,omitempty"`
+	Size     int64     `json:"size,omitempty"`
+	Reps     int       `json:"reps,omitempty"`
+	Warmup   int       `json:"warmup,omitempty"`
+	Seed     int64     `json:"seed,omitempty"`
+	Trial    int       `json:"trial,omitempty"`
+	TimesS   []float64 `json:"times_s,omitempty"`
+	MedianS  float64   `json:"median_s,omitempty"`
+	MinS     float64   `json:"min_s,omitempty"`
+	Bytes    float64   `json:"bytes,omitempty"`
+	BytesMin float64   `json:"bytes_min,omitempty"`
+	Flops    float64   `json:"flops,omitempty"`
+	GBps     float64   `json:"gbps,omitempty"`
+	GBpsMin  float64   `json:"gbps_min,omitempty"`
+	GFlops   float64   `json:"gflops,omitempty"`
+	// The clock of times_s (ClockHost, ClockCUDAEvent; absent in older
+	// folders: TimedBy infers it) and, in CUDA-dialect records, the CUDA
+	// events' intervals of the same reps, the clock older folders used.
+	Clock        string    `json:"clock,omitempty"`
+	EventTimesS  []float64 `json:"event_times_s,omitempty"`
+	EventMedianS float64   `json:"event_median_s,omitempty"`
+	EventMinS    float64   `json:"event_min_s,omitempty"`
+	// A stream record's method ("babelstream": arrays of ArrayBytes each,
+	// four times the caches or more, the best of reps runs, GBpsBest its
+	// bandwidth; absent in older folders: the median of a few runs after
+	// an L2 flush).
+	Method     string             `json:"method,omitempty"`
+	ArrayBytes int64              `json:"array_bytes,omitempty"`
+	GBpsBest   float64            `json:"gbps_best,omitempty"`
+	Verified   bool               `json:"verified"`
+	MaxRelErr  *float64           `json:"max_rel_err,omitempty"`
+	Tolerance  float64            `json:"tolerance,omitempty"`
+	Sections   map[string]Section `json:"sections,omitempty"`
+	Error      string             `json:"error,omitempty"`
 	// The tunables' values of a tuning evaluation (harness --config); absent
 	// in a run's records, which measure the generated values.
 	Config map[string]int64 `json:"config,omitempty"`
@@ -118,6 +132,10 @@ type Record struct {
 	SlurmJobID  string `json:"slurm_job_id,omitempty"`
 	SlurmTaskID string `json:"slurm_task_id,omitempty"`
 	Worker      string `json:"worker,omitempty"`
+
+	// The clock Load inferred from run.json for a record without one
+	// (TimedBy); never written.
+	inferredClock string
 
 	Extra  map[string]json.RawMessage `json:"-"` // fields of newer writers, kept as read
 	Source string                     `json:"-"` // "file:line" where it was read

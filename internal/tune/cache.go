@@ -40,6 +40,9 @@ type Measurement struct {
 	Verified bool
 	Error    string // the evaluation failed (a launch the device refused): data, not a crash
 	Default  bool   // the configuration the program is generated with (tuning.jsonl "default")
+	// Clock is the clock of the times (results.Record.TimedBy of the
+	// harness's record); "" in entries written before records named it.
+	Clock string
 }
 
 // Entry is one line of tuning.jsonl.
@@ -58,6 +61,9 @@ type Entry struct {
 	// DeviceHash is the binary's device code (build.DeviceHash; GPU cells):
 	// `run -tuned` takes the best for a later binary of the same device code.
 	DeviceHash string `json:"device_hash,omitempty"`
+	// Clock is the clock of the evaluation's times (docs/results-format.md;
+	// absent in older entries: the clock their toolchain's records had).
+	Clock string `json:"clock,omitempty"`
 }
 
 // Cache is the tuning.jsonl of a results folder: every evaluation appended
@@ -155,7 +161,7 @@ func (c *Cache) read(data []byte) (int, error) {
 			c.seen = append(c.seen, e.Key)
 		}
 		c.got[e.Key] = Measurement{Config: cfg, MedianS: e.MedianS, LoS: e.LoS, HiS: e.HiS, GBps: e.GBps,
-			Verified: e.Verified, Error: e.Error, Default: e.Default}
+			Verified: e.Verified, Error: e.Error, Default: e.Default, Clock: e.Clock}
 	}
 	if err := sc.Err(); err != nil {
 		errs.Add(diag.Pos{File: c.File}, "%v", err)
@@ -182,7 +188,7 @@ func (c *Cache) Len() int {
 // a host cell) and syncs it to disk before returning.
 func (c *Cache) Put(k Key, deviceHash string, m Measurement) error {
 	b, err := json.Marshal(Entry{Key: k, DeviceName: c.DeviceName, MedianS: m.MedianS, LoS: m.LoS, HiS: m.HiS, GBps: m.GBps,
-		Verified: m.Verified, Error: m.Error, Default: m.Default, DeviceHash: deviceHash})
+		Verified: m.Verified, Error: m.Error, Default: m.Default, DeviceHash: deviceHash, Clock: m.Clock})
 	if err != nil {
 		return err
 	}

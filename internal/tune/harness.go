@@ -65,6 +65,7 @@ func (h Harness) Evaluate(ctx context.Context, b Batch, got func(Measurement) er
 				return fmt.Errorf("%s size %d: the program measured configuration %q, not %q", b.Target.Cell, b.Target.Size, flag, flags[min(done, len(flags)-1)])
 			}
 			m := Measure(fmt.Sprintf("%s/%d/%s", b.Target.Cell, b.Target.Size, flag), c, [][]float64{r.TimesS}, r.Verified && r.Error == "", r.Bytes)
+			m.Clock = r.Clock
 			if r.Error != "" {
 				m.Error = r.Error
 			}

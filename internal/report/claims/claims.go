@@ -65,7 +65,10 @@ type Result struct {
 	Max       float64
 	Ratios    []Ratio
 	Identical []string // pairs left out: the same device code (never ranked)
-	Reason    string   // why not measurable
+	// Unlike: pairs left out because their clocks differ (dataset.Unlike),
+	// each "numerator / denominator at size: clocks differ: a against b".
+	Unlike []string
+	Reason string // why not measurable
 	// Premise is set where a tuned verdict is not measurable because no
 	// tuned configuration of a side holds the claim's premises.
 	Premise bool
@@ -99,7 +102,7 @@ func evaluate(c reportspec.Claim, ds *dataset.Set) Result {
 		r.Reason = missing(ds, c.KernelsOf(c.Denominator), c.Target, c.Denominator)
 		return r
 	}
-	r.Ratios, r.Identical = ratios(ds, c, num, den)
+	r.Ratios, r.Identical, r.Unlike = ratios(ds, c, num, den)
 	if len(r.Ratios) == 0 {
 		r.Reason = "numerator and denominator have no size in common"
 		if c.SameToolchain {
@@ -110,6 +113,9 @@ func evaluate(c reportspec.Claim, ds *dataset.Set) Result {
 		}
 		if len(r.Identical) > 0 {
 			r.Reason = "numerator and denominator run the same device code"
+		}
+		if len(r.Unlike) > 0 {
+			r.Reason = unlikeReason(r.Unlike)
 		}
 		return r
 	}
@@ -227,12 +233,28 @@ func missing(ds *dataset.Set, kernels []string, target string, sel reportspec.Se
 		strings.Join(kernels, "/"), strings.Join(sel.Variants, ", "), where)
 }
 
+// unlikeReason is why a claim whose pairs all have unlike clocks is not
+// measurable: "clocks differ: host against cuda-event (3 pairs not compared)".
+func unlikeReason(unlike []string) string {
+	var whys []string
+	for _, u := range unlike {
+		_, why, _ := strings.Cut(u, ": ")
+		if !slices.Contains(whys, why) {
+			whys = append(whys, why)
+		}
+	}
+	n := fmt.Sprintf("%d pairs", len(unlike))
+	if len(unlike) == 1 {
+		n = "1 pair"
+	}
+	return fmt.Sprintf("%s (%s not compared)", strings.Join(whys, "; "), n)
+}
+
 // ratios pairs every numerator series with every denominator series of the
 // same kernel (and toolchain, if asked) at the claim's sizes. Pairs of
-// identical device code are not ranked: they are returned by name instead.
-func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) ([]Ratio, []string) {
-	var out []Ratio
-	var same []string
+// identical device code are not ranked: they are returned by name instead;
+// and pairs timed with different clocks are not compared (unlike).
+func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) (out []Ratio, same, unlike []string) {
 	for _, n := range num {
 		for _, d := range den {
 			if n == d || (n.Kernel != d.Kernel && !c.AcrossKernels()) || !SamePairing(c, ds, n.Toolchain, d.Toolchain) {
@@ -242,10 +264,11 @@ func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) ([]Rati
 				same = append(same, n.Variant+"@"+n.Toolchain+" = "+d.Variant+"@"+d.Toolchain)
 				continue
 			}
-			out = append(out, pairRatios(n, d, ds.Series[n], ds.Series[d], c.Sizes, c.At)...)
+			rs, u := pairRatios(n, d, ds.Series[n], ds.Series[d], c.Sizes, c.At)
+			out, unlike = append(out, rs...), append(unlike, u...)
 		}
 	}
-	return out, same
+	return out, same, unlike
 }
 
 // SamePairing says whether the claim pairs a numerator series of
@@ -261,15 +284,44 @@ func SamePairing(c reportspec.Claim, ds *dataset.Set, a, b string) bool {
 	return true
 }
 
-func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string, at []int64) []Ratio {
+// pairRatios is the ratios of n's points over d's at the claim's sizes
+// (those common to both, in one unit), and the pairs at those sizes left out
+// because their clocks differ: the sizes are chosen first, so that a pair
+// of unlike clocks at the largest size never gives way to a smaller one.
+func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string, at []int64) ([]Ratio, []string) {
 	byDen := map[int64]dataset.Point{}
 	for _, p := range dp {
 		byDen[p.Size] = p
 	}
-	var out []Ratio
+	type pair struct{ p, q dataset.Point }
+	var pairs []pair
 	for _, p := range np {
 		q, ok := byDen[p.Size]
 		if !ok || !dataset.Comparable(p, q) || (sizes == "at" && !slices.Contains(at, p.Size)) {
+			continue
+		}
+		pairs = append(pairs, pair{p, q})
+	}
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	switch sizes {
+	case "largest":
+		pairs = pairs[len(pairs)-1:]
+	case "smallest":
+		pairs = pairs[:1]
+	case "growth":
+		if len(pairs) < 2 {
+			return nil, nil
+		}
+		pairs = []pair{pairs[0], pairs[len(pairs)-1]}
+	}
+	var out []Ratio
+	var unlike []string
+	for _, x := range pairs {
+		p, q := x.p, x.q
+		if why := dataset.Unlike(p, q); why != "" {
+			unlike = append(unlike, fmt.Sprintf("%s@%s / %s@%s at %d: %s", n.Variant, n.Toolchain, d.Variant, d.Toolchain, p.Size, why))
 			continue
 		}
 		var boot []float64
@@ -288,18 +340,13 @@ func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string, at []int
 			DenSize:     q.Size, NumConfig: p.Config, DenConfig: q.Config,
 		})
 	}
-	if len(out) == 0 {
-		return out
+	if sizes == "growth" {
+		if len(out) < 2 {
+			return nil, unlike
+		}
+		return growth(out), unlike
 	}
-	switch sizes {
-	case "largest":
-		return out[len(out)-1:]
-	case "smallest":
-		return out[:1]
-	case "growth":
-		return growth(out)
-	}
-	return out
+	return out, unlike
 }
 
 // growth is the ratio at the largest common size over the ratio at the
@@ -464,13 +511,16 @@ func Markdown(runID string, results []Result) []byte {
 	b.WriteString("\n## Component ratios\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", r.Claim.ID, mdCell(r.Claim.Statement))
-		if len(r.Ratios) == 0 && len(r.Identical) == 0 {
+		if len(r.Ratios) == 0 && len(r.Identical) == 0 && len(r.Unlike) == 0 {
 			b.WriteString("No ratio.\n")
 			continue
 		}
 		ratioTable(&b, r)
 		for _, s := range r.Identical {
 			fmt.Fprintf(&b, "\nNot ranked, the same device code: %s.\n", s)
+		}
+		for _, s := range r.Unlike {
+			fmt.Fprintf(&b, "\nNot compared, %s.\n", s)
 		}
 		if t := r.Tuned; t != nil && len(t.Ratios) > 0 {
 			b.WriteString("\nTuned (each side at its best configuration):\n\n")

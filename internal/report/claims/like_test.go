@@ -134,7 +134,7 @@ func writeTuning(t *testing.T) string {
 		return `{"cell": "` + cell + `", "size": 10, "config": "` + cfg + `", "build_key": "b", "device": "GPU-0", "median_s": ` +
 			strings.TrimRight(strings.TrimRight(strconv.FormatFloat(s, 'f', 6, 64), "0"), ".") +
 			`, "lo_s": ` + strconv.FormatFloat(s*0.99, 'f', 7, 64) + `, "hi_s": ` + strconv.FormatFloat(s*1.01, 'f', 7, 64) +
-			`, "gbps": ` + strconv.FormatFloat(1/s, 'f', 3, 64) + `, "verified": true` + d + "}\n"
+			`, "gbps": ` + strconv.FormatFloat(1/s, 'f', 3, 64) + `, "verified": true, "clock": "host"` + d + "}\n"
 	}
 	reporttest.WriteFile(t, filepath.Join(dir, tune.CacheFile),
 		line("snap_yi.kk-omp-b.clang19-sm90", "snap_vector=1", 0.010, true)+

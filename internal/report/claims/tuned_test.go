@@ -19,7 +19,7 @@ func tunedResults() *results.Folder {
 	rec := func(variant, tc string, gbps float64, cfg map[string]int64, verified bool) results.Record {
 		t := 1 / gbps
 		return results.Record{Kind: "kernel", Cell: "spmv." + variant + "." + tc, Kernel: "spmv", Variant: variant,
-			Toolchain: tc, Size: 64, GBps: gbps, MedianS: t, Bytes: 1e9, Verified: verified, Config: cfg,
+			Toolchain: tc, Size: 64, GBps: gbps, MedianS: t, Bytes: 1e9, Verified: verified, Config: cfg, Clock: results.ClockHost,
 			TimesS: []float64{t * 0.99, t, t * 1.01, t * 0.995, t * 1.005}}
 	}
 	res.Kernel = append(res.Kernel,

@@ -62,6 +62,10 @@ func EvaluateTuning(dir string, claims []reportspec.Claim) ([]Result, error) {
 // of the tuning, among those holds accepts (nil: the tuner's best).
 func tuningSet(run results.Run, cells []*tune.CellResult, holds func(dataset.Key, tune.Config) bool) *dataset.Set {
 	ds := dataset.Empty(run.Toolchains)
+	family := map[string]string{}
+	for _, t := range run.Toolchains {
+		family[t.ID] = t.Family
+	}
 	best := map[dataset.Key]map[int64]dataset.Point{}
 	for _, c := range cells {
 		parts := strings.SplitN(c.Cell, ".", 3)
@@ -82,7 +86,13 @@ func tuningSet(run results.Run, cells []*tune.CellResult, holds func(dataset.Key
 			continue
 		}
 		bytes := b.GBps * b.MedianS * 1e9
-		p := dataset.Point{Size: c.Size, MedianS: b.MedianS, Bytes: bytes, GBps: b.GBps, Config: b.Config,
+		// The clock of the evaluation; an older entry names none: the clock
+		// its toolchain's records had then (results.InferClock).
+		clock := b.Clock
+		if clock == "" {
+			clock = results.InferClock(family[k.Toolchain], k.Toolchain)
+		}
+		p := dataset.Point{Size: c.Size, MedianS: b.MedianS, Bytes: bytes, GBps: b.GBps, Config: b.Config, Clock: clock,
 			M: &stats.Measurement{Median: b.MedianS, Lo: b.LoS, Hi: b.HiS}}
 		if bytes > 0 {
 			p.Lo, p.Hi = bytes/b.HiS/1e9, bytes/b.LoS/1e9

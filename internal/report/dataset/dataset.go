@@ -6,10 +6,11 @@ package dataset
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
+	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
@@ -40,7 +41,18 @@ type Point struct {
 	// Config is the tuning configuration measured (tunable -> value); nil
 	// for the program as published (its generated values).
 	Config map[string]int64
+	// Clock is the clock of its times (results.ClockOf of its trials); two
+	// points compare only where Unlike says nothing.
+	Clock string
+	// Warm: a trial ran with warm caches on a working set that fits them
+	// (results.Record.WarmCache): it may pass the DRAM bandwidth.
+	Warm bool
 }
+
+// Unlike says why p and q are not compared, or "" where they are: the
+// report's ratios (claims, tables, normalized figures) pair like clocks only
+// (results.ClocksDiffer, the one rule).
+func Unlike(p, q Point) string { return results.ClocksDiffer(p.Clock, q.Clock) }
 
 // GBpsMin is the minimum-traffic bandwidth (0 when the record has no bytes_min).
 func (p Point) GBpsMin() float64 {
@@ -68,11 +80,17 @@ type Set struct {
 	Series     map[Key][]Point              // sorted by size, one Point per size
 	Toolchains map[string]results.Toolchain // by id
 	Order      []string                     // toolchain ids: run.json order, then the rest sorted
-	Roof       map[string]float64           // toolchain id -> roofline of its device (best stream op, or copy)
+	Roof       map[string]float64           // toolchain id -> measured bandwidth of its device (Bandwidth[tc].GBps)
 	RoofOp     map[string]string            // toolchain id -> what the roofline is ("stream triad", "copy")
-	Hash       map[string]string            // cell -> device code hash (build.csv)
-	Stream     bool                         // rooflines from stream records (not copy records)
-	Unusable   int                          // measurements with a failed, unverified or erroring trial
+	// Bandwidth is the measured bandwidth of each toolchain's device
+	// (results.Folder.Bandwidths: the largest where it ran on several);
+	// Spec its machine model's datasheet bandwidth (AddSpecs).
+	Bandwidth map[string]results.Bandwidth
+	Spec      map[string]Spec
+	devices   map[string][]string // toolchain id -> the devices its records name
+	Hash      map[string]string   // cell -> device code hash (build.csv)
+	Stream    bool                // rooflines from stream records (not copy records)
+	Unusable  int                 // measurements with a failed, unverified or erroring trial
 }
 
 // Empty is a set without measurements, of the toolchains given.
@@ -82,7 +100,10 @@ func Empty(toolchains []results.Toolchain) *Set {
 		Toolchains: map[string]results.Toolchain{},
 		Roof:       map[string]float64{},
 		RoofOp:     map[string]string{},
+		Bandwidth:  map[string]results.Bandwidth{},
+		Spec:       map[string]Spec{},
 		Hash:       map[string]string{},
+		devices:    map[string][]string{},
 	}
 	for _, tc := range toolchains {
 		ds.AddToolchain(tc)
@@ -101,12 +122,8 @@ func New(res *results.Folder) *Set {
 		}
 	}
 	ds.addRecords(res.Kernel)
-	if len(res.Stream) > 0 {
-		ds.Stream = true
-		ds.addStreams(res.Stream)
-	} else {
-		ds.addCopies(res.Copy)
-	}
+	ds.Stream = len(res.Stream) > 0
+	ds.addBandwidths(res)
 	return ds
 }
 
@@ -212,6 +229,10 @@ func measurement(trials []results.Record) (Point, bool) {
 	p := Point{Size: r.Size, MedianS: m.Median, Bytes: bytes, BytesMin: r.BytesMin, M: m,
 		GBps: bytes / m.Median / 1e9, Lo: bytes / m.Hi / 1e9, Hi: bytes / m.Lo / 1e9, Steps: r.Steps()}
 	p.Sections = r.Sections
+	p.Clock = results.ClockOf(trials)
+	for _, t := range trials {
+		p.Warm = p.Warm || t.WarmCache()
+	}
 	if len(r.Config) > 0 {
 		p.Config = r.Config
 	}
@@ -226,79 +247,59 @@ func measurement(trials []results.Record) (Point, bool) {
 	return p, true
 }
 
-// addStreams sets each toolchain's roofline: the best median GB/s of any
-// stream op (copy, triad, dot) measured on its device in this run, by any
-// toolchain.
-func (ds *Set) addStreams(recs []results.Record) {
-	type devOp struct{ dev, tc, op string }
-	vals := map[devOp][]float64{}
-	devices := map[string][]string{}
-	for _, r := range recs {
-		if r.GBps <= 0 || math.IsInf(r.GBps, 0) {
-			continue
-		}
-		dev := r.Device
-		if dev == "" {
-			dev = "toolchain " + r.Toolchain
-		}
-		vals[devOp{dev, r.Toolchain, r.Op}] = append(vals[devOp{dev, r.Toolchain, r.Op}], r.GBps)
-		if !slices.Contains(devices[r.Toolchain], dev) {
-			devices[r.Toolchain] = append(devices[r.Toolchain], dev)
+// addBandwidths gives each toolchain the measured bandwidth of the device
+// its records ran on (the largest, where several).
+func (ds *Set) addBandwidths(res *results.Folder) {
+	for _, set := range [][]results.Record{res.Kernel, res.Stream, res.Copy} {
+		for _, r := range set {
+			if dev := results.DeviceOf(r); !slices.Contains(ds.devices[r.Toolchain], dev) {
+				ds.devices[r.Toolchain] = append(ds.devices[r.Toolchain], dev)
+			}
 		}
 	}
-	best := map[string]float64{}
-	bestOp := map[string]string{}
-	for k, v := range vals {
-		m := stats.Median(v)
-		if m > best[k.dev] || m == best[k.dev] && "stream "+k.op < bestOp[k.dev] {
-			best[k.dev], bestOp[k.dev] = m, "stream "+k.op
-		}
-	}
-	for tc, devs := range devices {
+	bw := res.Bandwidths()
+	for tc, devs := range ds.devices {
 		for _, d := range devs {
-			if best[d] > ds.Roof[tc] {
-				ds.Roof[tc], ds.RoofOp[tc] = best[d], bestOp[d]
+			if b, ok := bw[d]; ok && b.GBps > ds.Roof[tc] {
+				ds.Bandwidth[tc], ds.Roof[tc] = b, b.GBps
+				ds.RoofOp[tc] = "stream " + b.Op
+				if b.Op == "runtime copy" {
+					ds.RoofOp[tc] = "copy"
+				}
 			}
 		}
 	}
 }
 
-// addCopies sets each toolchain's copy bandwidth: the median of all copy
-// records of the device(s) its binaries ran on, the largest device if many.
-// Where CUDA measured a device (cudaMemcpy), only CUDA's records count: the
-// OpenMP runtimes' omp_target_memcpy adds their own overheads.
-func (ds *Set) addCopies(recs []results.Record) {
-	byDevice := map[string][]float64{}
-	devices := map[string][]string{}
-	cudaMeasured := map[string]bool{}
-	for _, r := range recs {
-		if r.GBps > 0 && ds.Family(r.Toolchain) == "nvcc" {
-			cudaMeasured[r.Device] = true
-		}
+// Spec is a device's datasheet memory bandwidth, from its machine model.
+type Spec struct {
+	GBps  float64
+	Model string // machines/<Model>.yaml
+}
+
+// AddSpecs gives each toolchain the datasheet bandwidth of its device's
+// machine model (models reporting the device's name; for the host, the
+// CPU run.json names), where the model has one.
+func (ds *Set) AddSpecs(models *machine.Set, run results.Run) {
+	if models == nil {
+		return
 	}
-	for _, r := range recs {
-		if r.GBps <= 0 {
-			continue
-		}
-		if r.Device != "" && cudaMeasured[r.Device] && ds.Family(r.Toolchain) != "nvcc" {
-			if !slices.Contains(devices[r.Toolchain], r.Device) {
-				devices[r.Toolchain] = append(devices[r.Toolchain], r.Device)
-			}
-			continue
-		}
-		dev := r.Device
-		if dev == "" {
-			dev = "toolchain " + r.Toolchain
-		}
-		byDevice[dev] = append(byDevice[dev], r.GBps)
-		if !slices.Contains(devices[r.Toolchain], dev) {
-			devices[r.Toolchain] = append(devices[r.Toolchain], dev)
-		}
-	}
-	for tc, devs := range devices {
+	for tc, devs := range ds.devices {
 		for _, d := range devs {
-			if m := stats.Median(byDevice[d]); m > ds.Roof[tc] {
-				ds.Roof[tc], ds.RoofOp[tc] = m, "copy"
+			name := d
+			if ds.IsHost(tc) || strings.HasPrefix(d, "host") {
+				name = run.Host.CPU
+			}
+			m, ok := models.ByReported(name)
+			if !ok {
+				continue
+			}
+			gbs := m.GPU.MemoryBandwidthGBs
+			if m.Kind == machine.KindCPU {
+				gbs = m.CPU.MemoryBandwidthGBs
+			}
+			if gbs > 0 && float64(gbs) > ds.Spec[tc].GBps {
+				ds.Spec[tc] = Spec{GBps: float64(gbs), Model: m.Name}
 			}
 		}
 	}

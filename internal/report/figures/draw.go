@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -37,21 +38,54 @@ var palette = []color.Color{
 	rgb(0x17, 0xbe, 0xcf),
 }
 
-var copyColor = rgb(0x40, 0x40, 0x40)
-
-// copyLabel names the roofline in legends: the copy bandwidth of older
-// folders; roofLabel the best stream op of the run.
-const (
-	copyLabel = "copy BW"
-	roofLabel = "roofline"
+var (
+	copyColor  = rgb(0x40, 0x40, 0x40)
+	specColor  = rgb(0x3a, 0x5f, 0x8a)
+	looseColor = rgb(0x9a, 0x9a, 0x9a)
 )
 
-// lineLabel is the legend name of the figure's dashed line.
-func (f Figure) lineLabel() string {
-	if f.Stream {
-		return roofLabel
+// The legend's names of the bandwidth lines (RefLine), by how they are drawn.
+const (
+	measuredLegend = "measured bandwidth (best STREAM op)"
+	specLegend     = "datasheet bandwidth (machine model)"
+	looseLegend    = "bandwidth line that is no bound here (notes below)"
+)
+
+// lineStyle is how a bandwidth line is drawn: dashed for the measured
+// bound, dash-dot for the datasheet's, dotted grey for a line that bounds
+// nothing in its panel.
+func lineStyle(l RefLine) (color.Color, []vg.Length, string) {
+	switch {
+	case !l.Bound:
+		return looseColor, []vg.Length{vg.Points(1.5), vg.Points(2.5)}, looseLegend
+	case l.Kind == LineSpec:
+		return specColor, []vg.Length{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}, specLegend
 	}
-	return copyLabel
+	return copyColor, []vg.Length{vg.Points(6), vg.Points(3)}, measuredLegend
+}
+
+// Notes geometry: a line of 8-point text, wrapped at the figure's width.
+const noteLineH = 0.16 * vg.Inch
+
+// noteLines wraps the figure's notes to the width w.
+func noteLines(notes []string, w vg.Length) []string {
+	chars := max(int(w/vg.Points(4.3)), 40)
+	var out []string
+	for _, n := range notes {
+		line := ""
+		for _, word := range strings.Fields(n) {
+			if line != "" && len(line)+1+len(word) > chars {
+				out = append(out, line)
+				line = "  "
+			}
+			if line != "" && line != "  " {
+				line += " "
+			}
+			line += word
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 func rgb(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
@@ -65,6 +99,7 @@ func Render(f Figure) (svg, png []byte, err error) {
 		return nil, nil, err
 	}
 	w, h := figureSize(len(f.Panels), legendWidth(leg, f))
+	h += vg.Length(len(noteLines(f.Notes, w))) * noteLineH
 	sc := vgsvg.New(w, h)
 	if err := drawFigure(f, leg, draw.New(sc)); err != nil {
 		return nil, nil, err
@@ -96,6 +131,16 @@ func figureSize(panels int, legendW vg.Length) (w, h vg.Length) {
 
 func drawFigure(f Figure, leg plot.Legend, dc draw.Canvas) error {
 	legendW := legendWidth(leg, f)
+	notes := noteLines(f.Notes, dc.Max.X-dc.Min.X)
+	notesH := vg.Length(len(notes)) * noteLineH
+	sty := plot.New().Title.TextStyle
+	sty.Font.Size = vg.Points(8)
+	sty.Color = copyColor
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+	for i, n := range notes {
+		dc.FillText(sty, vg.Point{X: dc.Min.X + vg.Millimeter*3, Y: dc.Min.Y + notesH - (vg.Length(i)+0.5)*noteLineH}, n)
+	}
+	dc = draw.Crop(dc, 0, 0, notesH, 0)
 	title := f.Spec.Title
 	if f.Spec.Paper != "" {
 		title += "  [" + f.Spec.Paper + "]"
@@ -153,12 +198,14 @@ func panelPlot(f Figure, p panel) (*plot.Plot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
 	}
-	if p.CopyGBps > 0 {
-		if err := addCopyLine(pl, p.CopyGBps, f.lineLabel()); err != nil {
+	top := 0.0
+	for _, l := range p.Lines {
+		if err := addRefLine(pl, l); err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.Spec.ID, err)
 		}
+		top = math.Max(top, l.GBps)
 	}
-	pl.Y.Max = math.Max(pl.Y.Max, p.CopyGBps) * 1.08
+	pl.Y.Max = math.Max(pl.Y.Max, top) * 1.08
 	return pl, nil
 }
 
@@ -287,13 +334,19 @@ func addBars(pl *plot.Plot, f Figure, p panel) error {
 	return nil
 }
 
-// addCopyLine draws the device roofline as a dashed horizontal line across
-// the data range, labelled "copy BW" or "roofline" and its value.
-func addCopyLine(pl *plot.Plot, gbps float64, label string) error {
+// addRefLine draws a bandwidth line across the data range (lineStyle),
+// labelled with what it is and its value ("not a bound" where it is none).
+func addRefLine(pl *plot.Plot, l RefLine) error {
+	gbps := l.GBps
+	label := l.Label
+	if !l.Bound {
+		label += ", not a bound"
+	}
+	col, dashes, _ := lineStyle(l)
 	line := plotter.NewFunction(func(float64) float64 { return gbps })
 	line.Samples = 2
-	line.Color = copyColor
-	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	line.Color = col
+	line.Dashes = dashes
 	line.Width = vg.Points(1.2)
 	pl.Add(line)
 	xmin := pl.X.Min
@@ -302,14 +355,14 @@ func addCopyLine(pl *plot.Plot, gbps float64, label string) error {
 	}
 	lbl, err := plotter.NewLabels(plotter.XYLabels{
 		XYs:    plotter.XYs{{X: xmin, Y: gbps}},
-		Labels: []string{fmt.Sprintf("%s %.4g GB/s", label, gbps)},
+		Labels: []string{label},
 	})
 	if err != nil {
 		return err
 	}
 	lbl.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(2)}
 	lbl.TextStyle[0].Font.Size = vg.Points(8)
-	lbl.TextStyle[0].Color = copyColor
+	lbl.TextStyle[0].Color = col
 	pl.Add(lbl)
 	return nil
 }
@@ -321,9 +374,14 @@ func newLegend(f Figure) (plot.Legend, error) {
 	leg.YOffs = -vg.Millimeter * 8
 	leg.XOffs = vg.Millimeter * 2
 	seen := map[string]bool{}
-	hasCopy := false
+	var lines []RefLine // one of each legend entry, in the order met
 	for _, p := range f.Panels {
-		hasCopy = hasCopy || p.CopyGBps > 0
+		for _, l := range p.Lines {
+			_, _, name := lineStyle(l)
+			if !slices.ContainsFunc(lines, func(o RefLine) bool { _, _, n := lineStyle(o); return n == name }) {
+				lines = append(lines, l)
+			}
+		}
 		for _, s := range p.Series {
 			if seen[s.Label] {
 				continue
@@ -336,11 +394,11 @@ func newLegend(f Figure) (plot.Legend, error) {
 			leg.Add(s.Label, th...)
 		}
 	}
-	if hasCopy {
+	for _, l := range lines {
+		col, dashes, name := lineStyle(l)
 		ln := plotter.NewFunction(func(float64) float64 { return 0 })
-		ln.Color = copyColor
-		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		leg.Add(f.lineLabel(), ln)
+		ln.Color, ln.Dashes = col, dashes
+		leg.Add(name, ln)
 	}
 	return leg, nil
 }
@@ -348,8 +406,12 @@ func newLegend(f Figure) (plot.Legend, error) {
 // legendWidth is the width of the legend column: the longest label, its
 // thumbnail and margins.
 func legendWidth(leg plot.Legend, f Figure) vg.Length {
-	w := leg.TextStyle.Width(f.lineLabel())
+	var w vg.Length
 	for _, p := range f.Panels {
+		for _, l := range p.Lines {
+			_, _, name := lineStyle(l)
+			w = max(w, leg.TextStyle.Width(name))
+		}
 		for _, s := range p.Series {
 			w = max(w, leg.TextStyle.Width(s.Label))
 		}

@@ -18,14 +18,17 @@ type Figure struct {
 	Sizes  []int64  // bars: the sizes shown, in order (normalized: kernel indices)
 	Names  []string // normalized: the x labels (kernels), one per entry of Sizes
 	Note   string   // why the figure is skipped; empty when drawn
-	Stream bool     // the roofline comes from stream records (else copy records)
+	// Notes are drawn under the panels: why a bandwidth line is no bound
+	// for the bars of its panel (Lines).
+	Notes []string
 }
 
 // panel is one plot of a figure: one toolchain, or all of them.
 type panel struct {
-	Title    string
-	Series   []series
-	CopyGBps float64 // 0: no copy line
+	Title  string
+	Series []series
+	Lines  []RefLine // GB/s figures: the device's measured and datasheet bandwidth
+	tcs    []string  // the toolchains whose devices the lines are of
 }
 
 // series is one line (or bar group member) of a panel.
@@ -38,7 +41,7 @@ type series struct {
 
 // Build selects the data of spec from ds and arranges it in panels.
 func Build(spec reportspec.Figure, ds *dataset.Set) Figure {
-	f := Figure{Spec: spec, Stream: ds.Stream}
+	f := Figure{Spec: spec}
 	if spec.Kind == "normalized" {
 		return buildNormalized(f, ds)
 	}
@@ -55,6 +58,9 @@ func Build(spec reportspec.Figure, ds *dataset.Set) Figure {
 		f.Panels = []panel{singlePanel(spec, ds, keys, f.Sizes)}
 	} else {
 		f.Panels = toolchainPanels(spec, ds, keys, f.Sizes)
+	}
+	if spec.Y == "gbps" {
+		f.addLines(ds)
 	}
 	return f
 }
@@ -158,7 +164,7 @@ func toolchainPanels(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.K
 	panelTCs = inOrder(ds.Order, panelTCs)
 	out := make([]panel, 0, len(panelTCs))
 	for _, tc := range panelTCs {
-		p := panel{Title: toolchainTitle(ds, tc), CopyGBps: ds.Roof[tc]}
+		p := panel{Title: toolchainTitle(ds, tc), tcs: []string{tc}}
 		for i, s := range spec.Series {
 			for _, k := range keys[i] {
 				if !s.Reference && k.Toolchain != tc {
@@ -169,15 +175,12 @@ func toolchainPanels(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.K
 					label += " (" + k.Toolchain + ")"
 				}
 				p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
-				if s.Reference && p.CopyGBps == 0 {
-					p.CopyGBps = ds.Roof[k.Toolchain]
+				if s.Reference && ds.Roof[tc] == 0 {
+					p.tcs = appendNew(p.tcs, k.Toolchain) // a panel without its own bandwidth: the reference's device
 				}
 			}
 		}
-		if spec.Y != "gbps" {
-			p.CopyGBps = 0
-		}
-		p.Series = groupIdentical(ds, p.Series)
+		p.Series = markClocks(groupIdentical(ds, p.Series))
 		out = append(out, p)
 	}
 	return out
@@ -203,12 +206,8 @@ func singlePanel(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.Key, 
 			p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
 		}
 	}
-	p.Series = groupIdentical(ds, p.Series)
-	for _, tc := range tcs {
-		if spec.Y == "gbps" && ds.Roof[tc] > p.CopyGBps {
-			p.CopyGBps = ds.Roof[tc]
-		}
-	}
+	p.Series = markClocks(groupIdentical(ds, p.Series))
+	p.tcs = tcs
 	return p
 }
 
@@ -316,4 +315,32 @@ func poolPoints(k dataset.Key, members []series) []dataset.Point {
 		out = append(out, p)
 	}
 	return out
+}
+
+// markClocks names each series' clock in its label where the series of one
+// panel were timed with different clocks (an older folder's KK-CUDA, timed
+// with CUDA events, beside OpenMP timed with the host's clock): the reader
+// is not to rank them by eye (docs/report.md, like clocks).
+func markClocks(in []series) []series {
+	clockOf := func(s series) string {
+		if len(s.Points) == 0 {
+			return ""
+		}
+		return s.Points[0].Clock
+	}
+	var clocks []string
+	for _, s := range in {
+		if c := clockOf(s); c != "" {
+			clocks = appendNew(clocks, c)
+		}
+	}
+	if len(clocks) < 2 {
+		return in
+	}
+	for i := range in {
+		if c := clockOf(in[i]); c != "" {
+			in[i].Label += " [" + c + " clock]"
+		}
+	}
+	return in
 }

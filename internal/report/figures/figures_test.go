@@ -48,7 +48,9 @@ func TestBuildFigurePanelsPerToolchain(t *testing.T) {
 	for _, p := range f.Panels {
 		titles = append(titles, p.Title)
 		assert.Equal(t, "KK-CUDA", p.Series[0].Label, "the native reference is in every panel")
-		assert.InDelta(t, 2950, p.CopyGBps, 15, "copy bandwidth of the H100")
+		require.NotEmpty(t, p.Lines)
+		assert.Equal(t, LineMeasured, p.Lines[0].Kind)
+		assert.InDelta(t, 2950, p.Lines[0].GBps, 15, "copy bandwidth of the H100")
 	}
 	assert.Equal(t, []string{"clang19-sm90 (llvm 19.1.7)", "clang16-sm90 (llvm 16.0.6)", "gcc12-nvptx (gcc 12.2.0)"}, titles)
 	assert.Equal(t, []string{"KK-CUDA", "KK-OMP", "OMP-lambda", "OMP-raw"}, labels(f.Panels[1]),
@@ -75,7 +77,7 @@ func TestBuildFigureTimeHasNoCopyLine(t *testing.T) {
 	f := Build(specByID(t, "cgsolve-time"), gpuDataset(t))
 	require.NotEmpty(t, f.Panels)
 	for _, p := range f.Panels {
-		assert.Zero(t, p.CopyGBps)
+		assert.Empty(t, p.Lines)
 	}
 }
 

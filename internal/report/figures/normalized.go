@@ -88,6 +88,9 @@ func normalizedPoint(spec reportspec.Figure, num, ref []dataset.Point) (dataset.
 		i = 0
 	}
 	p, q := common[i], common[i+1]
+	if dataset.Unlike(p, q) != "" { // two clocks: no bar (docs/report.md, like clocks)
+		return dataset.Point{}, false
+	}
 	// time ratio t_num / t_ref = rate_ref / rate_num (one kernel, one size)
 	boot := stats.Ratio(q.RateBoot(), p.RateBoot())
 	p.Norm = q.Rate() / p.Rate()

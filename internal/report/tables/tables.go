@@ -3,6 +3,7 @@ package tables
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/report/dataset"
 	"github.com/portmatrix/portmatrix/internal/report/reportspec"
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
@@ -21,6 +23,9 @@ type tableRow struct {
 	P         dataset.Point // the group's trials pooled
 	Ref       *refRatio
 	Roof      float64 // GB/s over the toolchain's roofline; 0 without one
+	// Why the row is not compared with the reference, or with the
+	// roofline: their clocks differ (dataset.Unlike, results.ClocksDiffer).
+	RefUnlike, RoofUnlike string
 }
 
 type table struct {
@@ -29,7 +34,10 @@ type table struct {
 	Ref   string // "variant@toolchain" of the reference row
 	Rows  []tableRow
 	Roofs []string // "stream triad 4100 GB/s (clang19-sm90, nvcc-sm90)"
-	Note  string   // why there is no table
+	// Clocks names the clocks of the rows where they are not all one:
+	// "cuda-event: nvcc-sm90; host: clang19-sm90".
+	Clocks string
+	Note   string // why there is no table
 }
 
 // buildTables arranges the device measurements of each table's kernel; a
@@ -117,7 +125,11 @@ func buildTable(s reportspec.Table, ds *dataset.Set) table {
 		}
 		sort.Strings(row.Variants)
 		if roof := ds.Roof[row.Toolchain]; roof > 0 {
-			row.Roof = row.P.GBps / roof
+			if why := results.ClocksDiffer(row.P.Clock, ds.Bandwidth[row.Toolchain].Clock); why != "" {
+				row.RoofUnlike = why
+			} else {
+				row.Roof = row.P.GBps / roof
+			}
 		}
 	}
 	if ref != nil {
@@ -128,13 +140,29 @@ func buildTable(s reportspec.Table, ds *dataset.Set) table {
 			if !dataset.Comparable(row.P, rp) {
 				continue
 			}
+			if why := dataset.Unlike(row.P, rp); why != "" {
+				row.RefUnlike = why
+				continue
+			}
 			boot := stats.Ratio(row.P.RateBoot(), rp.RateBoot())
 			lo, hi := stats.Interval(boot)
 			row.Ref = &refRatio{Value: row.P.Rate() / rp.Rate(), Lo: lo, Hi: hi}
 		}
 	}
+	clocks := map[string][]string{}
 	for _, g := range order {
 		t.Rows = append(t.Rows, *groups[g])
+		c := groups[g].P.Clock
+		if !slices.Contains(clocks[c], g.tc) {
+			clocks[c] = append(clocks[c], g.tc)
+		}
+	}
+	if len(clocks) > 1 {
+		var parts []string
+		for _, c := range slices.Sorted(maps.Keys(clocks)) {
+			parts = append(parts, c+": "+strings.Join(clocks[c], ", "))
+		}
+		t.Clocks = strings.Join(parts, "; ")
 	}
 	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].P.Rate() > t.Rows[j].P.Rate() })
 	// One line per roofline value, naming its toolchains.
@@ -145,7 +173,8 @@ func buildTable(s reportspec.Table, ds *dataset.Set) table {
 		if roof <= 0 {
 			continue
 		}
-		text := fmt.Sprintf("%s %.0f GB/s", ds.RoofOp[r.Toolchain], roof)
+		bw := ds.Bandwidth[r.Toolchain]
+		text := fmt.Sprintf("%s (%s; %s clock)", bw.Label(), bw.How(), bw.Clock)
 		if byRoof[text] == nil {
 			roofs = append(roofs, text)
 		}
@@ -185,7 +214,10 @@ func tablesMarkdown(tables []table) []byte {
 			ref = "/ " + t.Ref
 		}
 		if len(t.Roofs) > 0 {
-			fmt.Fprintf(&b, "Roofline (the device's best bandwidth in this run): %s.\n\n", strings.Join(t.Roofs, "; "))
+			fmt.Fprintf(&b, "Roofline (the device's measured bandwidth): %s.\n\n", strings.Join(t.Roofs, "; "))
+		}
+		if t.Clocks != "" {
+			fmt.Fprintf(&b, "Clocks differ (ratios pair like clocks only): %s.\n\n", t.Clocks)
 		}
 		fmt.Fprintf(&b, "| variant | toolchain | GB/s | 95%% interval | min GB/s | %s | / roofline | CV | trials × reps |\n", ref)
 		b.WriteString("|---|---|---:|---|---:|---|---:|---:|---|\n")
@@ -198,9 +230,15 @@ func tablesMarkdown(tables []table) []byte {
 			if r.Ref != nil {
 				ratio = fmt.Sprintf("%.2f [%.2f, %.2f]", r.Ref.Value, r.Ref.Lo, r.Ref.Hi)
 			}
+			if r.RefUnlike != "" {
+				ratio = "not compared: " + r.RefUnlike
+			}
 			roof := "–"
 			if r.Roof > 0 {
 				roof = fmt.Sprintf("%.2f", r.Roof)
+			}
+			if r.RoofUnlike != "" {
+				roof = r.RoofUnlike
 			}
 			cv := fmt.Sprintf("%.1f%%", 100*r.P.M.CV)
 			if r.P.M.Noisy() {

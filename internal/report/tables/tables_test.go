@@ -64,7 +64,23 @@ func TestRooflineIsTheBestStreamOp(t *testing.T) {
 	require.NoError(t, err)
 	svg, _, err := figures.Render(figures.Build(figs[0], ds))
 	require.NoError(t, err)
-	assert.Contains(t, string(svg), "roofline 4120 GB/s")
+	assert.Contains(t, string(svg), "measured: STREAM triad 4120 GB/s")
+
+	// BabelStream's method: the best run of each op, over every toolchain;
+	// the older records of the device no longer count.
+	babel := func(op, tc string, best float64) results.Record {
+		return results.Record{Kind: "stream", Op: op, Toolchain: tc, Device: "H", GBps: best * 0.98, GBpsBest: best,
+			Method: results.MethodBabelStream, Reps: 100, ArrayBytes: 1 << 29, Verified: true, Clock: results.ClockHost}
+	}
+	failed := babel("dot", "clang19-sm90", 9000)
+	failed.Verified, failed.Error = false, "dot = 1, want 2"
+	res.Stream = append(res.Stream, babel("copy", "nvcc-sm90", 3980), babel("triad", "nvcc-sm90", 4263),
+		babel("dot", "nvcc-sm90", 4290), failed)
+	ds = dataset.New(res)
+	bw := ds.Bandwidth["clang19-sm90"]
+	assert.Equal(t, 4290.0, bw.GBps, "the best run of the best op; an unverified op does not count")
+	assert.Equal(t, "BabelStream dot 4290 GB/s", bw.Label())
+	assert.Equal(t, "best of 100 runs, arrays of 512 MiB, nvcc-sm90", bw.How())
 
 	res.Stream = nil
 	ds = dataset.New(res)

@@ -89,6 +89,18 @@ type RunSpec struct {
 	Unverified map[string]int64   // cell -> size that fails verification
 	Crashed    map[string]string  // cell -> error record at its first size
 	NoBuildCSV bool
+	// OlderClocks writes records without "clock", as harnesses before it
+	// did: the loader then gives CUDA cells CUDA events (results.InferClock).
+	OlderClocks bool
+}
+
+// clock is the "clock" of the run's records: the host clock the harness
+// writes, or none for an older harness.
+func (s RunSpec) clock() string {
+	if s.OlderClocks {
+		return ""
+	}
+	return results.ClockHost
 }
 
 func GPURun() RunSpec {
@@ -169,7 +181,7 @@ func WriteRun(t *testing.T, dir string, s RunSpec) {
 		jsonl = append(jsonl, string(b))
 	}
 	for _, tc := range s.Toolchains {
-		add(results.Record{Kind: "copy", Cell: "copy." + tc.ID, Toolchain: tc.ID, Device: s.deviceOf(tc.ID),
+		add(results.Record{Kind: "copy", Cell: "copy." + tc.ID, Toolchain: tc.ID, Device: s.deviceOf(tc.ID), Clock: s.clock(),
 			Bytes: 5.3e8, MedianS: 5.3e8 / s.CopyGBps[tc.ID] / 1e9, GBps: s.CopyGBps[tc.ID]})
 	}
 	for _, kernel := range kernelOrder {
@@ -236,7 +248,7 @@ func (s RunSpec) record(cell, kernel, variant string, tc results.Toolchain, size
 	med := bytes / gbps / 1e9
 	r := results.Record{Kind: "kernel", Cell: cell, Kernel: kernel, Variant: variant, Strategy: strategyOf(variant),
 		Toolchain: tc.ID, Size: size, Reps: 5, TimesS: []float64{med * 0.99, med * 0.995, med, med * 1.005, med * 1.01}, MedianS: med, MinS: med * 0.99,
-		Bytes: bytes, Flops: bytes / 12, GBps: gbps, GFlops: gbps / 12, Verified: true,
+		Bytes: bytes, Flops: bytes / 12, GBps: gbps, GFlops: gbps / 12, Verified: true, Clock: s.clock(),
 		MaxRelErr: Ptr(1e-15), Tolerance: 1e-12}
 	if s.Unverified[cell] == size {
 		r.Verified, r.MaxRelErr = false, Ptr(0.5)
