@@ -40,10 +40,12 @@ func TestProjectLibrariesFile(t *testing.T) {
 	assert.Equal(t, []string{"clang19-sm90", "clang22-sm90", "clang19-gfx90a"}, kk.Backend("omptarget").Toolchains)
 	assert.Equal(t, []string{"clang19-sm90", "clang22-sm90"}, raja.Backend("omptarget").Toolchains)
 	assert.Equal(t, []string{"nvcc-sm90"}, raja.Backend("cuda").Toolchains)
-	assert.Len(t, kk.Fixes, 3)
+	assert.Len(t, kk.Fixes, 4)
 	assert.Len(t, raja.Fixes, 1)
-	// Every fix of CUDA 13 is a CUDART_VERSION branch that keeps the old call.
-	for _, f := range append(kk.Fixes, raja.Fixes...) {
+	// Every fix of CUDA 13's calls is a CUDART_VERSION branch that keeps the
+	// old call; nvcc_wrapper's default arch is one CUDA 13 still has.
+	assert.Equal(t, "default_arch=\"sm_90\"\n", kk.Fixes[0].Replace)
+	for _, f := range append(kk.Fixes[1:], raja.Fixes...) {
 		assert.Contains(t, f.Replace, "#if CUDART_VERSION >= 13000", f.Name)
 		assert.Contains(t, f.Replace, f.Find, f.Name)
 	}
