@@ -233,7 +233,7 @@ inline double stream_dot(const double* a, const double* b, int64_t n) {
 // The clock of every GPU measurement (docs/results-format.md, "clock"): the
 // host's steady clock from the launch to the completion the host sees, with
 // one device synchronisation before the interval and one inside it at the
-// end, as the OpenMP target device times its synchronous regions. The
+// end, as the OpenMP target timer measures its synchronous regions. The
 // interval of CUDA events around the same call is kept beside it
 // (event_s(): the clock of older folders, "cuda-event"), so one run measures
 // what the two clocks differ by. Events are created with the timer; make

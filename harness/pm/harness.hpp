@@ -1251,13 +1251,13 @@ constexpr int64_t kStreamGpuElements = int64_t(1) << 25;  // BabelStream's defau
 
 // stream_elements is the length of each STREAM array: what --stream-bytes
 // asks (two arrays' worth), raised to four times the device's caches (on a
-// host to at most 1 GiB an array: sysconf reports the socket's L3 on large
-// AMD parts, 512 MiB on a 2-core virtual machine whose cores share a
-// fraction of it, and three arrays of 2 GiB took 30 s to fill and measure
-// there) and, on a GPU, to BabelStream's 2^25 doubles; lowered where the
-// device says how much memory is free, so that the three arrays take at
-// most half of it.
-constexpr int64_t kStreamHostRaise = int64_t(1) << 30;
+// host to at most 256 MiB an array: sysconf reports the socket's L3 on large
+// AMD parts, whose cores each cache in their own 32 MiB slice, and 512 MiB on
+// a 2-core virtual machine whose cores share a fraction of it, where three
+// arrays of 1 GiB took about 20 s to fill and measure) and, on a GPU, to
+// BabelStream's 2^25 doubles; lowered where the device says how much memory
+// is free, so that the three arrays take at most half of it.
+constexpr int64_t kStreamHostRaise = int64_t(1) << 28;
 inline int64_t stream_elements(int64_t stream_bytes) {
   const int64_t word = static_cast<int64_t>(sizeof(double));
   int64_t n = stream_bytes / 2 / word;
