@@ -34,11 +34,7 @@ func TestKokkosLibraryPipelineOnTheCPU(t *testing.T) {
 		Reps: 1, Warmup: 1, Threads: 2, FlushL2: "off", Out: filepath.Join(root, "results", "kokkos"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
-	for _, tc := range p.Toolchains {
-		if l := p.Libraries.Find("kokkos", "openmp", tc); tc.ID == "gcc-host" && l.Install == nil {
-			t.Skipf("no Kokkos OpenMP install for gcc-host (the library installer makes it; docs/libraries.md): %s", l.Why)
-		}
-	}
+	skipWithoutInstall(t, p, "kokkos", "openmp", "gcc-host")
 	require.NoError(t, Generate(p))
 	_, err = Build(context.Background(), p)
 	require.NoError(t, err, log.String())
@@ -55,5 +51,17 @@ func TestKokkosLibraryPipelineOnTheCPU(t *testing.T) {
 	}
 	for _, k := range kernels {
 		assert.True(t, verified[k+".kokkos-openmp.gcc-host"], "%s.kokkos-openmp.gcc-host not verified", k)
+	}
+}
+
+// skipWithoutInstall skips a test that needs the install of library
+// (backend) for the toolchain when the project has none, saying why (the
+// library room's reason, with the command that installs it).
+func skipWithoutInstall(t *testing.T, p *Project, name, backend, toolchainID string) {
+	t.Helper()
+	for _, tc := range p.Toolchains {
+		if l := p.Libraries.Find(name, backend, tc); tc.ID == toolchainID && l.Install == nil {
+			t.Skipf("no %s %s install for %s (the library installer makes it; docs/libraries.md): %s", name, backend, toolchainID, l.Why)
+		}
 	}
 }

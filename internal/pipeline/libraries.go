@@ -24,11 +24,7 @@ func Libraries(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	tcFile := layout.Path(cfg.Root, layout.Toolchains)
-	if cfg.ToolchainsFile != "" {
-		tcFile = cfg.ToolchainsFile
-	}
-	tcs, err := toolchain.Load(tcFile, absRoot(cfg.Root))
+	tcs, err := toolchain.Load(toolchainsFile(cfg), absRoot(cfg.Root))
 	if err != nil {
 		return err
 	}
@@ -40,6 +36,15 @@ func Libraries(ctx context.Context, cfg Config) error {
 	_, err = library.InstallAll(ctx, cat, tcs, library.Options{Deps: cfg.Deps, Dir: library.Dir(absRoot(cfg.Root), ""),
 		Only: cfg.Libraries, Log: cfg.Log, RunGPU: cfg.GPU == "1"})
 	return err
+}
+
+// toolchainsFile is the toolchains file a configuration reads:
+// PM_TOOLCHAINS_FILE, else the tree's toolchains.yaml.
+func toolchainsFile(cfg Config) string {
+	if cfg.ToolchainsFile != "" {
+		return cfg.ToolchainsFile
+	}
+	return layout.Path(cfg.Root, layout.Toolchains)
 }
 
 func toolchainIDs(tcs []*toolchain.Toolchain) []string {

@@ -97,11 +97,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	p.Caps, err = toolchain.LoadTable(p.path(layout.Capabilities))
 	add(err)
-	tcFile := p.path(layout.Toolchains)
-	if cfg.ToolchainsFile != "" {
-		tcFile = cfg.ToolchainsFile
-	}
-	p.Toolchains, err = toolchain.Load(tcFile, absRoot(cfg.Root))
+	p.Toolchains, err = toolchain.Load(toolchainsFile(p.Cfg), absRoot(cfg.Root))
 	add(err)
 	p.Libraries, err = loadLibraries(p.Cfg.Root, p.Toolchains)
 	add(err)

@@ -39,11 +39,7 @@ func TestRajaLibraryHostCellsVerify(t *testing.T) {
 		Reps: 1, Warmup: 1, FlushL2: "off", BuildDir: filepath.Join(tmp, "build"), Out: filepath.Join(tmp, "results", "raja"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
-	for _, tc := range p.Toolchains {
-		if l := p.Libraries.Find("raja", "openmp", tc); tc.ID == "gcc-host" && l.Install == nil {
-			t.Skipf("no RAJA OpenMP install for gcc-host (the library installer makes it; docs/libraries.md): %s", l.Why)
-		}
-	}
+	skipWithoutInstall(t, p, "raja", "openmp", "gcc-host")
 	var kernels []string
 	for _, s := range p.Strategies {
 		if s.Name == "rajalib-host" {
