@@ -62,6 +62,26 @@ struct ScratchMember : Member {
   }
 };
 
+// Calls the body of a device scratch launch, out of line under clang before
+// 22. clang globalizes the body's locals that its nested [&] lambdas capture
+// (__kmpc_alloc_shared: the team's 512-byte shared-memory stack, then device
+// malloc). clang 19's OpenMPOpt moves that malloc fallback to the thread's
+// stack while it optimises the body as a function of its own (as it does in
+// Kokkos 4.6's launch), but not once the body is inlined into the kernel's
+// league loop: there every league rank's body took device malloc memory, slow
+// (form a) and null once the resident teams exhaust CUDA's 8 MiB heap (form
+// b; docs/repro/clang19-scratch-heap). Out of line the body allocates no heap
+// memory; a call per league rank and thread costs little beside the body.
+#if defined(__clang__) && __clang_major__ < 22
+#define PMKK_OMP_BODY_NOINLINE __attribute__((noinline))
+#else
+#define PMKK_OMP_BODY_NOINLINE
+#endif
+template <class F>
+PMKK_OMP_BODY_NOINLINE void call_body(const F& f, const Member& m) {
+  f(m);
+}
+
 }  // namespace omp_impl
 
 // The first byte of the team's scratch at level 0 or 1 (Kokkos:
@@ -125,7 +145,7 @@ void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
 #pragma omp parallel num_threads(team)
     {
       const omp_impl::ScratchMember m(rank, league, vector, global, per_team, l0);
-      f(static_cast<const Member&>(m));
+      omp_impl::call_body(f, static_cast<const Member&>(m));
     }
   }
 #else
@@ -136,7 +156,7 @@ void parallel_for(const char* name, const ScratchTeamPolicy& p, const F& f) {
     const int64_t first = omp_get_team_num(), stride = omp_get_num_teams();
     for (int64_t rank = first; rank < league; rank += stride) {
       const omp_impl::ScratchMember m(rank, league, vector, global, per_team, l0);
-      f(static_cast<const Member&>(m));
+      omp_impl::call_body(f, static_cast<const Member&>(m));
 #pragma omp barrier
     }
   }
