@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -333,6 +334,36 @@ func (v *Vocabulary) TwinsOf(layer string) []string {
 		}
 	}
 	return out
+}
+
+// RanOn says what a variant's program ran on, for a legend: the library's
+// release and backend for a library variant ("Kokkos 4.6.01 cuda"),
+// LayerMark for a variant of the project's own Kokkos-like or RAJA-like
+// layer, "" for code written directly (omp-raw, direct-ompx).
+func (v *Vocabulary) RanOn(variant string) string {
+	s := v.Strategy(variant)
+	switch {
+	case s == nil:
+		return ""
+	case s.Library != nil:
+		return s.Library.Named() + " " + s.Library.Backend
+	case s.Layer != "":
+		return LayerMark
+	}
+	return ""
+}
+
+// LayerMark names the project's own layers in a legend.
+const LayerMark = "pm layer"
+
+// Legend is a series' legend label that says what the variant ran on
+// (RanOn): "KK-CUDA (pm layer)", "kokkos-cuda-3lvl (Kokkos 4.6.01 cuda)".
+func (v *Vocabulary) Legend(label, variant string) string {
+	on := v.RanOn(variant)
+	if on == "" || strings.Contains(label, "("+on+")") {
+		return label
+	}
+	return label + " (" + on + ")"
 }
 
 // LayerTwins lists the layer variants a library variant stands for.
