@@ -54,6 +54,17 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 	assert.Contains(t, paper004, `id="claim-c004-laplace-mapped-kokkos-gpu"`, "004 has its claims, measured or not")
 	assert.Contains(t, html, "Results history", "docs/book/history.md is the book's prose")
 	assert.NotContains(t, html, "<!-- tables:", "the log holds no generated tables")
+	// The libraries folder's layer-against-library tables, their titles
+	// from the catalog's releases, and the claims' verdicts on the libraries.
+	layers := html[strings.Index(html, `id="layers"`):]
+	layers = layers[:strings.Index(layers, "</section>")]
+	for _, title := range []string{"portmatrix's Kokkos layer against Kokkos 4.6.01", "portmatrix's RAJA layer against RAJA v2025.09.1"} {
+		assert.Contains(t, layers, title)
+		assert.Contains(t, md, "### "+title+"\n")
+	}
+	assert.Contains(t, layers, "<td>kk-cuda-3lvl</td>\n<td>kokkos-cuda-3lvl</td>")
+	assert.Contains(t, html, "<b>on the libraries:</b>")
+	assert.Contains(t, md, "; on the libraries: ")
 	ids := map[string]int{}
 	for _, m := range regexp.MustCompile(`\sid="([^"]*)"`).FindAllStringSubmatch(html, -1) {
 		ids[m[1]]++

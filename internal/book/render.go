@@ -103,12 +103,23 @@ func renderMarkdown(v *view) []byte {
 				w("- clocks differ in %s\n", u)
 			}
 			for _, e := range c.Evals {
-				w("- [%s](#folder-%s) (%s): as published **%s**%s; measured %s; tuned: %s\n", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured, e.Tuned)
+				w("- [%s](#folder-%s) (%s): as published **%s**%s; measured %s; tuned: %s", e.Folder, e.Folder, e.Part, e.Outcome, parens(e.Why), e.Measured, e.Tuned)
+				if e.Library != "" {
+					w("; on the libraries: %s", e.Library)
+				}
+				w("\n")
 			}
 			for _, e := range c.TunedIn {
 				w("- tuned, best against best in [%s](../%s/): %s\n", e.Folder, e.Folder, e.Verdict)
 			}
 			w("\n")
+		}
+	}
+	if len(v.Layers) > 0 {
+		w("\n## Our layers against the libraries\n\n")
+		w("%s\n", layersIntro)
+		for _, l := range v.Layers {
+			w("\nFrom [%s](#folder-%s) (%s).\n\n%s", l.Folder, l.Folder, l.Part, l.Markdown)
 		}
 	}
 	if len(v.Tuning) > 0 {
@@ -165,6 +176,13 @@ func renderMarkdown(v *view) []byte {
 	}
 	return []byte(b.String())
 }
+
+// layersIntro says what the layer-against-library tables are.
+const layersIntro = "The kk-* and raja-* strategies run portmatrix's own Kokkos-like and RAJA-like layers " +
+	"(harness/kk, harness/raja); the kokkos-* and rajalib-* strategies compile the same generated user code against " +
+	"the libraries themselves. Each library variant stands for the layer variants variants/strategies.yaml names (twins:). " +
+	"Every claim over a layer variant also shows its verdict on the libraries, where a folder measured them. " +
+	"What differs between each layer and its library: docs/kokkos.md, docs/raja.md."
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 

@@ -23,8 +23,12 @@ type view struct {
 	Unreported []Entry
 	// Unmeasured are the platforms no current folder measured on (amd:
 	// compiles, not run), with their notes.
-	Unmeasured  []Platform
-	Summary     string // claim counts over every evaluation
+	Unmeasured []Platform
+	Summary    string // claim counts over every evaluation
+	// Layers are the layer-against-library tables of the folders that
+	// measured a layer and its library both (claims.LayerTables).
+	Layers      []layerView
+	LayersIntro string
 	Tuning      []tuningView
 	Portability *ppView
 }
@@ -57,6 +61,18 @@ type evalView struct {
 	Why                           string // the verdict's reason: ratios in and out of the band
 	Ratios                        []claims.Ratio
 	Tuned                         string // the verdict on the folder's tuned view, or "not tuned (why)"
+	// Library is the verdict with the library variants in place of the
+	// layer variants ("" where the folder measured no library cell of it).
+	Library       string
+	LibraryRatios []claims.Ratio
+}
+
+// layerView is one folder's tables of our layers against a library.
+type layerView struct {
+	Folder, Part string
+	Tables       []claims.LayerTable
+	HTML         template.HTML
+	Markdown     string
 }
 
 type figView struct {
@@ -79,7 +95,7 @@ type chapter struct {
 var outcomeClass = map[claims.Outcome]string{claims.Reproduced: "ok", claims.NotReproduced: "fail", claims.Inconclusive: "warn", claims.NotMeasurable: "skip"}
 
 func newView(ix *Index, folders []*folder, figSpecs []reportspec.Figure, narrative []chapter) *view {
-	v := &view{Narrative: narrative}
+	v := &view{Narrative: narrative, LayersIntro: layersIntro}
 	for _, e := range ix.Current {
 		if !e.Report {
 			v.Unreported = append(v.Unreported, e)
@@ -92,6 +108,10 @@ func newView(ix *Index, folders []*folder, figSpecs []reportspec.Figure, narrati
 	}
 	for _, f := range folders {
 		v.Folders = append(v.Folders, newFolderView(f))
+		if len(f.Summary.Layers) > 0 {
+			md := claims.LayerMarkdown(f.Summary.Layers, "###")
+			v.Layers = append(v.Layers, layerView{Folder: f.Name, Part: partOf(f), Tables: f.Summary.Layers, HTML: markdownHTML(md), Markdown: string(md)})
+		}
 	}
 	for _, p := range ix.Papers {
 		v.Papers = append(v.Papers, newPaperView(p, folders, figSpecs))
@@ -141,8 +161,12 @@ func newPaperView(p Named, folders []*folder, figSpecs []reportspec.Figure) pape
 			}
 			part := partOf(f)
 			why := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.Verdict(), string(r.Outcome)), " ("), ")")
-			cv.Evals = append(cv.Evals, evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
-				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict()})
+			ev := evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
+				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict()}
+			if r.LibraryMeasured() {
+				ev.Library, ev.LibraryRatios = r.LibraryVerdict(), r.Library.Ratios
+			}
+			cv.Evals = append(cv.Evals, ev)
 			for _, fs := range figSpecs {
 				if svg := f.SVG[fs.ID]; svg != nil && decides(fs, c) {
 					cv.Figures = append(cv.Figures, figView{ID: fs.ID, Title: fs.Title, Paper: fs.Paper, Folder: f.Name, Part: part, Src: template.URL(svgURI(svg))})

@@ -30,6 +30,10 @@ type Catalog struct {
 type Library struct {
 	Name    string
 	Version string
+	// Title is the library's name as its project writes it (Kokkos, RAJA;
+	// default Name), Tag its release's tag (v2025.09.1; default Version):
+	// Release names the library so in the book and the figures.
+	Title, Tag string
 	// Source is the release's file name in the sources folder (PM_DEPS),
 	// SHA256 its checksum, Dir the folder it unpacks into.
 	Source, SHA256, Dir string
@@ -182,13 +186,19 @@ func parse(file string, root *yaml.Node, toolchains []string, errs *diag.List) *
 	d.Require(root, f, "libraries file", "libraries")
 	caps := map[string]bool{}
 	for _, item := range d.Seq(f["libraries"], "libraries") {
-		lf := d.Fields(item, "library", "name", "version", "source", "sha256", "dir", "cmake", "fixes", "capabilities", "backends", "doc", "upstream", "license")
+		lf := d.Fields(item, "library", "name", "version", "source", "sha256", "dir", "cmake", "fixes", "capabilities", "backends", "doc", "upstream", "license", "title", "tag")
 		if !d.Require(item, lf, "library", "name", "version", "source", "sha256", "dir", "backends") {
 			continue
 		}
 		l := &Library{Name: d.String(lf["name"], "name"), Version: d.String(lf["version"], "version"),
 			Source: d.String(lf["source"], "source"), SHA256: d.String(lf["sha256"], "sha256"), Dir: d.String(lf["dir"], "dir"),
-			CMake: options(d, lf["cmake"]), Pos: d.Pos(item)}
+			CMake: options(d, lf["cmake"]), Pos: d.Pos(item), Title: d.String(lf["title"], "title"), Tag: d.String(lf["tag"], "tag")}
+		if l.Title == "" {
+			l.Title = l.Name
+		}
+		if l.Tag == "" {
+			l.Tag = l.Version
+		}
 		if c.Library(l.Name) != nil {
 			d.Add(lf["name"], "library %q defined twice", l.Name)
 		}
@@ -385,3 +395,6 @@ func (l *Library) Caps(v string) []string {
 func ID(name, backend, toolchain string) string { return name + "/" + backend + "/" + toolchain }
 
 func (l *Library) String() string { return fmt.Sprintf("%s %s", l.Name, l.Version) }
+
+// Release names the release as its project does: "Kokkos 4.6.01", "RAJA v2025.09.1".
+func (l *Library) Release() string { return l.Title + " " + l.Tag }

@@ -104,3 +104,63 @@ func TestLibraryGate(t *testing.T) {
 	assert.Contains(t, cells()["axpby.kk-lib.gcc-host"].Reason,
 		"library kokkos 4.6.01 (backend openmp) for gcc-host was installed with gcc 12.2.0, the toolchain is now gcc 13.1.0; reinstall it: PM_LIBRARIES=kokkos/openmp/gcc-host")
 }
+
+// A library variant names the layer variants it stands for (the strategy's
+// twins and its knob value's); a twin that names no variant, a library
+// variant, or twins on a strategy without a library are errors at the name.
+func TestTwins(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: kk-cuda
+    backend: kokkos
+    device: cuda
+    twins: [kk-omp]
+    knobs:
+      - name: levels
+        values:
+          - {value: "3", suffix: -3lvl}
+          - {value: "2", suffix: -2lvl}
+  - name: kokkos-cuda
+    backend: kokkos
+    device: cuda
+    library: {name: kokkos, backend: cuda}
+    twins: [kk-cuda-3lvl]
+    knobs:
+      - name: levels
+        values:
+          - {value: "3", suffix: -3lvl}
+          - {value: "2", suffix: -2lvl, twins: [kk-cuda-2lvl, kk-cuda-2lv, kokkos-cuda-3lvl]}
+`), 0o644))
+	ss, err := Load(f, caps)
+	require.Error(t, err)
+	assert.Equal(t, f+`:5:13: twins: strategy "kk-cuda" builds against no library (library:), so it stands for no layer variant
+`+f+`:20:63: twin "kk-cuda-2lv" of strategy "kokkos-cuda" names no variant; did you mean "kk-cuda-2lvl"?
+`+f+`:20:76: twin "kokkos-cuda-3lvl" of strategy "kokkos-cuda" is a library strategy's variant: a twin is a variant of the project's own layer`, err.Error())
+	byID := map[string]*Variant{}
+	for _, v := range Variants(ss) {
+		byID[v.ID] = v
+	}
+	assert.Equal(t, []string{"kk-cuda-3lvl"}, byID["kokkos-cuda-3lvl"].Twins)
+	assert.Equal(t, []string{"kk-cuda-3lvl", "kk-cuda-2lvl", "kk-cuda-2lv", "kokkos-cuda-3lvl"}, byID["kokkos-cuda-2lvl"].Twins)
+
+	// The repository's: every library variant stands for a layer variant.
+	ss, err = Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	vs := Variants(ss)
+	for _, v := range vs {
+		if v.Strategy.Library != nil {
+			assert.NotEmpty(t, v.Twins, v.ID)
+		}
+	}
+	tw := Twins(vs)
+	assert.Equal(t, []string{"kokkos-omptarget", "kokkos-openmp"}, tw["kk-omp-b"])
+	assert.Equal(t, []string{"kokkos-omptarget"}, tw["kk-omp-a"])
+	assert.Equal(t, []string{"kokkos-cuda-3lvl"}, tw["kk-cuda-3lvl"])
+	assert.Equal(t, []string{"rajalib-omp", "rajalib-omp-nt"}, tw["raja-omp-teams"])
+	assert.Equal(t, []string{"rajalib-cuda", "rajalib-cuda-async"}, tw["raja-cuda"])
+	assert.Equal(t, []string{"rajalib-host-omp"}, tw["raja-host-omp"])
+	assert.Equal(t, []string{"kokkos-omptarget-l1"}, tw["kk-omp-l1-b"])
+	assert.Empty(t, tw["kk-ompx"], "Kokkos has no kernel-mode backend")
+}

@@ -42,6 +42,11 @@ type Strategy struct {
 	// Library: the installed library the strategy's programs are compiled
 	// and linked against (nil: the project's own layer or none).
 	Library *LibraryRef
+	// Twins: the layer variants (of strategies without a library) that
+	// every variant of this library strategy stands for: the same user
+	// code on the project's own layer (`twins:`; a knob value adds its own).
+	Twins   []string
+	TwinsAt []diag.Pos // where each of Twins is written
 }
 
 // LibraryRef names one install of a library a strategy builds against: the
@@ -71,6 +76,9 @@ type KnobValue struct {
 	TuneAt   map[string]diag.Pos // where each of Tunables is written
 	// ModelDefaults as the strategy's, for this value (a knob value's wins).
 	ModelDefaults map[string]string
+	// Twins as the strategy's, for the variants with this value.
+	Twins   []string
+	TwinsAt []diag.Pos
 }
 
 // Variant is a strategy with one value per knob.
@@ -83,6 +91,9 @@ type Variant struct {
 	Tunables map[string]int64
 	// ModelDefaults: the strategy's and its knob values' model_defaults.
 	ModelDefaults map[string]string
+	// Twins: the layer variants a library variant stands for, the
+	// strategy's and its knob values' (none for other variants).
+	Twins []string
 }
 
 // Form reports whether the variant varies its strategy's first knob only,
@@ -162,7 +173,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "model_defaults", "knobs", "kernels", "flags", "library")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "flags", "library", "twins")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -173,6 +184,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		s.Library = libraryRef(d, sf["library"])
+		s.Twins, s.TwinsAt = names(d, sf["twins"], "twins")
 		s.ModelDefaults = modelDefaults(d, sf["model_defaults"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {
@@ -201,7 +213,71 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 		out = append(out, s)
 	}
 	uniqueVariants(d, out)
+	checkTwins(d, out)
 	return out, errs.Err()
+}
+
+// checkTwins reports a twin that names no variant, one that names a
+// library strategy's variant, and twins on a strategy without a library.
+func checkTwins(d diag.Decoder, strategies []*Strategy) {
+	var layer []string
+	library := map[string]bool{}
+	for _, v := range Variants(strategies) {
+		if v.Strategy.Library == nil {
+			layer = append(layer, v.ID)
+		} else {
+			library[v.ID] = true
+		}
+	}
+	check := func(s *Strategy, twins []string, at []diag.Pos) {
+		for i, t := range twins {
+			switch {
+			case s.Library == nil:
+				d.Errs.Add(at[i], "twins: strategy %q builds against no library (library:), so it stands for no layer variant", s.Name)
+			case library[t]:
+				d.Errs.Add(at[i], "twin %q of strategy %q is a library strategy's variant: a twin is a variant of the project's own layer", t, s.Name)
+			case !slices.Contains(layer, t):
+				d.Errs.Add(at[i], "twin %q of strategy %q names no variant%s", t, s.Name, diag.DidYouMean(t, layer))
+			}
+		}
+	}
+	for _, s := range strategies {
+		check(s, s.Twins, s.TwinsAt)
+		for _, k := range s.Knobs {
+			for _, v := range k.Values {
+				check(s, v.Twins, v.TwinsAt)
+			}
+		}
+	}
+}
+
+// names reads a list of names with the position of each.
+func names(d diag.Decoder, n *yaml.Node, what string) ([]string, []diag.Pos) {
+	out := d.Strings(n, what)
+	var at []diag.Pos
+	if n != nil && n.Kind == yaml.SequenceNode {
+		for _, x := range n.Content {
+			at = append(at, d.Pos(x))
+		}
+	}
+	for len(at) < len(out) {
+		at = append(at, d.Pos(n))
+	}
+	return out, at
+}
+
+// Twins maps each layer variant to the library variants that stand for
+// it (matrix.Variant.Twins read the other way), in variant order.
+func Twins(variants []*Variant) map[string][]string {
+	out := map[string][]string{}
+	for _, v := range variants {
+		for _, t := range v.Twins {
+			if !slices.Contains(out[t], v.ID) {
+				out[t] = append(out[t], v.ID)
+			}
+		}
+	}
+	return out
 }
 
 // uniqueVariants reports a variant ID made by two strategies, at the later
@@ -291,13 +367,14 @@ func knob(d diag.Decoder, n *yaml.Node, caps *toolchain.Table) Knob {
 	k := Knob{Name: d.String(kf["name"], "name"), Doc: d.String(kf["doc"], "doc")}
 	suffixes := map[string]bool{}
 	for _, vn := range d.Seq(kf["values"], "values") {
-		vf := d.Fields(vn, "knob value", "value", "suffix", "doc", "defines", "requires", "tunables", "model_defaults")
+		vf := d.Fields(vn, "knob value", "value", "suffix", "doc", "defines", "requires", "tunables", "model_defaults", "twins")
 		d.Require(vn, vf, "knob value", "value", "suffix")
 		v := KnobValue{Value: d.String(vf["value"], "value"), Suffix: d.String(vf["suffix"], "suffix"),
 			Doc: d.String(vf["doc"], "doc"), Requires: d.Strings(vf["requires"], "requires"),
 			Defines: map[string]string{}}
 		v.Tunables, v.TuneAt = tunables(d, vf["tunables"])
 		v.ModelDefaults = modelDefaults(d, vf["model_defaults"])
+		v.Twins, v.TwinsAt = names(d, vf["twins"], "twins")
 		if suffixes[v.Suffix] {
 			d.Add(vf["suffix"], "suffix %q repeated in knob %s: variant IDs would collide", v.Suffix, k.Name)
 		}
@@ -375,6 +452,7 @@ func newVariant(s *Strategy, values []KnobValue) *Variant {
 		v.ModelDefaults[k] = x
 	}
 	v.Requires = append(v.Requires, s.Requires...)
+	v.Twins = append(v.Twins, s.Twins...)
 	for k, x := range s.Tunables {
 		v.Tunables[k] = x
 	}
@@ -382,6 +460,11 @@ func newVariant(s *Strategy, values []KnobValue) *Variant {
 	for _, kv := range values {
 		v.ID += kv.Suffix
 		v.Requires = append(v.Requires, kv.Requires...)
+		for _, t := range kv.Twins {
+			if !slices.Contains(v.Twins, t) {
+				v.Twins = append(v.Twins, t)
+			}
+		}
 		for k, x := range kv.Defines {
 			defs[k] = x
 		}

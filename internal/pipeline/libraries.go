@@ -99,3 +99,11 @@ func checkLibraryRefs(strategies []*matrix.Strategy, cat *library.Catalog) error
 	}
 	return errors.Join(errs...)
 }
+
+// catalog is the project's library catalog, or nil.
+func (p *Project) catalog() *library.Catalog {
+	if p.Libraries == nil {
+		return nil
+	}
+	return p.Libraries.Catalog
+}

@@ -375,7 +375,7 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 	if _, err := build.Update(p.Cfg.BuildDir, git.Commit, git.Dirty, p.Toolchains, res); err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: vocabulary.Of(p.Kernels, p.Strategies), Templates: p.templateHashes(),
+	if err := results.WriteJSON(p.Cfg.BuildDir, session.BuildInfoFile, session.BuildInfo{Vocabulary: vocabulary.WithReleases(vocabulary.Of(p.Kernels, p.Strategies), p.catalog()), Templates: p.templateHashes(),
 		Footprints: p.footprints()}); err != nil {
 		return res, err
 	}

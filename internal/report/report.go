@@ -42,6 +42,8 @@ type Options struct {
 type Summary struct {
 	Figures []FigureResult
 	Claims  []claims.Result
+	// Layers are the folder's layer-against-library tables (claims.LayerTables).
+	Layers  []claims.LayerTable
 	Cells   []CellStatus
 	Written []string // paths relative to the results folder, sorted
 }
@@ -99,9 +101,11 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 	say("figures: %s", figuresLine(figs, opt.SpecDir))
 	judged := claims.Evaluate(sp.claims, ds)
 	claims.EvaluateTunedFolder(sp.claims, judged, res)
+	claims.EvaluateLibraries(sp.claims, judged, ds, voc)
 	out[results.ClaimsFile] = claims.Markdown(res.Run.ID, judged)
 	say("claims: %s", claimsLine(judged))
-	out[results.TablesFile] = tables.Markdown(res.Run.ID, sp.tables, ds, res.Kernel)
+	layers := claims.LayerTables(ds, voc)
+	out[results.TablesFile] = append(tables.Markdown(res.Run.ID, sp.tables, ds, res.Kernel), claims.LayerMarkdown(layers, "##")...)
 	cells := CellStatuses(dataset.View(res, append(published, tuned...))) // a failed tuning configuration is no failed cell
 	page, err := renderPage(sp.page, newPageView(res, figs, judged, cells))
 	if err != nil {
@@ -115,7 +119,7 @@ func Generate(resultsDir string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	say("wrote %d files into %s", len(written), resultsDir)
-	return &Summary{Figures: figureResults(figs), Claims: judged, Cells: cells, Written: written}, nil
+	return &Summary{Figures: figureResults(figs), Claims: judged, Layers: layers, Cells: cells, Written: written}, nil
 }
 
 func progress(w io.Writer) func(string, ...any) {

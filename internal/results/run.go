@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -258,10 +259,119 @@ type KernelName struct {
 	SizeLabel string `json:"size_label"`
 }
 
-// StrategyName is a strategy and its variants.
+// StrategyName is a strategy and its variants, and what it builds
+// against: the project's own layer (Layer, a header of harness/) or a
+// library's install (Library), whose variants stand for layer variants
+// (Twins: library variant -> the layer variants).
 type StrategyName struct {
-	Name     string   `json:"name"`
-	Variants []string `json:"variants"`
+	Name     string              `json:"name"`
+	Variants []string            `json:"variants"`
+	Layer    string              `json:"layer,omitempty"`
+	Library  *LibraryName        `json:"library,omitempty"`
+	Twins    map[string][]string `json:"twins,omitempty"`
+}
+
+// LibraryName is the library a strategy builds against: its name and
+// backend (variants/strategies.yaml) and, where the catalog was read, its
+// release as its project names it ("Kokkos 4.6.01", "RAJA v2025.09.1").
+type LibraryName struct {
+	Name    string `json:"name"`
+	Backend string `json:"backend"`
+	Title   string `json:"title,omitempty"` // as its project writes its name: Kokkos, RAJA
+	Release string `json:"release,omitempty"`
+}
+
+// Titled is the library's title, else its name.
+func (l *LibraryName) Titled() string {
+	if l.Title != "" {
+		return l.Title
+	}
+	return l.Name
+}
+
+// Named is the library's release, else its name.
+func (l *LibraryName) Named() string {
+	if l.Release != "" {
+		return l.Release
+	}
+	return l.Name
+}
+
+// Strategy is the strategy of a variant, or nil.
+func (v *Vocabulary) Strategy(variant string) *StrategyName {
+	if v == nil {
+		return nil
+	}
+	for i := range v.Strategies {
+		if slices.Contains(v.Strategies[i].Variants, variant) {
+			return &v.Strategies[i]
+		}
+	}
+	return nil
+}
+
+// LibraryOf is the library a variant builds against, or nil for a variant
+// of the project's own code.
+func (v *Vocabulary) LibraryOf(variant string) *LibraryName {
+	if s := v.Strategy(variant); s != nil {
+		return s.Library
+	}
+	return nil
+}
+
+// TwinsOf lists the library variants that stand for a layer variant, in
+// strategy order (none for a variant without one).
+func (v *Vocabulary) TwinsOf(layer string) []string {
+	if v == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range v.Strategies {
+		for _, lv := range s.Variants { // variant order, not the map's
+			if slices.Contains(s.Twins[lv], layer) {
+				out = AppendNew(out, lv)
+			}
+		}
+	}
+	return out
+}
+
+// RanOn says what a variant's program ran on, for a legend: the library's
+// release and backend for a library variant ("Kokkos 4.6.01 cuda"),
+// LayerMark for a variant of the project's own Kokkos-like or RAJA-like
+// layer, "" for code written directly (omp-raw, direct-ompx).
+func (v *Vocabulary) RanOn(variant string) string {
+	s := v.Strategy(variant)
+	switch {
+	case s == nil:
+		return ""
+	case s.Library != nil:
+		return s.Library.Named() + " " + s.Library.Backend
+	case s.Layer != "":
+		return LayerMark
+	}
+	return ""
+}
+
+// LayerMark names the project's own layers in a legend.
+const LayerMark = "pm layer"
+
+// Legend is a series' legend label that says what the variant ran on
+// (RanOn): "KK-CUDA (pm layer)", "kokkos-cuda-3lvl (Kokkos 4.6.01 cuda)".
+func (v *Vocabulary) Legend(label, variant string) string {
+	on := v.RanOn(variant)
+	if on == "" || strings.Contains(label, "("+on+")") {
+		return label
+	}
+	return label + " (" + on + ")"
+}
+
+// LayerTwins lists the layer variants a library variant stands for.
+func (v *Vocabulary) LayerTwins(library string) []string {
+	if s := v.Strategy(library); s != nil {
+		return s.Twins[library]
+	}
+	return nil
 }
 
 // KernelNames lists the kernels.
@@ -302,10 +412,27 @@ func Union(a, b *Vocabulary) *Vocabulary {
 	for _, s := range append(append([]StrategyName{}, a.Strategies...), b.Strategies...) {
 		i := slices.IndexFunc(out.Strategies, func(o StrategyName) bool { return o.Name == s.Name })
 		if i < 0 {
-			out.Strategies = append(out.Strategies, StrategyName{Name: s.Name, Variants: slices.Clone(s.Variants)})
+			out.Strategies = append(out.Strategies, StrategyName{Name: s.Name, Variants: slices.Clone(s.Variants),
+				Layer: s.Layer, Library: s.Library, Twins: s.Twins})
 			continue
 		}
-		out.Strategies[i].Variants = AppendNew(out.Strategies[i].Variants, s.Variants...)
+		o := &out.Strategies[i]
+		o.Variants = AppendNew(o.Variants, s.Variants...)
+		// A folder recorded before strategies named their library and
+		// twins takes the tree's; the tree's release where the folder has none.
+		if o.Layer == "" {
+			o.Layer = s.Layer
+		}
+		if o.Library == nil {
+			o.Library = s.Library
+		} else if s.Library != nil && o.Library.Release == "" && o.Library.Name == s.Library.Name {
+			l := *o.Library
+			l.Release, l.Title = s.Library.Release, s.Library.Title
+			o.Library = &l
+		}
+		if o.Twins == nil {
+			o.Twins = s.Twins
+		}
 	}
 	out.Families = AppendNew(AppendNew([]string(nil), a.Families...), b.Families...)
 	out.Devices = AppendNew(AppendNew([]string(nil), a.Devices...), b.Devices...)

@@ -29,3 +29,27 @@ func TestVocabularyUnion(t *testing.T) {
 	assert.Same(t, tree, Union(nil, tree))
 	assert.Nil(t, Union(nil, nil))
 }
+
+// A folder recorded before strategies named their library and twins takes
+// the tree's; the tree's release names a library the folder names without.
+func TestVocabularyUnionLibraries(t *testing.T) {
+	folder := &Vocabulary{Strategies: []StrategyName{
+		{Name: "kk-omp", Variants: []string{"kk-omp-a", "kk-omp-b"}},
+		{Name: "kokkos-omptarget", Variants: []string{"kokkos-omptarget"}, Library: &LibraryName{Name: "kokkos", Backend: "omptarget"}},
+	}}
+	tree := &Vocabulary{Strategies: []StrategyName{
+		{Name: "kk-omp", Variants: []string{"kk-omp-a", "kk-omp-b"}, Layer: "kk/omptarget.hpp"},
+		{Name: "kokkos-omptarget", Variants: []string{"kokkos-omptarget"},
+			Library: &LibraryName{Name: "kokkos", Backend: "omptarget", Title: "Kokkos", Release: "Kokkos 4.6.01"},
+			Twins:   map[string][]string{"kokkos-omptarget": {"kk-omp-a", "kk-omp-b"}}},
+	}}
+	u := Union(folder, tree)
+	assert.Equal(t, "kk/omptarget.hpp", u.Strategy("kk-omp-b").Layer)
+	assert.Equal(t, "Kokkos 4.6.01", u.LibraryOf("kokkos-omptarget").Named())
+	assert.Equal(t, "Kokkos", u.LibraryOf("kokkos-omptarget").Titled())
+	assert.Nil(t, u.LibraryOf("kk-omp-a"))
+	assert.Equal(t, []string{"kokkos-omptarget"}, u.TwinsOf("kk-omp-b"))
+	assert.Equal(t, []string{"kk-omp-a", "kk-omp-b"}, u.LayerTwins("kokkos-omptarget"))
+	assert.Empty(t, folder.Strategies[1].Library.Release, "the inputs are not changed")
+	assert.Empty(t, u.TwinsOf("serial"))
+}

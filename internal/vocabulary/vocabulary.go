@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/library"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -27,15 +28,46 @@ func Of(kernels []*spec.Kernel, strategies []*matrix.Strategy) *results.Vocabula
 	variants := matrix.Variants(strategies)
 	for _, s := range strategies {
 		sn := results.StrategyName{Name: s.Name}
+		if s.Library != nil {
+			sn.Library = &results.LibraryName{Name: s.Library.Name, Backend: s.Library.Backend}
+		} else {
+			sn.Layer = s.Layer
+		}
 		for _, x := range variants {
 			if x.Strategy == s {
 				sn.Variants = append(sn.Variants, x.ID)
+				if len(x.Twins) > 0 {
+					if sn.Twins == nil {
+						sn.Twins = map[string][]string{}
+					}
+					sn.Twins[x.ID] = slices.Clone(x.Twins)
+				}
 			}
 		}
 		v.Strategies = append(v.Strategies, sn)
 		v.Devices = results.AppendNew(v.Devices, s.Device)
 	}
 	slices.Sort(v.Devices)
+	return v
+}
+
+// WithReleases names, in v, the release of each library a strategy builds
+// against from the catalog (variants/libraries.yaml): "Kokkos 4.6.01".
+// A library the catalog lacks keeps no release.
+func WithReleases(v *results.Vocabulary, cat *library.Catalog) *results.Vocabulary {
+	if v == nil || cat == nil {
+		return v
+	}
+	for i, s := range v.Strategies {
+		if s.Library == nil {
+			continue
+		}
+		if l := cat.Library(s.Library.Name); l != nil {
+			named := *s.Library
+			named.Release, named.Title = l.Release(), l.Title
+			v.Strategies[i].Library = &named
+		}
+	}
 	return v
 }
 
@@ -66,6 +98,9 @@ func Load(root string) (*results.Vocabulary, error) {
 		for _, tc := range tcs {
 			v.Toolchains = append(v.Toolchains, tc.ID)
 		}
+	}
+	if cat, err := library.Load(layout.Path(root, layout.Libraries), v.Toolchains); err == nil {
+		WithReleases(v, cat) // without the catalog, libraries are named by name and backend
 	}
 	v.Sizes = map[string][]int64{}
 	for _, k := range kernels {

@@ -75,6 +75,10 @@ type Result struct {
 	// Tuned is the same claim on the folder's tuned view (best configuration
 	// against best); nil or not measurable: not tuned (TunedVerdict).
 	Tuned *Result
+	// Library is the same claim with each layer variant replaced by the
+	// library variants that stand for it (EvaluateLibraries); nil where
+	// the claim selects no layer variant with a twin (LibraryVerdict).
+	Library *Result
 }
 
 // EvaluateFolder checks every claim against the usable records of res.
@@ -324,21 +328,7 @@ func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string, at []int
 			unlike = append(unlike, fmt.Sprintf("%s@%s / %s@%s at %d: %s", n.Variant, n.Toolchain, d.Variant, d.Toolchain, p.Size, why))
 			continue
 		}
-		var boot []float64
-		var lo, hi float64
-		if len(p.M.Boot) > 0 && len(q.M.Boot) > 0 {
-			boot = stats.Ratio(p.RateBoot(), q.RateBoot())
-			lo, hi = stats.Interval(boot)
-		} else { // a tuning's measurements carry their interval, not replicates: bound the ratio by the intervals
-			lo = results.Rate(p.Bytes, p.M.Hi) / results.Rate(q.Bytes, q.M.Lo)
-			hi = results.Rate(p.Bytes, p.M.Lo) / results.Rate(q.Bytes, q.M.Hi)
-		}
-		out = append(out, Ratio{
-			Kernel: kernelPair(n.Kernel, d.Kernel), Size: p.Size, Value: p.Rate() / q.Rate(), Lo: lo, Hi: hi, boot: boot,
-			Numerator:   n.Variant + "@" + n.Toolchain,
-			Denominator: d.Variant + "@" + d.Toolchain,
-			DenSize:     q.Size, NumConfig: p.Config, DenConfig: q.Config,
-		})
+		out = append(out, PointRatio(n, d, p, q))
 	}
 	if sizes == "growth" {
 		if len(out) < 2 {
@@ -347,6 +337,30 @@ func pairRatios(n, d dataset.Key, np, dp []dataset.Point, sizes string, at []int
 		return growth(out), unlike
 	}
 	return out, unlike
+}
+
+// PointRatio is p's rate over q's (p of series n, q of d: the same kernel
+// size, or the sizes a claim pairs), with the 95% interval of the ratio of
+// the two medians from their bootstrap replicates, replicate by replicate.
+// Of one kernel and size, the rates' ratio is q's time over p's. The
+// caller has checked the clocks (dataset.Unlike) and the units
+// (dataset.Comparable).
+func PointRatio(n, d dataset.Key, p, q dataset.Point) Ratio {
+	var boot []float64
+	var lo, hi float64
+	if len(p.M.Boot) > 0 && len(q.M.Boot) > 0 {
+		boot = stats.Ratio(p.RateBoot(), q.RateBoot())
+		lo, hi = stats.Interval(boot)
+	} else { // a tuning's measurements carry their interval, not replicates: bound the ratio by the intervals
+		lo = results.Rate(p.Bytes, p.M.Hi) / results.Rate(q.Bytes, q.M.Lo)
+		hi = results.Rate(p.Bytes, p.M.Lo) / results.Rate(q.Bytes, q.M.Hi)
+	}
+	return Ratio{
+		Kernel: kernelPair(n.Kernel, d.Kernel), Size: p.Size, Value: p.Rate() / q.Rate(), Lo: lo, Hi: hi, boot: boot,
+		Numerator:   n.Variant + "@" + n.Toolchain,
+		Denominator: d.Variant + "@" + d.Toolchain,
+		DenSize:     q.Size, NumConfig: p.Config, DenConfig: q.Config,
+	}
 }
 
 // growth is the ratio at the largest common size over the ratio at the
@@ -498,11 +512,19 @@ func Markdown(runID string, results []Result) []byte {
 	b.WriteString("Every claim is judged twice: as published (the generated launch parameters or the machine\n")
 	b.WriteString("model's defaults) and tuned (each side at its best configuration of the folder's tuning\n")
 	b.WriteString("records); \"not tuned\" where no tuned measurement decides it.\n\n")
-	fmt.Fprintf(&b, "As published: %s. %s.\n\n", Summary(results), strings.ToUpper(TunedSummary(results)[:1])+TunedSummary(results)[1:])
-	b.WriteString("| claim | paper | quote | expected | measured | as published | tuned |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("A claim over a variant of the project's own layers (kk-*, raja-*) is judged a third time with each\n")
+	b.WriteString("such variant replaced by the library variants that stand for it (Kokkos, RAJA: variants/strategies.yaml's\n")
+	b.WriteString("`twins:`), where the folder measured them; \"–\" where the claim names no such variant or the folder no library cell.\n\n")
+	fmt.Fprintf(&b, "As published: %s. %s. %s.\n\n", Summary(results), strings.ToUpper(TunedSummary(results)[:1])+TunedSummary(results)[1:],
+		strings.ToUpper(LibrarySummary(results)[:1])+LibrarySummary(results)[1:])
+	b.WriteString("| claim | paper | quote | expected | measured | as published | tuned | on the libraries |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
-		cells := []string{r.Claim.ID, r.Claim.Paper, "“" + r.Claim.Quote + "”", r.Expected(), r.Measured(), r.Verdict(), r.TunedVerdict()}
+		lib := "–"
+		if r.LibraryMeasured() {
+			lib = r.LibraryVerdict()
+		}
+		cells := []string{r.Claim.ID, r.Claim.Paper, "“" + r.Claim.Quote + "”", r.Expected(), r.Measured(), r.Verdict(), r.TunedVerdict(), lib}
 		for i, c := range cells {
 			cells[i] = mdCell(c)
 		}
@@ -513,6 +535,7 @@ func Markdown(runID string, results []Result) []byte {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", r.Claim.ID, mdCell(r.Claim.Statement))
 		if len(r.Ratios) == 0 && len(r.Identical) == 0 && len(r.Unlike) == 0 {
 			b.WriteString("No ratio.\n")
+			libraryRatios(&b, r)
 			continue
 		}
 		ratioTable(&b, r)
@@ -526,8 +549,25 @@ func Markdown(runID string, results []Result) []byte {
 			b.WriteString("\nTuned (each side at its best configuration):\n\n")
 			ratioTable(&b, *t)
 		}
+		libraryRatios(&b, r)
 	}
 	return b.Bytes()
+}
+
+// libraryRatios writes a claim's ratios on the libraries, where measured.
+func libraryRatios(b *bytes.Buffer, r Result) {
+	l := r.Library
+	if !r.LibraryMeasured() {
+		return
+	}
+	fmt.Fprintf(b, "\nOn the libraries (%s): %s.\n", strings.Join(twinsOf(r.Claim, l.Claim), ", "), r.LibraryVerdict())
+	if len(l.Ratios) > 0 {
+		b.WriteString("\n")
+		ratioTable(b, *l)
+	}
+	for _, s := range l.Unlike {
+		fmt.Fprintf(b, "\nNot compared, %s.\n", s)
+	}
 }
 
 // ratioTable writes a claim's component ratios against its band.

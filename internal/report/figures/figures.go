@@ -172,7 +172,7 @@ func toolchainPanels(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.K
 				}
 				label := s.Label
 				if s.Reference && len(refTCs) > 1 {
-					label += " (" + k.Toolchain + ")"
+					label = withNote(label, k.Toolchain)
 				}
 				p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
 				if s.Reference && ds.Roof[tc] == 0 {
@@ -184,6 +184,16 @@ func toolchainPanels(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.K
 		out = append(out, p)
 	}
 	return out
+}
+
+// withNote adds a note in parentheses to a legend label, inside the
+// label's own closing parenthesis where it ends with one: "KK-CUDA (pm
+// layer)" and nvcc-sm90 make "KK-CUDA (pm layer, nvcc-sm90)".
+func withNote(label, note string) string {
+	if strings.HasSuffix(label, ")") {
+		return strings.TrimSuffix(label, ")") + ", " + note + ")"
+	}
+	return label + " (" + note + ")"
 }
 
 // singlePanel puts every series in one plot, labelled with its toolchain
@@ -201,7 +211,7 @@ func singlePanel(spec reportspec.Figure, ds *dataset.Set, keys [][]dataset.Key, 
 		for _, k := range keys[i] {
 			label := s.Label
 			if len(tcs) > 1 {
-				label += " (" + k.Toolchain + ")"
+				label = withNote(label, k.Toolchain)
 			}
 			p.Series = append(p.Series, series{Label: label, Style: i, Points: points(spec, ds.Series[k], sizes), key: k})
 		}

@@ -47,13 +47,13 @@ func TestBuildFigurePanelsPerToolchain(t *testing.T) {
 	var titles []string
 	for _, p := range f.Panels {
 		titles = append(titles, p.Title)
-		assert.Equal(t, "KK-CUDA", p.Series[0].Label, "the native reference is in every panel")
+		assert.Equal(t, "KK-CUDA (pm layer)", p.Series[0].Label, "the native reference is in every panel")
 		require.NotEmpty(t, p.Lines)
 		assert.Equal(t, LineMeasured, p.Lines[0].Kind)
 		assert.InDelta(t, 2950, p.Lines[0].GBps, 15, "copy bandwidth of the H100")
 	}
 	assert.Equal(t, []string{"clang19-sm90 (llvm 19.1.7)", "clang16-sm90 (llvm 16.0.6)", "gcc12-nvptx (gcc 12.2.0)"}, titles)
-	assert.Equal(t, []string{"KK-CUDA", "KK-OMP", "OMP-lambda", "OMP-raw"}, labels(f.Panels[1]),
+	assert.Equal(t, []string{"KK-CUDA (pm layer)", "KK-OMP (pm layer)", "OMP-lambda", "OMP-raw"}, labels(f.Panels[1]),
 		"omp-class on clang16 only crashed: no usable points")
 	assert.Equal(t, []int64{1 << 16, 1 << 20, 1 << 24}, []int64{f.Panels[0].Series[1].Points[0].Size,
 		f.Panels[0].Series[1].Points[1].Size, f.Panels[0].Series[1].Points[2].Size})
@@ -64,13 +64,13 @@ func TestBuildFigureBars(t *testing.T) {
 	require.Empty(t, f.Note)
 	assert.Equal(t, []int64{16, 32, 64}, f.Sizes)
 	require.Len(t, f.Panels, 1, "only clang19 builds the kernel-mode variants")
-	assert.Equal(t, []string{"KK-OMPX optimized", "KK-CUDA", "direct-ompx"}, labels(f.Panels[0]))
+	assert.Equal(t, []string{"KK-OMPX optimized (pm layer)", "KK-CUDA (pm layer)", "direct-ompx"}, labels(f.Panels[0]))
 }
 
 func TestBuildFigureSinglePanel(t *testing.T) {
 	f := Build(specByID(t, "dot-compilers"), gpuDataset(t))
 	require.Len(t, f.Panels, 1)
-	assert.Equal(t, []string{"KK-CUDA (nvcc-sm90)", "OMP-raw (clang19-sm90)", "OMP-raw (clang16-sm90)", "OMP-raw (gcc12-nvptx)"}, labels(f.Panels[0]))
+	assert.Equal(t, []string{"KK-CUDA (pm layer, nvcc-sm90)", "OMP-raw (clang19-sm90)", "OMP-raw (clang16-sm90)", "OMP-raw (gcc12-nvptx)"}, labels(f.Panels[0]))
 }
 
 func TestBuildFigureTimeHasNoCopyLine(t *testing.T) {
@@ -140,7 +140,7 @@ func TestBuildFigureNormalized(t *testing.T) {
 	require.Empty(t, f.Note)
 	assert.Equal(t, []string{"spmv"}, f.Names, "axpby has no bar: left out")
 	require.Len(t, f.Panels, 1, "nvcc built no omp-raw: no panel")
-	require.Equal(t, []string{"KK-OMP-b"}, labels(f.Panels[0]))
+	require.Equal(t, []string{"KK-OMP-b (pm layer)"}, labels(f.Panels[0]))
 	pts := f.Panels[0].Series[0].Points
 	require.Len(t, pts, 1, "no axpby data")
 	assert.EqualValues(t, 0, pts[0].Size, "the kernel's index")
@@ -182,4 +182,33 @@ n.yaml:5:13: figure "norm": kind normalized takes kernels, not kernel
 n.yaml:6:8: figure "norm": kind normalized draws time over the reference's; y does not apply
 n.yaml:7:9: figure "norm": at must be one of largest, smallest, not "middle"
 n.yaml:12:19: figure "plain": normalize_to applies to kind normalized only`, err.Error())
+}
+
+// Every legend says what its bar ran, from the vocabulary: a library
+// variant its library's release and backend, a variant of the project's
+// layers "pm layer", code written directly nothing more.
+func TestLegendsNameTheLibrary(t *testing.T) {
+	voc := reporttest.Vocab(t)
+	figs, err := reportspec.ParseFigures("f.yaml", []byte(`figures:
+  - id: layers
+    title: T
+    paper: none
+    kernel: spmv
+    variants:
+      - {variant: kk-cuda-3lvl, label: KK-CUDA 3lvl}
+      - {variant: kokkos-cuda-3lvl}
+      - {variant: kokkos-omptarget, label: Kokkos OpenMPTarget}
+      - {variant: rajalib-omp-nt}
+      - {variant: raja-omp-teams, label: RAJA many blocks}
+      - {variant: omp-raw, label: OMP-raw}
+`), voc)
+	require.NoError(t, err)
+	var got []string
+	for _, s := range figs[0].Series {
+		got = append(got, s.Label)
+	}
+	assert.Equal(t, []string{"KK-CUDA 3lvl (pm layer)", "kokkos-cuda-3lvl (Kokkos 4.6.01 cuda)", "Kokkos OpenMPTarget (Kokkos 4.6.01 omptarget)",
+		"rajalib-omp-nt (RAJA v2025.09.1 omptarget)", "RAJA many blocks (pm layer)", "OMP-raw"}, got)
+	assert.Equal(t, "KK-CUDA (pm layer, nvcc-sm90)", withNote("KK-CUDA (pm layer)", "nvcc-sm90"))
+	assert.Equal(t, "OMP-raw (gcc12-nvptx)", withNote("OMP-raw", "gcc12-nvptx"))
 }

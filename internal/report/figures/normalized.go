@@ -58,7 +58,7 @@ func buildNormalized(f Figure, ds *dataset.Set) Figure {
 		for _, tc := range tcs {
 			for _, s := range bars[tc] {
 				if len(tcs) > 1 {
-					s.Label += " (" + tc + ")"
+					s.Label = withNote(s.Label, tc)
 				}
 				p.Series = append(p.Series, s)
 			}

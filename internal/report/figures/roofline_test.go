@@ -129,7 +129,7 @@ func TestCommittedFiguresDrawNoBoundBelowABar(t *testing.T) {
 			}
 		}
 	}
-	assert.Contains(t, labels, "KK-CUDA [cuda-event clock]")
+	assert.Contains(t, labels, "KK-CUDA (pm layer) [cuda-event clock]")
 	assert.Contains(t, strings.Join(labels, "|"), "[host clock]")
 }
 

@@ -150,6 +150,9 @@ func (f *Figure) defaults(v *results.Vocabulary) {
 		if f.Series[i].Label == "" {
 			f.Series[i].Label = f.Series[i].Variant
 		}
+		// The legend says which library or layer each bar ran (the
+		// vocabulary's data: a strategy's library release, or its layer).
+		f.Series[i].Label = v.Legend(f.Series[i].Label, f.Series[i].Variant)
 	}
 }
 

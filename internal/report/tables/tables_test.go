@@ -115,13 +115,13 @@ func TestFiguresGroupIdenticalCode(t *testing.T) {
 	for _, p := range f.Panels {
 		for _, s := range p.Series {
 			labels = append(labels, p.Title+": "+s.Label)
-			if s.Label == "OMP = KK-OMP" {
+			if s.Label == "OMP = KK-OMP (pm layer)" {
 				assert.Len(t, s.Points, 2, s.Label)
 				assert.Len(t, s.Points[0].M.Trials, 2, "pooled trials")
 			}
 		}
 	}
-	assert.Equal(t, []string{"clang19-sm90 (llvm): OMP = KK-OMP", "clang19-host (llvm): OMP"}, labels)
+	assert.Equal(t, []string{"clang19-sm90 (llvm): OMP = KK-OMP (pm layer)", "clang19-host (llvm): OMP"}, labels)
 }
 
 // A record's own device hash wins over build.csv's: a merged folder's build
