@@ -48,7 +48,7 @@ void snap_step(const snap::System S, const double* utot0, const double* zero, do
 namespace dev {
 
 void snap_ui_kernel(const snap::System S, double* ulisttot) {
-  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 32);
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
   [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 1);
   [[maybe_unused]] const int64_t scratch_level = 0;
   pmkk::parallel_for("snap_ui", pmkk::TeamPolicy((S.natoms * S.nnbor + snap_team - 1) / snap_team, snap_team, snap_vector).set_scratch_size(0, pmkk::PerTeam((8 * (snap_team * (sizeof(snap::CK) / 8)) + 8 * (4 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))))), PMKK_LAMBDA(const pmkk::Member& team) {
@@ -129,7 +129,7 @@ void snap_yi(const snap::System S, const double* ulisttot, double* ylist) {
 }
 
 void snap_duarray_kernel(const snap::System S, double* dulist) {
-  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 32);
+  [[maybe_unused]] const int64_t snap_team = pm::tune("snap_team", 4);
   [[maybe_unused]] const int64_t snap_vector = pm::tune("snap_vector", 1);
   [[maybe_unused]] const int64_t scratch_level = 0;
   pmkk::parallel_for("snap_duarray", pmkk::TeamPolicy((S.natoms * S.nnbor + snap_team - 1) / snap_team, snap_team, snap_vector).set_scratch_size(0, pmkk::PerTeam((8 * (snap_team * (sizeof(snap::CKD) / 8)) + 8 * (16 * snap_team * (S.t.twojmax + 1) * (S.t.twojmax + 1))))), PMKK_LAMBDA(const pmkk::Member& team) {
