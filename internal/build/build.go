@@ -144,29 +144,29 @@ var KeyEnv = []string{"PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "
 	"COMPILER_PATH", "GCC_EXEC_PREFIX", "CUDA_HOME", "CUDA_PATH", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
 	"NVCC_CCBIN", "LIBOMPTARGET_DEVICE_ARCHITECTURES", "OMPI_CXX"}
 
-// HarnessHash reads every file under harness/ in order.
+// HarnessHash hashes every file under harness/ in order.
 func HarnessHash(root string) ([]byte, error) {
-	var files []string
-	err := filepath.WalkDir(filepath.Join(root, "harness"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
-		}
-		return err
-	})
+	l, err := ReadLayers(root)
 	if err != nil {
 		return nil, err
+	}
+	return l.hash(root), nil
+}
+
+// hash is every file's path (as found under root) and content, in order.
+func (l Layers) hash(root string) []byte {
+	files := make([]string, 0, len(l))
+	for f := range l {
+		files = append(files, f)
 	}
 	sort.Strings(files)
 	h := sha256.New()
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(f), len(b))
-		h.Write(b)
+		p := filepath.ToSlash(filepath.Join(root, "harness", filepath.FromSlash(f)))
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(l[f]))
+		h.Write(l[f])
 	}
-	return h.Sum(nil), nil
+	return h.Sum(nil)
 }
 
 func execCompiler(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
@@ -187,10 +187,11 @@ func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, erro
 	if opt.Timeout == 0 {
 		opt.Timeout = 10 * time.Minute
 	}
-	harness, err := HarnessHash(opt.Root)
+	layers, err := ReadLayers(opt.Root)
 	if err != nil {
 		return nil, fmt.Errorf("reading harness/: %w", err)
 	}
+	harness := layers.hash(opt.Root)
 	results := make([]Result, len(cells))
 	var mu sync.Mutex
 	done, total := 0, 0
@@ -208,7 +209,7 @@ func Run(ctx context.Context, cells []*matrix.Cell, opt Options) ([]Result, erro
 			continue
 		}
 		g.Go(func() error {
-			r := one(gctx, c, opt, harness)
+			r := one(gctx, c, opt, harness, layers)
 			if r.OK() {
 				r.Kernels, r.ResourcesNote = kernelResources(gctx, r.Binary, c.Toolchain)
 			}
@@ -245,7 +246,7 @@ func current(binary, key string) bool {
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
-func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Result {
+func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte, layers Layers) Result {
 	r := Result{Cell: c, Binary: Binary(opt.Dir, c), DeviceOnly: opt.DeviceOnly && !c.Runnable && len(c.Toolchain.DeviceOnly) > 0}
 	r.Log = r.Binary + ".log"
 	src, err := os.ReadFile(filepath.Join(opt.Root, c.Source()))
@@ -263,7 +264,7 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte) Resul
 		}
 	}
 	key := Key(c, cmd, src, harness)
-	r.DeviceHash = DeviceHash(src, deviceFlags(sourceLast(cmd, c)))
+	r.DeviceHash = DeviceHash(src, deviceFlags(sourceLast(cmd, c)), layers)
 	stamp, failStamp := r.Binary+".key", r.Binary+".failed"
 	if current(r.Binary, key) {
 		r.Status = Cached

@@ -28,14 +28,14 @@ int main() { print("%s"); }
 `
 
 func TestDeviceHashIgnoresCommentsAndHostCode(t *testing.T) {
-	a := DeviceHash([]byte(strings.ReplaceAll(devSrc, "%s", "a")), []string{"-O3"})
-	b := DeviceHash([]byte(strings.ReplaceAll(devSrc, "%s", "b")), []string{"-O3"})
+	a := DeviceHash([]byte(strings.ReplaceAll(devSrc, "%s", "a")), []string{"-O3"}, nil)
+	b := DeviceHash([]byte(strings.ReplaceAll(devSrc, "%s", "b")), []string{"-O3"}, nil)
 	require.NotEmpty(t, a)
 	assert.Equal(t, a, b, "variant names in comments and main do not change the device code")
-	assert.NotEqual(t, a, DeviceHash([]byte(strings.ReplaceAll(devSrc, "%s", "a")), []string{"-O2"}), "flags count")
-	assert.NotEqual(t, a, DeviceHash([]byte(strings.ReplaceAll(strings.ReplaceAll(devSrc, "%s", "a"), "MODE 1", "MODE 0")), []string{"-O3"}), "a #define counts")
-	assert.NotEqual(t, a, DeviceHash([]byte(strings.ReplaceAll(strings.ReplaceAll(devSrc, "%s", "a"), "run()", "walk()")), []string{"-O3"}))
-	assert.Empty(t, DeviceHash([]byte("int main() {}\n"), nil))
+	assert.NotEqual(t, a, DeviceHash([]byte(strings.ReplaceAll(devSrc, "%s", "a")), []string{"-O2"}, nil), "flags count")
+	assert.NotEqual(t, a, DeviceHash([]byte(strings.ReplaceAll(strings.ReplaceAll(devSrc, "%s", "a"), "MODE 1", "MODE 0")), []string{"-O3"}, nil), "a #define counts")
+	assert.NotEqual(t, a, DeviceHash([]byte(strings.ReplaceAll(strings.ReplaceAll(devSrc, "%s", "a"), "run()", "walk()")), []string{"-O3"}, nil))
+	assert.Empty(t, DeviceHash([]byte("int main() {}\n"), nil, nil))
 }
 
 func TestDeviceFlags(t *testing.T) {
@@ -53,16 +53,46 @@ func TestDeviceHashOfGeneratedSources(t *testing.T) {
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		assert.NotEmpty(t, DeviceHash(b, nil), f)
+		assert.NotEmpty(t, DeviceHash(b, nil, nil), f)
 	}
 	read := func(p string) []byte {
 		b, err := os.ReadFile("../../generated/" + p)
 		require.NoError(t, err)
 		return b
 	}
-	assert.NotEqual(t, DeviceHash(read("axpby/kk-omp-a.cpp"), nil), DeviceHash(read("axpby/kk-omp-b.cpp"), nil))
+	assert.NotEqual(t, DeviceHash(read("axpby/kk-omp-a.cpp"), nil, nil), DeviceHash(read("axpby/kk-omp-b.cpp"), nil, nil))
 	// KK-CUDA's levels differ only in team code: AXPBY has none, SPMV has.
-	assert.Equal(t, DeviceHash(read("axpby/kk-cuda-2lvl.cu"), nil), DeviceHash(read("axpby/kk-cuda-3lvl.cu"), nil))
-	assert.NotEqual(t, DeviceHash(read("spmv/kk-cuda-2lvl.cu"), nil), DeviceHash(read("spmv/kk-cuda-3lvl.cu"), nil))
-	assert.NotEqual(t, DeviceHash(read("axpby/kk-omp-b.cpp"), nil), DeviceHash(read("cgsolve/kk-omp-b.cpp"), nil))
+	assert.Equal(t, DeviceHash(read("axpby/kk-cuda-2lvl.cu"), nil, nil), DeviceHash(read("axpby/kk-cuda-3lvl.cu"), nil, nil))
+	assert.NotEqual(t, DeviceHash(read("spmv/kk-cuda-2lvl.cu"), nil, nil), DeviceHash(read("spmv/kk-cuda-3lvl.cu"), nil, nil))
+	assert.NotEqual(t, DeviceHash(read("axpby/kk-omp-b.cpp"), nil, nil), DeviceHash(read("cgsolve/kk-omp-b.cpp"), nil, nil))
+}
+
+// A change in a layer header a source includes, directly or through another
+// header, is other device code; a change in a header it does not reach is not.
+func TestDeviceHashFollowsTheLayersIncluded(t *testing.T) {
+	layers, err := ReadLayers("../..")
+	require.NoError(t, err)
+	src, err := os.ReadFile("../../generated/hommexx_divergence_sphere/kk-omp-b.cpp")
+	require.NoError(t, err)
+	reached := layers.closure(src)
+	assert.Contains(t, reached, "kk/omptarget_team.hpp", "included by the source")
+	assert.Contains(t, reached, "pm/harness.hpp")
+	assert.NotContains(t, reached, "kk/cuda.hpp", "another layer")
+	base := DeviceHash(src, []string{"-O3"}, layers)
+	require.NotEqual(t, DeviceHash(src, []string{"-O3"}, nil), base, "the layers count")
+	edit := func(f string) string {
+		l := Layers{}
+		for k, v := range layers {
+			l[k] = v
+		}
+		l[f] = append(append([]byte{}, l[f]...), "\n// edited\n"...)
+		return DeviceHash(src, []string{"-O3"}, l)
+	}
+	assert.NotEqual(t, base, edit("kk/omptarget_team.hpp"), "the scratch launch's header")
+	for _, f := range reached {
+		if f != "kk/omptarget_team.hpp" {
+			assert.NotEqual(t, base, edit(f), f)
+		}
+	}
+	assert.Equal(t, base, edit("kk/cuda.hpp"), "a header the source does not reach")
 }
