@@ -75,7 +75,7 @@ func TestCPUPipelineWithTeamExtensions(t *testing.T) {
 // here (they run on a GPU host: docs/gpu.md): KK-OMP with level 0 in
 // team-shared memory (clang 19) and in omp_target_alloc memory (clang 16),
 // OMP-raw and direct-ompx. Every other GPU strategy's team lowering is CI's
-// GPU samples' (gpu-quick, gpu-wide).
+// GPU sample's (gpu-quick).
 func TestTeamExtensionsCompileForGPUs(t *testing.T) {
 	t.Parallel()
 	testenv.Long(t) // GPU compile checks take minutes
