@@ -3,6 +3,7 @@ package claims
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -97,7 +98,7 @@ func LayerTables(ds *dataset.Set, voc *results.Vocabulary) []LayerTable {
 		}
 	}
 	var out []LayerTable
-	for _, name := range sortedNames(byLib) {
+	for _, name := range slices.Sorted(maps.Keys(byLib)) {
 		t := byLib[name]
 		sort.SliceStable(t.Rows, func(i, j int) bool {
 			a, b := t.Rows[i], t.Rows[j]
@@ -128,15 +129,6 @@ func LayerVerdict(lo, hi float64) string {
 		return LibraryFaster
 	}
 	return Undecided
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // LayerMarkdown writes the tables in Markdown, each under a heading of
