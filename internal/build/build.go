@@ -10,12 +10,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -155,13 +155,8 @@ func HarnessHash(root string) ([]byte, error) {
 
 // hash is every file's path (as found under root) and content, in order.
 func (l Layers) hash(root string) []byte {
-	files := make([]string, 0, len(l))
-	for f := range l {
-		files = append(files, f)
-	}
-	sort.Strings(files)
 	h := sha256.New()
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(l)) {
 		p := filepath.ToSlash(filepath.Join(root, "harness", filepath.FromSlash(f)))
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(l[f]))
 		h.Write(l[f])
