@@ -17,11 +17,12 @@ import (
 	"github.com/portmatrix/portmatrix/internal/toolchain"
 )
 
-// The real thing, as CI does it with the releases in PM_DEPS: Kokkos
-// (Serial + OpenMP) and RAJA (OpenMP) installed with g++ from
-// variants/libraries.yaml into a temporary folder, each ending with its
-// smoke program run, found by the gate, and a program of its own built
-// against each with the install's flags and run.
+// The real thing with the releases in PM_DEPS: Kokkos (Serial + OpenMP) and
+// RAJA (OpenMP) installed with g++ from variants/libraries.yaml into a
+// temporary folder, each ending with its smoke program run, found by the
+// gate, and a program of its own built against each with the install's flags
+// and run. CI's libraries step installs the same with the CLI and leaves
+// PM_DEPS unset for the tests.
 func TestInstallHostLibrariesFromReleases(t *testing.T) {
 	testenv.Long(t)
 	deps := os.Getenv("PM_DEPS")
