@@ -266,20 +266,6 @@ func names(d diag.Decoder, n *yaml.Node, what string) ([]string, []diag.Pos) {
 	return out, at
 }
 
-// Twins maps each layer variant to the library variants that stand for
-// it (matrix.Variant.Twins read the other way), in variant order.
-func Twins(variants []*Variant) map[string][]string {
-	out := map[string][]string{}
-	for _, v := range variants {
-		for _, t := range v.Twins {
-			if !slices.Contains(out[t], v.ID) {
-				out[t] = append(out[t], v.ID)
-			}
-		}
-	}
-	return out
-}
-
 // uniqueVariants reports a variant ID made by two strategies, at the later
 // strategy, naming both.
 func uniqueVariants(d diag.Decoder, strategies []*Strategy) {

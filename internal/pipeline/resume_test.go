@@ -90,7 +90,7 @@ func completeKernelLines(path string) int {
 	return n
 }
 
-// waitRecords waits until dir/results.jsonl holds at least n kernel lines.
+// waitRecords waits until dir/results.jsonl holds at least n complete kernel lines.
 func waitRecords(t *testing.T, dir string, n int, done <-chan error) {
 	t.Helper()
 	deadline := time.Now().Add(4 * time.Minute)
@@ -100,8 +100,7 @@ func waitRecords(t *testing.T, dir string, n int, done <-chan error) {
 			t.Fatalf("the run ended before it was stopped: %v", err)
 		default:
 		}
-		b, _ := os.ReadFile(filepath.Join(dir, results.JSONLFile))
-		if bytes.Count(b, []byte(`"kind":"kernel"`)) >= n {
+		if completeKernelLines(filepath.Join(dir, results.JSONLFile)) >= n {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -310,15 +310,6 @@ func (v *Vocabulary) Strategy(variant string) *StrategyName {
 	return nil
 }
 
-// LibraryOf is the library a variant builds against, or nil for a variant
-// of the project's own code.
-func (v *Vocabulary) LibraryOf(variant string) *LibraryName {
-	if s := v.Strategy(variant); s != nil {
-		return s.Library
-	}
-	return nil
-}
-
 // TwinsOf lists the library variants that stand for a layer variant, in
 // strategy order (none for a variant without one).
 func (v *Vocabulary) TwinsOf(layer string) []string {
@@ -364,14 +355,6 @@ func (v *Vocabulary) Legend(label, variant string) string {
 		return label
 	}
 	return label + " (" + on + ")"
-}
-
-// LayerTwins lists the layer variants a library variant stands for.
-func (v *Vocabulary) LayerTwins(library string) []string {
-	if s := v.Strategy(library); s != nil {
-		return s.Twins[library]
-	}
-	return nil
 }
 
 // KernelNames lists the kernels.

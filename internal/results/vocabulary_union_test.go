@@ -45,11 +45,11 @@ func TestVocabularyUnionLibraries(t *testing.T) {
 	}}
 	u := Union(folder, tree)
 	assert.Equal(t, "kk/omptarget.hpp", u.Strategy("kk-omp-b").Layer)
-	assert.Equal(t, "Kokkos 4.6.01", u.LibraryOf("kokkos-omptarget").Named())
-	assert.Equal(t, "Kokkos", u.LibraryOf("kokkos-omptarget").Titled())
-	assert.Nil(t, u.LibraryOf("kk-omp-a"))
+	assert.Equal(t, "Kokkos 4.6.01", u.Strategy("kokkos-omptarget").Library.Named())
+	assert.Equal(t, "Kokkos", u.Strategy("kokkos-omptarget").Library.Titled())
+	assert.Nil(t, u.Strategy("kk-omp-a").Library)
 	assert.Equal(t, []string{"kokkos-omptarget"}, u.TwinsOf("kk-omp-b"))
-	assert.Equal(t, []string{"kk-omp-a", "kk-omp-b"}, u.LayerTwins("kokkos-omptarget"))
+	assert.Equal(t, []string{"kk-omp-a", "kk-omp-b"}, u.Strategy("kokkos-omptarget").Twins["kokkos-omptarget"])
 	assert.Empty(t, folder.Strategies[1].Library.Release, "the inputs are not changed")
 	assert.Empty(t, u.TwinsOf("serial"))
 }
