@@ -2,7 +2,7 @@
 // GPU node without Go can run a static build of it. Its stages and flags are
 // pipeline.Stages and config.Knobs, the same table the magefile is built from:
 //
-//	portmatrix [flags] <stage> [args]
+//	portmatrix [flags] <stage> [flags] [args]
 package main
 
 import (
@@ -27,7 +27,7 @@ func main() {
 	fs := flag.NewFlagSet("portmatrix", flag.ContinueOnError)
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintln(out, "usage: portmatrix [flags] <stage> [args]\n\nstages:")
+		fmt.Fprintln(out, "usage: portmatrix [flags] <stage> [flags] [args]\n\nstages:")
 		for _, s := range pipeline.Stages {
 			args := ""
 			for _, a := range s.Args {
@@ -40,25 +40,33 @@ func main() {
 	}
 	config.Flags(fs, &cfg)
 	fs.SetOutput(io.Discard) // errors are printed once, below, with the closest flag's name
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		fs.SetOutput(os.Stderr)
-		if err == flag.ErrHelp {
-			fs.Usage()
-			os.Exit(0)
+	parse := func(args []string) {
+		if err := fs.Parse(args); err != nil {
+			fs.SetOutput(os.Stderr)
+			if err == flag.ErrHelp {
+				fs.Usage()
+				os.Exit(0)
+			}
+			fmt.Fprintln(os.Stderr, "portmatrix:", config.FlagError(err))
+			os.Exit(2)
 		}
-		fmt.Fprintln(os.Stderr, "portmatrix:", config.FlagError(err))
-		os.Exit(2)
 	}
-	fs.SetOutput(os.Stderr)
+	parse(os.Args[1:])
 	if fs.NArg() < 1 {
+		fs.SetOutput(os.Stderr)
 		fs.Usage()
 		os.Exit(2)
 	}
+	// Flags may also follow the stage (portmatrix run -kernels dot, run -h);
+	// they end at the first positional argument.
+	stage := fs.Arg(0)
+	parse(fs.Args()[1:])
+	fs.SetOutput(os.Stderr)
 	cfg.Self, _ = os.Executable() // the workers a scheduler starts run this program
 	// SIGTERM too: scancel, a Slurm time limit and timeout(1) stop a run cleanly.
 	ctx, stop := signals.Context(context.Background())
 	defer stop()
-	if err := pipeline.Stage(ctx, fs.Arg(0), cfg, fs.Args()[1:]...); err != nil {
+	if err := pipeline.Stage(ctx, stage, cfg, fs.Args()...); err != nil {
 		fmt.Fprintln(os.Stderr, "portmatrix:", err)
 		os.Exit(1)
 	}

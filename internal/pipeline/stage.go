@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,8 +49,12 @@ type StageDef struct {
 	Doc   string // one sentence: the mage target's doc and the CLI's usage line
 	Needs Needs
 	Args  []string // positional arguments (mage target parameters)
-	Deps  []string // stages mage runs first
-	run   func(ctx context.Context, cfg Config) error
+	// CLIArgs are optional arguments the CLI takes after Args (report's
+	// folder); Variadic takes any number of the last of Args.
+	CLIArgs  []string
+	Variadic bool
+	Deps     []string // stages mage runs first
+	run      func(ctx context.Context, cfg Config) error
 }
 
 // Stages is the ordered table of stages.
@@ -77,7 +82,7 @@ var Stages = []StageDef{
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Run(ctx, cfg); return err }},
 	{Name: "tune", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.",
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Tune(ctx, cfg); return err }},
-	{Name: "report", Needs: NeedsResults, Doc: "Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).",
+	{Name: "report", Needs: NeedsResults, CLIArgs: []string{"folder"}, Doc: "Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).",
 		run: func(_ context.Context, cfg Config) error {
 			if len(cfg.Args) == 1 { // the CLI also takes the folder as an argument
 				return Report(cfg, cfg.Args[0])
@@ -89,7 +94,7 @@ var Stages = []StageDef{
 			_, err := book.Render(book.Options{Root: cfg.Root, Progress: cfg.Log})
 			return err
 		}},
-	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Doc: "Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS and PM_TOOLCHAINS when given; later folders win for a cell.",
+	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Variadic: true, Doc: "Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS and PM_TOOLCHAINS when given; later folders win for a cell.",
 		run: func(_ context.Context, cfg Config) error {
 			if cfg.Out == "" {
 				return fmt.Errorf("merge needs an output folder (PM_OUT or -out)")
@@ -123,7 +128,7 @@ var Stages = []StageDef{
 			_, err := cluster.Campaign{Dir: cfg.Out}.PrintStatus(ctx, cfg.Log)
 			return err
 		}},
-	{Name: "folder", Needs: NeedsNothing, Args: []string{"parts"}, Doc: "Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.",
+	{Name: "folder", Needs: NeedsNothing, Args: []string{"parts"}, Variadic: true, Doc: "Folder makes a new, empty results folder under results/, named by the time and the comma-separated parts (unique within a second too), and prints its path.",
 		run: func(_ context.Context, cfg Config) error {
 			dir, err := results.NewFolder(layout.Path(cfg.Root, layout.Results), time.Now(), argList(cfg.Args)...)
 			if err == nil {
@@ -197,6 +202,19 @@ func argList(args []string) []string {
 	return out
 }
 
+// checkArgs refuses positional arguments the stage does not take, which
+// would otherwise be ignored silently.
+func (s StageDef) checkArgs(args []string) error {
+	names := append(slices.Clone(s.Args), s.CLIArgs...)
+	if s.Variadic || len(args) <= len(names) {
+		return nil
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("stage %s takes no arguments, got %q (portmatrix -h lists the stages and flags)", s.Name, strings.Join(args, " "))
+	}
+	return fmt.Errorf("stage %s takes at most %d argument(s) (%s), got %d: %q", s.Name, len(names), strings.Join(names, " "), len(args), strings.Join(args, " "))
+}
+
 // StageNames lists the stages in order.
 func StageNames() []string {
 	var out []string
@@ -259,6 +277,9 @@ func Stage(ctx context.Context, name string, cfg Config, args ...string) error {
 	}
 	for _, s := range Stages {
 		if s.Name == name {
+			if err := s.checkArgs(args); err != nil {
+				return err
+			}
 			cfg.Args = args
 			return s.run(ctx, cfg)
 		}

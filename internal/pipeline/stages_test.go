@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -75,4 +76,20 @@ func TestMagefileFollowsTheStageTable(t *testing.T) {
 	src, err := os.ReadFile("../../magefile.go")
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "\n//mage:multiline\n")
+}
+
+// A positional argument a stage does not take is refused, not ignored: a
+// mistyped flag after the stage once ran the whole quick suite.
+func TestStageRefusesArguments(t *testing.T) {
+	err := Stage(context.Background(), "doctor", Config{Root: t.TempDir()}, "-h")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stage doctor takes no arguments")
+	err = Stage(context.Background(), "compare", Config{Root: t.TempDir()}, "a", "b", "c")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "at most 2 argument(s) (a b)")
+	for _, s := range Stages {
+		if s.Name == "merge" {
+			assert.NoError(t, s.checkArgs([]string{"x", "y", "z"}), "merge takes any number of folders")
+		}
+	}
 }
