@@ -11,9 +11,10 @@
 //   MDRangePolicy<N>:  Kokkos::MDRangePolicy<Rank<N, Iterate::Right,
 //                      Iterate::Right>>: the last index fastest, as pmkk's
 //                      (Kokkos' own default on CUDA is Iterate::Left).
-//   team_scratch(team, level): team.team_scratch(level).get_shmem(0), the
-//                      first byte of the team's scratch at that level (the
-//                      generated views carve it up themselves).
+//   team_scratch(team, level): team.team_scratch(level).get_shmem_aligned(0,
+//                      8), the first double-aligned byte of the team's
+//                      scratch at that level (the generated views carve it
+//                      up themselves).
 //   team_barrier(team): team.team_barrier().
 //   parallel_for, parallel_reduce, TeamThreadRange, ThreadVectorRange,
 //   PerTeam, PerThread, single, atomic_add: Kokkos' own (a reduction over a
@@ -55,10 +56,17 @@ using Kokkos::single;
 using Kokkos::TeamThreadRange;
 using Kokkos::ThreadVectorRange;
 
-// The first byte of the team's scratch at level 0 or 1: a zero-byte
-// get_shmem returns the level's start without taking any of it.
+// The first double-aligned byte of the team's scratch at level 0 or 1: a
+// zero-byte get_shmem_aligned returns the level's start, moved up to the
+// alignment, without taking any of it. Kokkos' OpenMPTarget backend lays
+// level-1 slices out every (bytes + bytes / 10 + 512) bytes
+// (OpenMPTargetExecTeamMember, Kokkos_OpenMPTarget_Parallel.hpp), so a
+// slice starts off a double's alignment whenever bytes / 10 is not a
+// multiple of 8 (TestSNAP ui at 32 threads a team: "misaligned address");
+// the 10 % padding behind the slice holds the at most 7 bytes moved.
+// Kokkos' own scratch Views align the same way (get_shmem_aligned).
 KOKKOS_INLINE_FUNCTION char* team_scratch(const Member& team, const int level) {
-  return static_cast<char*>(team.team_scratch(level).get_shmem(0));
+  return static_cast<char*>(team.team_scratch(level).get_shmem_aligned(0, alignof(double)));
 }
 
 KOKKOS_INLINE_FUNCTION void team_barrier(const Member& team) { team.team_barrier(); }
