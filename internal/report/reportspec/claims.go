@@ -22,15 +22,15 @@ import (
 // expects the result inside Range; type "order" expects the numerator to be
 // faster: the aggregate above 1 + Margin.
 type Claim struct {
-	ID            string
-	Paper         string
-	Quote         string // the paper's sentence the claim checks, word for word
-	Statement     string
-	Type          string   // ratio or order
-	Kernels       []string // each pairs with itself
-	Numerator     Selector
-	Denominator   Selector
-	Target        string // device (default), host or any: which toolchains
+	ID          string
+	Paper       string
+	Quote       string // the paper's sentence the claim checks, word for word
+	Statement   string
+	Type        string   // ratio or order
+	Kernels     []string // each pairs with itself
+	Numerator   Selector
+	Denominator Selector
+	Target      string // device (default), host or any: which toolchains
 	// Keep is what the claim keeps equal between the two sides of a ratio,
 	// as its sentence does (keep: [toolchain, library, size]), sorted:
 	// KeepToolchain, KeepFamily, KeepLibrary, KeepSize. Without keep (or
@@ -52,14 +52,14 @@ type Claim struct {
 	// RanOn is what each variant the claim selects runs on, from the
 	// vocabulary (results.Vocabulary.RanOn, the library by name): "" for
 	// code written directly, results.LayerMark, or the library's name.
-	RanOn map[string]string
-	Sizes        string    // largest or smallest (common to a pair), all, or growth (largest over smallest); "at" when At is given
-	At           []int64   // sizes: [n, ...]: the ratios at these sizes (each both sides measured)
-	Aggregate    string    // median, geomean, min, max or all
-	Except       int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
-	Range        []float64 // ratio: [lo, hi]; .inf for open
-	Margin       float64   // order: faster by at least this fraction
-	Node         *yaml.Node
+	RanOn     map[string]string
+	Sizes     string    // largest or smallest (common to a pair), all, or growth (largest over smallest); "at" when At is given
+	At        []int64   // sizes: [n, ...]: the ratios at these sizes (each both sides measured)
+	Aggregate string    // median, geomean, min, max or all
+	Except    int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
+	Range     []float64 // ratio: [lo, hi]; .inf for open
+	Margin    float64   // order: faster by at least this fraction
+	Node      *yaml.Node
 }
 
 // Selector picks series: any of Variants, built by a toolchain of any of
