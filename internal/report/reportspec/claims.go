@@ -124,7 +124,7 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 			Target:    d.String(g["target"], "target"),
 			Aggregate: d.String(g["aggregate"], "aggregate"),
 			Margin:    number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except"))}
-		c.Keep = decodeKeep(d, g["keep"], g["same_toolchain"])
+		c.Keep = decodeKeep(d, c.ID, g["keep"], g["same_toolchain"])
 		if n := g["sizes"]; n != nil && n.Kind == yaml.SequenceNode {
 			c.Sizes, c.At = "at", d.Ints(n, "sizes")
 			if len(c.At) == 0 {
@@ -160,15 +160,15 @@ var DefaultKeep = []string{KeepFamily, KeepLibrary, KeepSize}
 // decodeKeep reads keep, or same_toolchain, its older spelling (true: keep
 // toolchain, within-family: keep family, false: neither; the library and
 // the size kept); neither: DefaultKeep.
-func decodeKeep(d diag.Decoder, keep, same *yaml.Node) []string {
+func decodeKeep(d diag.Decoder, id string, keep, same *yaml.Node) []string {
 	switch {
 	case keep != nil && same != nil:
-		d.Add(same, "give keep or same_toolchain, not both (same_toolchain: true is keep: [toolchain, library, size])")
+		d.Add(same, "claim %q: give keep or same_toolchain, not both (same_toolchain: true is keep: [toolchain, library, size])", id)
 	case keep != nil:
 		out := []string{KeepSize}
 		for i, k := range d.Strings(keep, "keep") {
 			if !slices.Contains(keepAxes, k) {
-				d.Add(keep.Content[i], "keep: unknown axis %q (known: %s)%s", k, strings.Join(keepAxes, ", "), diag.DidYouMean(k, keepAxes))
+				d.Add(keep.Content[i], "claim %q: keep: unknown axis %q (known: %s)%s", id, k, strings.Join(keepAxes, ", "), diag.DidYouMean(k, keepAxes))
 				continue
 			}
 			out = results.AppendNew(out, k)

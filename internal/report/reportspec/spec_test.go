@@ -126,9 +126,9 @@ func TestParseClaimsMessages(t *testing.T) {
 		{"bad same_toolchain", head + sel + "    same_toolchain: within\n    range: [0, 1]\n",
 			`c.yaml:9:21: same_toolchain must be true or false, not "within"`},
 		{"unknown keep axis", head + sel + "    keep: [toolchain, compiler]\n    range: [0, 1]\n",
-			`c.yaml:9:23: keep: unknown axis "compiler" (known: family, library, size, toolchain)`},
+			`c.yaml:9:23: claim "c": keep: unknown axis "compiler" (known: family, library, size, toolchain)`},
 		{"keep and same_toolchain", head + sel + "    keep: [toolchain]\n    same_toolchain: true\n    range: [0, 1]\n",
-			`c.yaml:10:21: give keep or same_toolchain, not both (same_toolchain: true is keep: [toolchain, library, size])`},
+			`c.yaml:10:21: claim "c": give keep or same_toolchain, not both (same_toolchain: true is keep: [toolchain, library, size])`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
