@@ -304,8 +304,8 @@ func apartOnly(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) bool
 }
 
 // SamePairing says whether the claim pairs a numerator series of
-// toolchain a with a denominator series of toolchain b: same_toolchain asks
-// one toolchain; within-family asks it of two series of one compiler family.
+// toolchain a with a denominator series of toolchain b: keep toolchain asks
+// one toolchain; keep family asks it of two series of one compiler family.
 func SamePairing(c reportspec.Claim, ds *dataset.Set, a, b string) bool {
 	switch {
 	case c.SameToolchain:
