@@ -126,6 +126,19 @@ func TestStatementsThatKeepTheCompilerPairWithinIt(t *testing.T) {
 	}
 }
 
+// Every shipped claim says what it keeps equal (keep:), so that a reader
+// of claims.yaml sees the pairing beside the sentence, not a default.
+func TestShippedClaimsStateWhatTheyKeep(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(reporttest.SpecDir(t), "claims.yaml"))
+	require.NoError(t, err)
+	var doc struct{ Claims []map[string]any }
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	require.NotEmpty(t, doc.Claims)
+	for _, c := range doc.Claims {
+		assert.Contains(t, c, "keep", "%v: say what the claim keeps equal, keep: [toolchain, library, size] or [family, library, size] (docs/report.md)", c["id"])
+	}
+}
+
 // A synthetic tuning: yi's kk-omp-b fastest at vector 32, slower at the
 // premise's vector 1; kk-ompx at 32; KK-CUDA measured only at vector 8.
 func writeTuning(t *testing.T) string {
