@@ -53,6 +53,7 @@ type Config struct {
 	TuneEvals      int      // tune: configurations per (cell, size), the default and cached ones included; 0: all
 	TuneSeconds    int      // tune: wall seconds of new evaluations; 0: no bound
 	TuneShard      string   // tune: "k/n", this worker tunes every n-th target from the k-th (a scheduler sets it)
+	TuneHold       string   // tune: "name=value,...", tunables held wherever a cell has them (a claim's premises)
 	Tuned          string   // run: a tuning folder; each cell is measured again at its tuned best
 	Commit         string   // recorded instead of git's answer
 	Scheduler      string   // run elsewhere: slurm or gpus (internal/cluster)
@@ -438,6 +439,18 @@ var Knobs = []Knob{
 			return nil
 		},
 		Value: strValue(func(c *Config) *string { return &c.TuneShard }), Scheduler: true},
+	{Env: "PM_TUNE_HOLD", Flag: "tune-hold", Example: "snap_vector=1", Doc: "tune: tunables held at these values wherever a cell has them, as a claim's premises hold them (claims.yaml premises:); the rest of the space is ruled out",
+		Set: func(c *Config, v string) error {
+			for _, kv := range strings.Split(v, ",") {
+				name, val, ok := strings.Cut(kv, "=")
+				if _, err := strconv.ParseInt(val, 10, 64); !ok || name == "" || err != nil {
+					return fmt.Errorf("%q: want name=integer pairs separated by commas", v)
+				}
+			}
+			c.TuneHold = v
+			return nil
+		},
+		Value: strValue(func(c *Config) *string { return &c.TuneHold })},
 	{Env: "PM_TUNED", Flag: "tuned", Example: "results/my-tuning", Doc: "run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones",
 		Set:   func(c *Config, v string) error { c.Tuned = v; return nil },
 		Value: strValue(func(c *Config) *string { return &c.Tuned })},

@@ -20,6 +20,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/build"
 	"github.com/portmatrix/portmatrix/internal/config"
 	"github.com/portmatrix/portmatrix/internal/golden"
+	"github.com/portmatrix/portmatrix/internal/report/reportspec"
 	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/session"
 	"github.com/portmatrix/portmatrix/internal/testenv"
@@ -35,7 +36,7 @@ type badCase struct {
 	edit  [][3]string       // file (relative to the root), old text, new text ("" old: the file becomes new)
 	env   []string          // knobs, as the environment gives them
 	flags []string          // CLI flags
-	stage string            // load (default), knobs, flags, build, run, all, results, compare
+	stage string            // load (default), knobs, flags, build, run, all, results, compare, claims
 	setup func(root string) // more than text edits: fake manifests, binaries, results folders
 }
 
@@ -43,6 +44,7 @@ const kernel = "templates/kernels/axpby.yaml"
 const strategies = "variants/strategies.yaml"
 const caps = "variants/capabilities.yaml"
 const tcs = "toolchains.yaml"
+const claimsFile = "templates/report/claims.yaml"
 
 var badCases = []badCase{
 	// Kernel descriptions.
@@ -173,6 +175,14 @@ var badCases = []badCase{
 		results.WriteRun(filepath.Join(root, "results", "old"), r)
 	}},
 	{name: "resume-other-selection", stage: "resume", env: []string{"PM_KERNELS=dot", "PM_VARIANTS=omp-host", "PM_SIZES=2000", "PM_REPS=5", "PM_GPU=0"}, setup: finishedRun("axpby", "serial")},
+
+	// Claims (templates/report/claims.yaml), checked against the tree's names.
+	{name: "claims-unknown-variant", stage: "claims", edit: [][3]string{{claimsFile, "numerator: {variants: [kk-ompx], families: [llvm], premises", "numerator: {variants: [kk-ompz], families: [llvm], premises"}}},
+	{name: "claims-unknown-toolchain", stage: "claims", edit: [][3]string{{claimsFile, "toolchains: [clang19-sm90, clang22-sm90]", "toolchains: [clang19-sm90, clang21-sm90]"}}},
+	{name: "claims-unknown-size", stage: "claims", edit: [][3]string{{claimsFile, "sizes: smallest", "sizes: [1000, 1000001]"}}},
+	{name: "claims-premise-tunable", stage: "claims", edit: [][3]string{{claimsFile, "premises: {snap_vector: 32}", "premises: {snap_vectr: 32}"}}},
+	{name: "claims-premise-value", stage: "claims", edit: [][3]string{{claimsFile, "premises: {snap_vector: 32}", "premises: {snap_vector: 8}"}}},
+	{name: "claims-keep-axis", stage: "claims", edit: [][3]string{{claimsFile, "keep: [toolchain, library, size]", "keep: [compiler, library, size]"}}},
 	{name: "compare-torn-line", stage: "compare", setup: folderWith("{\"kind\":\"kernel\",\"cell\":\"a\",\"size\":1,\"verified\":true,\"gbps\":2}\n{\"kind\":\"kernel\",\"cell\":\"a\",\"size\":2,\"verif")},
 }
 
@@ -255,6 +265,12 @@ func (c badCase) message(t *testing.T, root string) string {
 		dir := filepath.Join(root, "results", "old")
 		_, err := results.Compare(dir, dir, 0.1, &out)
 		return warn.String() + errText(err)
+	case "claims":
+		v, err := vocabulary.Load(root)
+		if err == nil {
+			_, err = reportspec.LoadClaims(filepath.Join(root, claimsFile), v)
+		}
+		return errText(err)
 	case "known":
 		_, err := build.LoadKnown(filepath.Join(root, build.KnownFile))
 		return errText(err)
@@ -384,7 +400,8 @@ func vocabOf(t *testing.T, root string) golden.Vocab {
 		variants = results.AppendNew(variants, s.Name)
 	}
 	return golden.Vocab{{Name: "kernels", Items: v.KernelNames()}, {Name: "variants", Items: variants},
-		{Name: "toolchains", Items: ids}, {Name: "families", Items: v.Families}, {Name: "devices", Items: devices}}
+		{Name: "toolchains", Items: ids}, {Name: "families", Items: v.Families}, {Name: "devices", Items: devices},
+		{Name: "variant-names", Items: v.VariantNames()}} // a claim's variants: no strategy names
 }
 
 // check runs the case on tree, which it gives back as it was made when the

@@ -81,6 +81,10 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		}
 	}
 	modelDefaults(model, targets, entries)
+	hold, err := tune.ParseConfig(cfg.TuneHold)
+	if err != nil {
+		return dir, fmt.Errorf("PM_TUNE_HOLD: %w", err)
+	}
 	// Host and GPU cells are measured on different devices: a tuning each,
 	// keyed by the device that measured it.
 	var host, dev []tune.Target
@@ -144,7 +148,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		}
 		res, err := tune.Run(ctx, tune.Options{Dir: dir, Device: group.device, DeviceName: group.deviceName, Targets: group.targets,
 			Strategy: strategy, MaxEvals: cfg.TuneEvals, MaxTime: time.Duration(cfg.TuneSeconds) * time.Second,
-			Machine: group.model, Model: pruneWith, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
+			Machine: group.model, Model: pruneWith, Hold: hold, Evaluator: tune.Harness{Run: program}, Log: cfg.Log, BatchSize: tuneBatch})
 		if res != nil {
 			if res.Stopped != "" {
 				stopped = res.Stopped

@@ -89,8 +89,13 @@ type Options struct {
 	BatchSize  int           // configurations per Evaluate call; 0: 16
 	Machine    Machine       // properties the constraints read; nil: constraints reading them are not checked
 	Model      Model         // for Pruned
-	Evaluator  Evaluator
-	Log        io.Writer // progress; nil: none
+	// Hold holds tunables at these values wherever a target has them (a
+	// claim's premises, PM_TUNE_HOLD: Kokkos-OMP's TestSNAP at
+	// snap_vector 1): a configuration that differs is ruled out as by a
+	// constraint, counted as "snap_vector == 1 (held)".
+	Hold      Config
+	Evaluator Evaluator
+	Log       io.Writer // progress; nil: none
 }
 
 // Result of a tuning: one cell result per target, in target order.
@@ -176,6 +181,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return res, fmt.Errorf("tuning cut after %s: %w", time.Since(start).Round(time.Millisecond), runErr)
 	}
 	return res, nil
+}
+
+// breaksHold names the first held tunable (by name) that c has at another
+// value, as "name == value (held)"; "" where c holds them all.
+func (o *Options) breaksHold(c Config) string {
+	for _, name := range slices.Sorted(maps.Keys(o.Hold)) {
+		if v, has := c[name]; has && v != o.Hold[name] {
+			return fmt.Sprintf("%s == %d (held)", name, o.Hold[name])
+		}
+	}
+	return ""
 }
 
 // measure evaluates what the cache lacks of target i's plan in batches,
@@ -282,6 +298,10 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 			cr.Infeasible[why]++
 			continue
 		}
+		if why := o.breaksHold(c); why != "" {
+			cr.Infeasible[why]++
+			continue
+		}
 		feasible = append(feasible, c)
 	}
 	// The default is measured first, as the baseline of the gap, wherever
@@ -289,6 +309,8 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 	if ok, why, err := s.Feasible(s.Default, o.Machine); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", t.Cell, err)
 	} else if !ok {
+		cr.DefaultOut = "breaks " + why
+	} else if why := o.breaksHold(s.Default); why != "" {
 		cr.DefaultOut = "breaks " + why
 	}
 	strategy := o.Strategy

@@ -472,3 +472,27 @@ func TestPlanIsADryRun(t *testing.T) {
 	_, _, err = (&Options{Strategy: "annealing"}).Plan(synthetic(t))
 	assert.ErrorContains(t, err, `unknown search strategy "annealing"`)
 }
+
+// A held tunable (a claim's premise) is searched at its value only: the
+// rest of the space is ruled out as by a constraint, the default kept
+// where it holds, and a tunable the target lacks holds nothing back.
+func TestHoldKeepsAPremise(t *testing.T) {
+	o := Options{Machine: device1024, Hold: Config{"b": 8, "snap_vector": 1}}
+	cr, plan, err := o.Plan(synthetic(t))
+	require.NoError(t, err)
+	assert.Equal(t, "a=16,b=8", plan[0].String(), "the default holds b=8: measured first")
+	assert.Len(t, plan, 7, "a's seven values at b=8")
+	for _, c := range plan {
+		assert.Equal(t, int64(8), c["b"])
+	}
+	assert.Equal(t, feasible-7, cr.Infeasible["b == 8 (held)"])
+	f := newFake(t)
+	res, err := run(t, t.TempDir(), f, Options{Hold: Config{"b": 8}})
+	require.NoError(t, err)
+	assert.Equal(t, "a=8,b=8", res.Cells[0].Best.Config.String(), "the best at b=8, not the free best a=8,b=4")
+
+	cr, plan, err = (&Options{Machine: device1024, Hold: Config{"b": 4}}).Plan(synthetic(t))
+	require.NoError(t, err)
+	assert.Equal(t, "breaks b == 4 (held)", cr.DefaultOut, "a default that breaks the hold is not measured")
+	assert.Len(t, plan, 7)
+}

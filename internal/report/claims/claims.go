@@ -68,6 +68,11 @@ type Result struct {
 	// Unlike: pairs left out because their clocks differ (dataset.Unlike),
 	// each "numerator / denominator at size: clocks differ: a against b".
 	Unlike []string
+	// Mixed: pairs left out because one side runs on the project's layer
+	// and the other on a library, where the claim keeps the library
+	// (reportspec.Claim.MixesLibrary), each "numerator / denominator:
+	// pm layer against Kokkos 4.6.01".
+	Mixed  []string
 	Reason string // why not measurable
 	// Premise is set where a tuned verdict is not measurable because no
 	// tuned configuration of a side holds the claim's premises.
@@ -106,14 +111,20 @@ func evaluate(c reportspec.Claim, ds *dataset.Set) Result {
 		r.Reason = missing(ds, c.KernelsOf(c.Denominator), c.Target, c.Denominator)
 		return r
 	}
-	r.Ratios, r.Identical, r.Unlike = ratios(ds, c, num, den)
+	r.Ratios, r.Identical, r.Unlike, r.Mixed = ratios(ds, c, num, den)
 	if len(r.Ratios) == 0 {
 		r.Reason = "numerator and denominator have no size in common"
 		if c.SameToolchain {
 			r.Reason = "numerator and denominator have no toolchain and size in common"
 		}
+		if c.WithinFamily && apartOnly(ds, c, num, den) {
+			r.Reason = "numerator and denominator of one compiler family have no toolchain in common (the claim keeps the family's toolchain)"
+		}
 		if c.Sizes == "growth" {
 			r.Reason = "numerator and denominator have fewer than two sizes in common"
+		}
+		if len(r.Mixed) > 0 {
+			r.Reason = "numerator and denominator run on different implementations of the layer, which the claim keeps: " + r.Mixed[0]
 		}
 		if len(r.Identical) > 0 {
 			r.Reason = "numerator and denominator run the same device code"
@@ -258,10 +269,14 @@ func unlikeReason(unlike []string) string {
 // same kernel (and toolchain, if asked) at the claim's sizes. Pairs of
 // identical device code are not ranked: they are returned by name instead;
 // and pairs timed with different clocks are not compared (unlike).
-func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) (out []Ratio, same, unlike []string) {
+func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) (out []Ratio, same, unlike, mixed []string) {
 	for _, n := range num {
 		for _, d := range den {
 			if n == d || (n.Kernel != d.Kernel && !c.AcrossKernels()) || !SamePairing(c, ds, n.Toolchain, d.Toolchain) {
+				continue
+			}
+			if why := c.MixesLibrary(n.Variant, d.Variant); why != "" {
+				mixed = results.AppendNew(mixed, n.Variant+" / "+d.Variant+": "+why)
 				continue
 			}
 			if ds.Identical(n, d) {
@@ -272,12 +287,25 @@ func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) (out []
 			out, unlike = append(out, rs...), append(unlike, u...)
 		}
 	}
-	return out, same, unlike
+	return out, same, unlike, mixed
+}
+
+// apartOnly says whether every pair of series of the two sides was left
+// out for its toolchains (SamePairing).
+func apartOnly(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) bool {
+	for _, n := range num {
+		for _, d := range den {
+			if n != d && (n.Kernel == d.Kernel || c.AcrossKernels()) && SamePairing(c, ds, n.Toolchain, d.Toolchain) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // SamePairing says whether the claim pairs a numerator series of
-// toolchain a with a denominator series of toolchain b: same_toolchain asks
-// one toolchain; within-family asks it of two series of one compiler family.
+// toolchain a with a denominator series of toolchain b: keep toolchain asks
+// one toolchain; keep family asks it of two series of one compiler family.
 func SamePairing(c reportspec.Claim, ds *dataset.Set, a, b string) bool {
 	switch {
 	case c.SameToolchain:
@@ -533,7 +561,7 @@ func Markdown(runID string, results []Result) []byte {
 	b.WriteString("\n## Component ratios\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", r.Claim.ID, mdCell(r.Claim.Statement))
-		if len(r.Ratios) == 0 && len(r.Identical) == 0 && len(r.Unlike) == 0 {
+		if len(r.Ratios) == 0 && len(r.Identical) == 0 && len(r.Unlike) == 0 && len(r.Mixed) == 0 {
 			b.WriteString("No ratio.\n")
 			libraryRatios(&b, r)
 			continue
@@ -544,6 +572,9 @@ func Markdown(runID string, results []Result) []byte {
 		}
 		for _, s := range r.Unlike {
 			fmt.Fprintf(&b, "\nNot compared, %s.\n", s)
+		}
+		for _, s := range r.Mixed {
+			fmt.Fprintf(&b, "\nNot paired, the claim keeps the library: %s.\n", s)
 		}
 		if t := r.Tuned; t != nil && len(t.Ratios) > 0 {
 			b.WriteString("\nTuned (each side at its best configuration):\n\n")
@@ -567,6 +598,9 @@ func libraryRatios(b *bytes.Buffer, r Result) {
 	}
 	for _, s := range l.Unlike {
 		fmt.Fprintf(b, "\nNot compared, %s.\n", s)
+	}
+	for _, s := range l.Mixed {
+		fmt.Fprintf(b, "\nNot paired, the claim keeps the library: %s.\n", s)
 	}
 }
 

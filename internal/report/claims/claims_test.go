@@ -65,6 +65,7 @@ const memClaims = `claims:
     kernels: [spmv]
     numerator: {variants: [omp-raw], toolchains: [clang19-host]}
     denominator: {variants: [omp-raw], toolchains: [clang19-sm90]}
+    keep: [library, size]
     aggregate: all
     range: [0, 0.1]
   - id: on-the-bound

@@ -193,6 +193,7 @@ func LibraryClaim(c reportspec.Claim, voc *results.Vocabulary) (reportspec.Claim
 		return c, false
 	}
 	c.Numerator, c.Denominator = num, den
+	c.SetRanOn(voc) // a layer variant left without a twin does not pair with a library variant
 	return c, true
 }
 

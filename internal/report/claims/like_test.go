@@ -21,8 +21,9 @@ import (
 )
 
 // checkLikeForLike fails on a ratio whose two sides differ in what the
-// claim keeps equal: the toolchain (same_toolchain; within-family for two
-// series of one compiler family), the size, and the premises of each side.
+// claim keeps equal: the toolchain (keep toolchain; keep family for two
+// series of one compiler family), the library (keep library: the project's
+// layer against a library), the size, and the premises of each side.
 func checkLikeForLike(t *testing.T, where string, ds *dataset.Set, r Result) {
 	t.Helper()
 	c := r.Claim
@@ -37,6 +38,9 @@ func checkLikeForLike(t *testing.T, where string, ds *dataset.Set, r Result) {
 			assert.Equal(t, ntc, dtc, "%s: one compiler family, so one toolchain", what)
 		}
 		assert.Equal(t, x.Size, x.DenSize, "%s: one size", what)
+		if c.SameLibrary && c.RanOn[nv] != "" && c.RanOn[dv] != "" {
+			assert.Equal(t, c.RanOn[nv], c.RanOn[dv], "%s: the claim keeps the library", what)
+		}
 		nk, dk := x.Kernel, x.Kernel
 		if a, b, ok := strings.Cut(x.Kernel, "/"); ok {
 			nk, dk = a, b
@@ -94,11 +98,15 @@ func TestCommittedFoldersPairLikeForLike(t *testing.T) {
 		ds := dataset.New(dataset.View(res, published))
 		judged := Evaluate(specs, ds)
 		EvaluateTunedFolder(specs, judged, res)
+		EvaluateLibraries(specs, judged, ds, results.Union(res.Run.Vocabulary, reporttest.Vocab(t)))
 		for _, r := range judged {
 			checkLikeForLike(t, e.Folder, ds, r)
 			ratios += len(r.Ratios)
 			if r.Tuned != nil {
 				checkLikeForLike(t, e.Folder+" (tuned)", ds, *r.Tuned)
+			}
+			if r.Library != nil {
+				checkLikeForLike(t, e.Folder+" (on the libraries)", ds, *r.Library)
 			}
 		}
 	}
@@ -115,6 +123,19 @@ func TestStatementsThatKeepTheCompilerPairWithinIt(t *testing.T) {
 		if keeps.MatchString(strings.Join(strings.Fields(c.Statement), " ")) {
 			assert.True(t, c.SameToolchain || c.WithinFamily, "%s: the statement keeps the compiler, the claim pairs across compilers", c.ID)
 		}
+	}
+}
+
+// Every shipped claim says what it keeps equal (keep:), so that a reader
+// of claims.yaml sees the pairing beside the sentence, not a default.
+func TestShippedClaimsStateWhatTheyKeep(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(reporttest.SpecDir(t), "claims.yaml"))
+	require.NoError(t, err)
+	var doc struct{ Claims []map[string]any }
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	require.NotEmpty(t, doc.Claims)
+	for _, c := range doc.Claims {
+		assert.Contains(t, c, "keep", "%v: say what the claim keeps equal, keep: [toolchain, library, size] or [family, library, size] (docs/report.md)", c["id"])
 	}
 }
 
@@ -256,4 +277,58 @@ func TestFolderTunedViewHoldsPremises(t *testing.T) {
 	assert.InDelta(t, 0.009/0.007, held.Value, 1e-2, "kk-omp-b's best at vector 1 (9 ms), not at 32 (4 ms)")
 	assert.Equal(t, map[string]int64{"snap_vector": 1}, held.DenConfig)
 	assert.InDelta(t, 0.004/0.007, judged[1].Tuned.Ratios[0].Value, 1e-2, "without premises, best against best")
+}
+
+// Without keep a claim keeps the family's toolchain and the library: two
+// LLVM toolchains are never paired, and on the libraries a layer variant
+// without a twin (kk-ompx) is not paired with the library that stands for
+// the other side (kokkos-omptarget for kk-omp-b).
+func TestDefaultKeepPairsLikeForLike(t *testing.T) {
+	tcs := []results.Toolchain{{ID: "clang19-sm90", Family: "llvm", Target: "sm_90"}, {ID: "clang22-sm90", Family: "llvm", Target: "sm_90"}}
+	var recs []results.Record
+	for _, tc := range []string{"clang19-sm90", "clang22-sm90"} {
+		for v, s := range map[string]float64{"kk-ompx": 0.007, "kk-omp-b": 0.010, "kokkos-omptarget": 0.009} {
+			recs = append(recs, results.Record{Kind: "kernel", Cell: "spmv." + v + "." + tc, Kernel: "spmv", Variant: v, Toolchain: tc, Size: 10,
+				MedianS: s, Bytes: 1e6, GBps: 1e6 / s / 1e9, Verified: true, TimesS: []float64{s * 0.99, s, s * 1.01}})
+		}
+	}
+	res := &results.Folder{Run: results.Run{ID: "r", Toolchains: tcs}, Kernel: recs}
+	specs, err := reportspec.ParseClaims("keep.yaml", []byte(`claims:
+  - id: ompx-omp
+    paper: "000"
+    quote: Q
+    statement: S
+    kernels: [spmv]
+    numerator: {variants: [kk-ompx], families: [llvm]}
+    denominator: {variants: [kk-omp-b], families: [llvm]}
+    aggregate: all
+    range: [1.1, 1.6]
+  - id: across
+    paper: "000"
+    quote: Q
+    statement: S
+    kernels: [spmv]
+    numerator: {variants: [kk-ompx], toolchains: [clang22-sm90]}
+    denominator: {variants: [kk-ompx], toolchains: [clang19-sm90]}
+    range: [0.9, 1.1]
+`), reporttest.Vocab(t))
+	require.NoError(t, err)
+	ds := dataset.New(res)
+	judged := Evaluate(specs, ds)
+	EvaluateLibraries(specs, judged, ds, reporttest.Vocab(t))
+	for _, r := range judged {
+		checkLikeForLike(t, "keep", ds, r)
+	}
+	var pairs []string
+	for _, x := range SortedRatios(judged[0].Ratios) {
+		pairs = append(pairs, x.Numerator+" / "+x.Denominator)
+	}
+	assert.Equal(t, []string{"kk-ompx@clang19-sm90 / kk-omp-b@clang19-sm90", "kk-ompx@clang22-sm90 / kk-omp-b@clang22-sm90"}, pairs)
+	lib := judged[0].Library
+	require.NotNil(t, lib)
+	assert.Equal(t, NotMeasurable, lib.Outcome)
+	assert.Equal(t, []string{"kk-ompx / kokkos-omptarget: pm layer against Kokkos 4.6.01"}, lib.Mixed)
+	assert.Equal(t, "not measurable (numerator and denominator run on different implementations of the layer, which the claim keeps: kk-ompx / kokkos-omptarget: pm layer against Kokkos 4.6.01)", judged[0].LibraryVerdict())
+	assert.Equal(t, "not measurable (numerator and denominator of one compiler family have no toolchain in common (the claim keeps the family's toolchain))", judged[1].Verdict(),
+		"one variant on two LLVM toolchains: the claim must say keep: [library, size] to pair them")
 }

@@ -22,29 +22,44 @@ import (
 // expects the result inside Range; type "order" expects the numerator to be
 // faster: the aggregate above 1 + Margin.
 type Claim struct {
-	ID            string
-	Paper         string
-	Quote         string // the paper's sentence the claim checks, word for word
-	Statement     string
-	Type          string   // ratio or order
-	Kernels       []string // each pairs with itself
-	Numerator     Selector
-	Denominator   Selector
-	Target        string // device (default), host or any: which toolchains
-	SameToolchain bool   // pair only series of one toolchain
-	// WithinFamily (same_toolchain: within-family) pairs series of one
-	// compiler family only when one toolchain built both, and a series with
-	// one of another family (an LLVM version against nvcc's native one)
-	// with each toolchain: "the LLVM ones of the same toolchain, KK-CUDA
-	// from nvcc".
+	ID          string
+	Paper       string
+	Quote       string // the paper's sentence the claim checks, word for word
+	Statement   string
+	Type        string   // ratio or order
+	Kernels     []string // each pairs with itself
+	Numerator   Selector
+	Denominator Selector
+	Target      string // device (default), host or any: which toolchains
+	// Keep is what the claim keeps equal between the two sides of a ratio,
+	// as its sentence does (keep: [toolchain, library, size]), sorted:
+	// KeepToolchain, KeepFamily, KeepLibrary, KeepSize. Without keep (or
+	// same_toolchain, its older spelling) a claim keeps the family's
+	// toolchain, the library and the size. The size is always kept.
+	Keep          []string
+	SameToolchain bool // keep toolchain: pair only series of one toolchain
+	// WithinFamily (keep family; same_toolchain: within-family) pairs
+	// series of one compiler family only when one toolchain built both, and
+	// a series with one of another family (an LLVM version against nvcc's
+	// native one) with each toolchain: "the LLVM ones of the same
+	// toolchain, KK-CUDA from nvcc".
 	WithinFamily bool
-	Sizes        string    // largest or smallest (common to a pair), all, or growth (largest over smallest); "at" when At is given
-	At           []int64   // sizes: [n, ...]: the ratios at these sizes (each both sides measured)
-	Aggregate    string    // median, geomean, min, max or all
-	Except       int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
-	Range        []float64 // ratio: [lo, hi]; .inf for open
-	Margin       float64   // order: faster by at least this fraction
-	Node         *yaml.Node
+	// SameLibrary (keep library) pairs two series that both run on a
+	// Kokkos-like or RAJA-like implementation only when it is the same
+	// one: the project's layer with the layer, a library with itself; code
+	// written directly pairs with either. RanOn gives each variant's.
+	SameLibrary bool
+	// RanOn is what each variant the claim selects runs on, from the
+	// vocabulary (results.Vocabulary.RanOn, the library by name): "" for
+	// code written directly, results.LayerMark, or the library's name.
+	RanOn     map[string]string
+	Sizes     string    // largest or smallest (common to a pair), all, or growth (largest over smallest); "at" when At is given
+	At        []int64   // sizes: [n, ...]: the ratios at these sizes (each both sides measured)
+	Aggregate string    // median, geomean, min, max or all
+	Except    int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
+	Range     []float64 // ratio: [lo, hi]; .inf for open
+	Margin    float64   // order: faster by at least this fraction
+	Node      *yaml.Node
 }
 
 // Selector picks series: any of Variants, built by a toolchain of any of
@@ -102,18 +117,14 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 	}
 	for _, item := range d.Seq(f["claims"], "claims") {
 		g := fields(d, item, "claim", "id", "paper", "quote", "statement", "type", "kernels", "numerator", "denominator", "target",
-			"same_toolchain", "sizes", "aggregate", "except", "range", "margin")
+			"keep", "same_toolchain", "sizes", "aggregate", "except", "range", "margin")
 		c := Claim{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
 			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
 			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
 			Target:    d.String(g["target"], "target"),
 			Aggregate: d.String(g["aggregate"], "aggregate"),
 			Margin:    number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except"))}
-		if n := g["same_toolchain"]; n != nil && n.Kind == yaml.ScalarNode && n.Value == "within-family" {
-			c.WithinFamily = true
-		} else {
-			c.SameToolchain = d.Bool(n, "same_toolchain")
-		}
+		c.Keep = decodeKeep(d, c.ID, g["keep"], g["same_toolchain"])
 		if n := g["sizes"]; n != nil && n.Kind == yaml.SequenceNode {
 			c.Sizes, c.At = "at", d.Ints(n, "sizes")
 			if len(c.At) == 0 {
@@ -132,6 +143,50 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 	}
 	return cf
 }
+
+// The axes a claim keeps equal (keep:).
+const (
+	KeepToolchain = "toolchain" // one toolchain builds both sides
+	KeepFamily    = "family"    // one toolchain where both sides are of one compiler family
+	KeepLibrary   = "library"   // one implementation of the layer (the project's, or one library)
+	KeepSize      = "size"      // one size: always
+)
+
+var keepAxes = []string{KeepFamily, KeepLibrary, KeepSize, KeepToolchain}
+
+// DefaultKeep is what a claim keeps without keep: the safe pairing.
+var DefaultKeep = []string{KeepFamily, KeepLibrary, KeepSize}
+
+// decodeKeep reads keep, or same_toolchain, its older spelling (true: keep
+// toolchain, within-family: keep family, false: neither; the library and
+// the size kept); neither: DefaultKeep.
+func decodeKeep(d diag.Decoder, id string, keep, same *yaml.Node) []string {
+	switch {
+	case keep != nil && same != nil:
+		d.Add(same, "claim %q: give keep or same_toolchain, not both (same_toolchain: true is keep: [toolchain, library, size])", id)
+	case keep != nil:
+		out := []string{KeepSize}
+		for i, k := range d.Strings(keep, "keep") {
+			if !slices.Contains(keepAxes, k) {
+				d.Add(keep.Content[i], "claim %q: keep: unknown axis %q (known: %s)%s", id, k, strings.Join(keepAxes, ", "), diag.DidYouMean(k, keepAxes))
+				continue
+			}
+			out = results.AppendNew(out, k)
+		}
+		slices.Sort(out)
+		return out
+	case same != nil && same.Kind == yaml.ScalarNode && same.Value == "within-family":
+		return DefaultKeep
+	case same != nil && d.Bool(same, "same_toolchain"):
+		return []string{KeepLibrary, KeepSize, KeepToolchain}
+	case same != nil:
+		return []string{KeepLibrary, KeepSize}
+	}
+	return DefaultKeep
+}
+
+// Keeps says whether the claim keeps axis equal.
+func (c Claim) Keeps(axis string) bool { return slices.Contains(c.Keep, axis) }
 
 func decodeSelector(d diag.Decoder, n *yaml.Node) Selector {
 	if n == nil {
@@ -188,6 +243,7 @@ func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]Claim, erro
 		c := &cf.Claims[i]
 		c.defaults()
 		c.validate(file, seen, &errs, v)
+		c.SetRanOn(v)
 	}
 	if err := errs.errs(); err != nil {
 		return nil, err
@@ -196,6 +252,12 @@ func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]Claim, erro
 }
 
 func (c *Claim) defaults() {
+	if c.Keep == nil {
+		c.Keep = DefaultKeep
+	}
+	c.SameToolchain = c.Keeps(KeepToolchain)
+	c.WithinFamily = !c.SameToolchain && c.Keeps(KeepFamily)
+	c.SameLibrary = c.Keeps(KeepLibrary)
 	if c.Type == "" {
 		c.Type = "ratio"
 	}
@@ -359,6 +421,32 @@ func (c *Claim) checkSizes(file, name string, errs *errorList, voc *results.Voca
 				name, size, strings.Join(known, ", "), near)
 		}
 	}
+}
+
+// SetRanOn records what each variant of the claim runs on (RanOn), from
+// the vocabulary; a variant it does not know counts as code written directly.
+func (c *Claim) SetRanOn(v *results.Vocabulary) {
+	c.RanOn = map[string]string{}
+	for _, name := range append(slices.Clone(c.Numerator.Variants), c.Denominator.Variants...) {
+		switch s := v.Strategy(name); {
+		case s == nil:
+		case s.Library != nil:
+			c.RanOn[name] = s.Library.Named()
+		case s.Layer != "":
+			c.RanOn[name] = results.LayerMark
+		}
+	}
+}
+
+// MixesLibrary says why the claim does not pair numerator variant a with
+// denominator variant b: both run on an implementation of the layer and
+// they differ ("the pm layer against Kokkos"); "" where it pairs them.
+func (c Claim) MixesLibrary(a, b string) string {
+	ra, rb := c.RanOn[a], c.RanOn[b]
+	if !c.SameLibrary || ra == "" || rb == "" || ra == rb {
+		return ""
+	}
+	return ra + " against " + rb
 }
 
 // KernelsOf are the kernels a side selects: its own, or the claim's.

@@ -125,6 +125,10 @@ func TestParseClaimsMessages(t *testing.T) {
 			`c.yaml:7:50: claim "c" numerator: premise snap_vector=32, but snap_yi.kk-omp-b is generated with snap_vector=1 (a premise is what the program as published holds)`},
 		{"bad same_toolchain", head + sel + "    same_toolchain: within\n    range: [0, 1]\n",
 			`c.yaml:9:21: same_toolchain must be true or false, not "within"`},
+		{"unknown keep axis", head + sel + "    keep: [toolchain, compiler]\n    range: [0, 1]\n",
+			`c.yaml:9:23: claim "c": keep: unknown axis "compiler" (known: family, library, size, toolchain)`},
+		{"keep and same_toolchain", head + sel + "    keep: [toolchain]\n    same_toolchain: true\n    range: [0, 1]\n",
+			`c.yaml:10:21: claim "c": give keep or same_toolchain, not both (same_toolchain: true is keep: [toolchain, library, size])`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +171,42 @@ func TestParseClaimsPairingAndPremises(t *testing.T) {
 	assert.True(t, c.Denominator.Holds(map[string]int64{"snap_vector": 1}))
 	assert.False(t, c.Denominator.Holds(map[string]int64{"snap_vector": 32}))
 	assert.False(t, c.Denominator.Holds(nil), "a configuration that does not name the tunable does not hold it")
+}
+
+// keep says what a ratio's two sides share; without it a claim keeps the
+// family's toolchain, the library and the size (the safe pairing), and
+// same_toolchain is its older spelling.
+func TestParseClaimsKeep(t *testing.T) {
+	n := 0
+	claim := func(extra string) string {
+		n++
+		return "  - id: c" + fmt.Sprint(n) + "\n    paper: \"000\"\n    quote: Q\n    statement: S\n    kernels: [spmv]\n" +
+			"    numerator: {variants: [kk-ompx]}\n    denominator: {variants: [kokkos-omptarget, omp-raw]}\n" + extra + "    range: [0, 1]\n"
+	}
+	claims, err := ParseClaims("c.yaml", []byte("claims:\n"+claim("")+claim("    keep: [toolchain]\n")+
+		claim("    same_toolchain: true\n")+claim("    same_toolchain: false\n")+claim("    keep: [size, family]\n")), reporttest.Vocab(t))
+	require.NoError(t, err)
+	for i, want := range []struct {
+		keep                       []string
+		toolchain, family, library bool
+	}{
+		{[]string{"family", "library", "size"}, false, true, true},
+		{[]string{"size", "toolchain"}, true, false, false},
+		{[]string{"library", "size", "toolchain"}, true, false, true},
+		{[]string{"library", "size"}, false, false, true},
+		{[]string{"family", "size"}, false, true, false},
+	} {
+		c := claims[i]
+		assert.Equal(t, want.keep, c.Keep, "claim %d", i)
+		assert.Equal(t, want.toolchain, c.SameToolchain, "claim %d", i)
+		assert.Equal(t, want.family, c.WithinFamily, "claim %d", i)
+		assert.Equal(t, want.library, c.SameLibrary, "claim %d", i)
+	}
+	c := claims[0]
+	assert.Equal(t, map[string]string{"kk-ompx": results.LayerMark, "kokkos-omptarget": "Kokkos 4.6.01"}, c.RanOn)
+	assert.Equal(t, "pm layer against Kokkos 4.6.01", c.MixesLibrary("kk-ompx", "kokkos-omptarget"))
+	assert.Empty(t, c.MixesLibrary("kk-ompx", "omp-raw"), "code written directly pairs with either")
+	assert.Empty(t, claims[1].MixesLibrary("kk-ompx", "kokkos-omptarget"), "keep without library")
 }
 
 // Every claim quotes its paper word for word. The papers' texts are not in
