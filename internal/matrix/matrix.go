@@ -47,6 +47,10 @@ type Strategy struct {
 	// code on the project's own layer (`twins:`; a knob value adds its own).
 	Twins   []string
 	TwinsAt []diag.Pos // where each of Twins is written
+	// LoopsOnly: the strategy applies to the kernels written as loop nests
+	// only (spec.Kernel.Loops, the mapper's; `loops_only: true`): mapcheck,
+	// which checks the mapper's parallel loops.
+	LoopsOnly bool
 }
 
 // LibraryRef names one install of a library a strategy builds against: the
@@ -173,7 +177,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "model_defaults", "knobs", "kernels", "flags", "library", "twins")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "flags", "library", "twins")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -181,7 +185,8 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Backend: d.String(sf["backend"], "backend"), Layer: d.String(sf["layer"], "layer"),
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
-			Kernels: d.Strings(sf["kernels"], "kernels"), Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
+			Kernels: d.Strings(sf["kernels"], "kernels"), LoopsOnly: d.Bool(sf["loops_only"], "loops_only"),
+			Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		s.Library = libraryRef(d, sf["library"])
 		s.Twins, s.TwinsAt = names(d, sf["twins"], "twins")
@@ -474,6 +479,9 @@ func Applies(k *spec.Kernel, v *Variant, kernels map[string]*spec.Kernel, missin
 	s := v.Strategy
 	if len(s.Kernels) > 0 && !slices.Contains(s.Kernels, k.Name) {
 		return fmt.Sprintf("%s is written for %s only", s.Name, strings.Join(s.Kernels, ", "))
+	}
+	if s.LoopsOnly && k.Loops == nil {
+		return s.Name + " checks the mapper's schedules: it applies to kernels written as loop nests (loops:) only"
 	}
 	if m := missing(s.Backend, k.KindsUsed(kernels)); len(m) > 0 {
 		return fmt.Sprintf("backend %s does not lower %s", s.Backend, strings.Join(m, ", "))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/loopnest"
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/toolchain"
@@ -174,4 +175,44 @@ func TestStrategyLibrary(t *testing.T) {
 	assert.Equal(t, "cuda", ss[0].Library.Backend)
 	assert.Equal(t, 5, ss[0].Library.Pos.Line)
 	assert.Nil(t, ss[1].Library)
+}
+
+// loops_only limits a strategy to the kernels written as loop nests: the
+// mapcheck strategy's cells exist for the mapper's kernels only, and a
+// value other than true or false is an error at its position.
+func TestLoopsOnly(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: check
+    backend: mapcheck
+    device: host
+    loops_only: true
+  - name: plain
+    backend: serial
+    device: host
+  - name: bad
+    backend: serial
+    device: host
+    loops_only: maybe
+`), 0o644))
+	ss, err := Load(f, caps)
+	require.EqualError(t, err, f+`:12:17: loops_only must be true or false, not "maybe"`)
+	vs := Variants(ss[:2])
+	none := func(string, []string) []string { return nil }
+	mapped := &spec.Kernel{Name: "atx_mapped", Loops: &loopnest.Program{}}
+	plain := &spec.Kernel{Name: "axpby"}
+	assert.Equal(t, "", Applies(mapped, vs[0], nil, none))
+	assert.Equal(t, "check checks the mapper's schedules: it applies to kernels written as loop nests (loops:) only", Applies(plain, vs[0], nil, none))
+	assert.Equal(t, "", Applies(plain, vs[1], nil, none))
+	assert.Equal(t, "", Applies(mapped, vs[1], nil, none))
+
+	// The repository's mapcheck strategy is so limited.
+	ss, err = Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	i := slices.IndexFunc(ss, func(s *Strategy) bool { return s.Name == "mapcheck" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.True(t, ss[i].LoopsOnly)
+	assert.Equal(t, "mapcheck", ss[i].Backend)
 }

@@ -1,0 +1,122 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/portmatrix/portmatrix/internal/mapping"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/session"
+	"github.com/portmatrix/portmatrix/internal/testenv"
+)
+
+// The mapcheck strategy (docs/loopnest.md, "Checked in every order") runs
+// every loop the mapper calls parallel in reverse and in a seeded shuffle on
+// one thread. Every kernel of the project written as loops, with the loop
+// tests' row_recurrence (j carries a dependence and stays sequential) and
+// gemv_acc (a thread_vector_reduce and its atomic update), must verify in
+// both orders at the ci sizes; a planted wrong schedule,
+// row_recurrence_misdeclared (its declared read hides the dependence j
+// carries, so the mapper splits j over team threads and vector lanes), must
+// fail in both, though serial, which runs the same loops in order, verifies
+// it.
+func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
+	t.Parallel()
+	testenv.Long(t) // builds and runs every loop-nest kernel twice with g++
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found")
+	}
+	root := t.TempDir()
+	copyInputs(t, root)
+	const planted = "row_recurrence_misdeclared"
+	for _, f := range []string{"loops/row_recurrence.yaml", "loops/gemv_acc.yaml", "mapcheck/" + planted + ".yaml"} {
+		src, err := os.ReadFile(filepath.Join("testdata", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", filepath.Base(f)), src, 0o644))
+	}
+	all, err := mapping.LoadKernels(root)
+	require.NoError(t, err)
+	var kernels []string // every kernel written as loops, the planted one included
+	for _, k := range all {
+		if k.Loops != nil {
+			kernels = append(kernels, k.Name)
+		}
+	}
+	require.Contains(t, kernels, "atx_mapped")
+	require.Contains(t, kernels, planted)
+
+	checks := []string{"mapcheck-rev", "mapcheck-shuf"}
+	var log bytes.Buffer
+	cfg := Config{Root: root, Kernels: kernels, Toolchains: []string{"gcc-host"}, Variants: checks,
+		Reps: 1, Warmup: 1, FlushL2: "off", Out: filepath.Join(root, "results", "mapcheck"), Log: &log}
+	p, err := Load(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Contains(t, p.ByName[planted].Mapping, "loop j -> team+vector", "the planted schedule: j called parallel")
+	assert.Contains(t, p.ByName["row_recurrence"].Mapping, "loop j -> sequential")
+
+	require.NoError(t, Generate(p))
+	src, err := os.ReadFile(filepath.Join(root, "generated", planted, "mapcheck-rev.cpp"))
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "for (const int64_t j_v : pm::mapcheck::order(", "the vector lanes of j run in the check's order")
+	_, err = Build(context.Background(), p)
+	require.NoError(t, err, log.String())
+	dir, err := session.Run(context.Background(), p.Cfg)
+	// The planted kernel's two cells fail, every run of them (the order is
+	// the same in each), and nothing else does.
+	require.Error(t, err, log.String())
+	assert.Contains(t, err.Error(), "2 failures:")
+	for _, v := range checks {
+		assert.Regexp(t, `run: `+planted+`\.`+v+`\.gcc-host size 31 trial 1: verification failed in 3 of 3 runs; first: run 1 of 3 \(first run\): y: error`, err.Error())
+	}
+	recs, err := results.ReadJSONL(dir)
+	require.NoError(t, err)
+	verified := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == results.KindKernel {
+			if _, seen := verified[r.Cell]; !seen {
+				verified[r.Cell] = true
+			}
+			verified[r.Cell] = verified[r.Cell] && r.Verified
+			if k := strings.Split(r.Cell, ".")[0]; k != planted {
+				assert.True(t, r.Verified, "%s size %d: %s", r.Cell, r.Size, r.Error)
+			}
+		}
+	}
+	for _, k := range kernels {
+		for _, v := range checks {
+			cell := k + "." + v + ".gcc-host"
+			require.Contains(t, verified, cell, "%s measured", cell)
+			assert.Equal(t, k != planted, verified[cell], cell)
+		}
+	}
+
+	// The same planted schedule in order (serial): a lucky schedule, which
+	// verifies.
+	log.Reset()
+	cfg.Kernels, cfg.Variants, cfg.Out = []string{planted}, []string{"serial"}, filepath.Join(root, "results", "serial")
+	p, err = Load(context.Background(), cfg)
+	require.NoError(t, err)
+	require.NoError(t, Generate(p))
+	_, err = Build(context.Background(), p)
+	require.NoError(t, err, log.String())
+	dir, err = session.Run(context.Background(), p.Cfg)
+	require.NoError(t, err, log.String())
+	recs, err = results.ReadJSONL(dir)
+	require.NoError(t, err)
+	n := 0
+	for _, r := range recs {
+		if r.Kind == results.KindKernel {
+			n++
+			assert.True(t, r.Verified, "%s: %s", r.Cell, r.Error)
+		}
+	}
+	assert.Equal(t, 1, n, "one measurement of %s.serial", planted)
+}
