@@ -171,13 +171,20 @@ inline Metric metric(int64_t num_elem, int64_t e, int i, int j) {
 // The values of a geometry field for an array of n elements; the number of
 // mesh elements follows from n and the field's layout.
 inline std::vector<double> field(const char* name, int64_t n) {
-  const bool tensor = !std::strcmp(name, "d") || !std::strcmp(name, "dinv");
+  const bool tensor = !std::strcmp(name, "d") || !std::strcmp(name, "dinv") || !std::strcmp(name, "metinv");
   const bool scalar = !std::strcmp(name, "metdet") || !std::strcmp(name, "rmetdet") || !std::strcmp(name, "spheremp");
   std::vector<double> v(static_cast<size_t>(n));
   if (!std::strcmp(name, "dvv")) {
     if (n != kNp * kNp) fail("dvv has NP * NP entries", name, n);
     const auto d = dvv();
     std::copy(d.begin(), d.end(), v.begin());
+    return v;
+  }
+  if (!std::strcmp(name, "mp")) {  // the reference element's mass: w_i w_j
+    if (n != kNp * kNp) fail("mp has NP * NP entries", name, n);
+    const Gll g = gll();
+    for (int i = 0; i < kNp; ++i)
+      for (int j = 0; j < kNp; ++j) v[i * kNp + j] = g.w[i] * g.w[j];
     return v;
   }
   if (!tensor && !scalar) fail("unknown field", name, n);
@@ -190,7 +197,12 @@ inline std::vector<double> field(const char* name, int64_t n) {
       for (int j = 0; j < kNp; ++j) {
         const Metric m = metric(num_elem, e, i, j);
         const int64_t p = i * kNp + j;
-        if (tensor) {
+        if (!std::strcmp(name, "metinv")) {
+          // the inverse of the metric g_rs = d_r . d_s: dinv^T dinv (symmetric)
+          for (int r = 0; r < 2; ++r)
+            for (int c = 0; c < 2; ++c)
+              v[e * per + (r * 2 + c) * kNp * kNp + p] = m.dinv[0][r] * m.dinv[0][c] + m.dinv[1][r] * m.dinv[1][c];
+        } else if (tensor) {
           const double(&t)[2][2] = name[1] ? m.dinv : m.d;
           for (int r = 0; r < 2; ++r)
             for (int c = 0; c < 2; ++c) v[e * per + (r * 2 + c) * kNp * kNp + p] = t[r][c];
@@ -309,6 +321,62 @@ inline void laplace_simple(int64_t num_elem, int64_t nlev, const double* dvv, co
           lap[at(e, n, m, k, nlev)] = dd;
         }
     }
+  }
+}
+
+// HOMMEXX's vlaplace_sphere_wk_contra: the weak vector laplacian of a
+// vector field (east, north), grad(div v) - curl(curl v) in weak form plus
+// the term that keeps rigid rotation undamped, in HOMMEXX's order:
+// div = divergence_sphere(v), times nu_ratio when nu_ratio > 0 and not 1;
+// gcc = grad_sphere_wk_testcov(div); vort = vorticity_sphere(v);
+// gcc -= curl_sphere_wk_testcov(vort) (curl_sphere_wk_testcov_update with
+// alpha -1, beta 1); lap = 2 spheremp v rrearth^2 + gcc. mp is the
+// reference element's mass (w_i w_j), metinv the inverse metric.
+inline void vlaplace_wk_contra(int64_t num_elem, int64_t nlev, const double* dvv, const double* mp, const double* d,
+                               const double* dinv, const double* metinv, const double* metdet,
+                               const double* spheremp, double rrearth, double nu_ratio, const double* v,
+                               double* lap) {
+  const size_t n1 = static_cast<size_t>(kNp * kNp * nlev);
+  std::vector<double> div(n1), vort(n1), gcc(2 * n1);
+  const auto s = [&](int i, int j, int64_t k) { return (i * kNp + j) * nlev + k; };
+  const auto w = [&](int c, int i, int j, int64_t k) { return ((c * kNp + i) * kNp + j) * nlev + k; };
+  for (int64_t e = 0; e < num_elem; ++e) {
+    const double* const ve = v + vat(e, 0, 0, 0, 0, nlev);
+    divergence_sphere(1, nlev, dvv, dinv + mat(e, 0, 0, 0, 0), metdet + pat(e, 0, 0), rrearth, ve, div.data());
+    if (nu_ratio > 0 && nu_ratio != 1.0)
+      for (double& x : div) x *= nu_ratio;
+    for (int n = 0; n < kNp; ++n)
+      for (int m = 0; m < kNp; ++m)
+        for (int64_t k = 0; k < nlev; ++k) {
+          const double md = metdet[pat(e, n, m)];
+          double b0 = 0, b1 = 0;
+          for (int j = 0; j < kNp; ++j) {
+            const double mpnj = mp[n * kNp + j], mpjm = mp[j * kNp + m];
+            const double snj = div[s(n, j, k)], sjm = div[s(j, m, k)];
+            const double djm = dvv[j * kNp + m], djn = dvv[j * kNp + n];
+            b0 -= (mpnj * metinv[mat(e, 0, 0, n, m)] * md * snj * djm + mpjm * metinv[mat(e, 0, 1, n, m)] * md * sjm * djn);
+            b1 -= (mpnj * metinv[mat(e, 1, 0, n, m)] * md * snj * djm + mpjm * metinv[mat(e, 1, 1, n, m)] * md * sjm * djn);
+          }
+          for (int c = 0; c < 2; ++c) gcc[w(c, n, m, k)] = (d[mat(e, 0, c, n, m)] * b0 + d[mat(e, 1, c, n, m)] * b1) * rrearth;
+        }
+    vorticity_sphere(1, nlev, dvv, d + mat(e, 0, 0, 0, 0), metdet + pat(e, 0, 0), rrearth, ve, vort.data());
+    for (int n = 0; n < kNp; ++n)
+      for (int m = 0; m < kNp; ++m)
+        for (int64_t k = 0; k < nlev; ++k) {
+          double sb0 = 0, sb1 = 0;
+          for (int j = 0; j < kNp; ++j) {
+            sb0 -= mp[j * kNp + m] * vort[s(j, m, k)] * dvv[j * kNp + n];
+            sb1 += mp[n * kNp + j] * vort[s(n, j, k)] * dvv[j * kNp + m];
+          }
+          for (int c = 0; c < 2; ++c)
+            gcc[w(c, n, m, k)] -= (d[mat(e, 0, c, n, m)] * sb0 + d[mat(e, 1, c, n, m)] * sb1) * rrearth;
+        }
+    const double re2 = rrearth * rrearth;
+    for (int i = 0; i < kNp; ++i)
+      for (int j = 0; j < kNp; ++j)
+        for (int64_t k = 0; k < nlev; ++k)
+          for (int c = 0; c < 2; ++c)
+            lap[vat(e, c, i, j, k, nlev)] = 2.0 * spheremp[pat(e, i, j)] * ve[w(c, i, j, k)] * re2 + gcc[w(c, i, j, k)];
   }
 }
 

@@ -51,7 +51,7 @@ func TestSphereGeometry(t *testing.T) {
 	t.Logf("spherecheck:\n%s", out)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	assert.GreaterOrEqual(t, len(lines), 13)
+	assert.GreaterOrEqual(t, len(lines), 15)
 	for _, l := range lines {
 		assert.True(t, strings.HasPrefix(l, "PASS "), l)
 	}

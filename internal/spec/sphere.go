@@ -24,6 +24,8 @@ var SphereFields = []string{
 	"metdet",   // [elem][NP][NP]: |det d|
 	"rmetdet",  // [elem][NP][NP]: 1 / metdet
 	"spheremp", // [elem][NP][NP]: GLL weight w_i w_j times metdet
+	"metinv",   // [elem][2][2][NP][NP]: the inverse of the metric d d^T, dinv^T dinv
+	"mp",       // [NP][NP]: the reference element's mass, GLL weights w_i w_j
 }
 
 // checkSphereField checks an array filled from the element geometry.

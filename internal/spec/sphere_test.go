@@ -36,7 +36,7 @@ func TestSphereInit(t *testing.T) {
 func TestSphereErrors(t *testing.T) {
 	for name, c := range map[string]struct{ from, to, want string }{
 		"unknown field": {"{sphere: dinv}", "{sphere: dinverse}",
-			`k.yaml:6:65: unknown sphere field "dinverse" (known: dvv, d, dinv, metdet, rmetdet, spheremp)`},
+			`k.yaml:6:65: unknown sphere field "dinverse" (known: dvv, d, dinv, metdet, rmetdet, spheremp, metinv, mp)`},
 		"not double": {`{name: dvv, type: "double[]"`, `{name: dvv, type: "int64[]"`,
 			`k.yaml:5:52: sphere: <field> fills a double[] array, not int64[] "dvv"`},
 		"two inits": {"{sphere: dvv}", "{sphere: dvv, zero: true}",

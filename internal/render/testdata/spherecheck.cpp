@@ -54,6 +54,24 @@ int main() {
   report("d_dinv_identity", ident, 1e-14);
   report("d_conditioning", cond, 2.0);
 
+  // metinv is the inverse of the metric g_rs = d_r . d_s (metinv g = I);
+  // mp, the reference element's mass, sums to 4 (the square [-1, 1]^2).
+  const auto mi = s::field("metinv", 4 * pts), rmp = s::field("mp", np * np);
+  double metid = 0, msum = 0;
+  for (int64_t e = 0; e < nelem; ++e)
+    for (int p = 0; p < np * np; ++p) {
+      const auto at = [&](const std::vector<double>& t, int r, int c) { return t[(e * 4 + r * 2 + c) * np * np + p]; };
+      const auto g = [&](int r, int c) { return at(d, r, 0) * at(d, c, 0) + at(d, r, 1) * at(d, c, 1); };
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 2; ++c) {
+          const double x = at(mi, r, 0) * g(0, c) + at(mi, r, 1) * g(1, c);
+          metid = std::fmax(metid, std::fabs(x - (r == c)));
+        }
+    }
+  for (double w : rmp) msum += w;
+  report("metinv_metric_identity", metid, 1e-13);
+  report("mp_sum_4", std::fabs(msum - 4), 1e-14);
+
   // f = z on the unit sphere: grad f = (0, cos lat) in (east, north),
   // div grad f = -2 z, vort grad f = 0 (exactly: d and dinv meet as the
   // operators expect); the weak laplacian sums to zero over the sphere (the
