@@ -69,7 +69,7 @@ KOKKOS_INLINE_FUNCTION void team_barrier(const Member& team) { team.team_barrier
 // parallel_reduce into a View of one double in the default execution space's
 // memory, unmanaged over the harness's element; Kokkos does not wait for it.
 using DeviceResult = Kokkos::View<double, Kokkos::DefaultExecutionSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-inline DeviceResult device_result(double* p) { return DeviceResult(p); }
+KOKKOS_INLINE_FUNCTION DeviceResult device_result(double* p) { return DeviceResult(p); }
 
 // Kokkos::ScopeGuard with the harness's device.
 class ScopeGuard {
