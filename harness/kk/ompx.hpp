@@ -381,8 +381,12 @@ void range_reduce(const F& body, const int64_t b, const int64_t n, double* const
       }
     }
   }
-  // A host result: the copy back waits for the launch (pm::device::to_host settles first).
-  if (host) pm::device::to_host(host, dst, sizeof(double));
+  // A host result: copied back after the launch (and, under PM_OMP_ASYNC, the
+  // launches before it) is done.
+  if (host) {
+    pm::device::settle();
+    omp_target_memcpy(host, dst, sizeof(double), 0, 0, omp_get_initial_device(), s.device);
+  }
 }
 
 // range_block calls run(std::integral_constant<int, Block>) with the
