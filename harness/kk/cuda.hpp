@@ -9,7 +9,9 @@
 //                        block to finish combines the block partials
 //                        (Kokkos' cuda_single_inter_block_reduce_scan with its
 //                        scratch flag); the result lands in pinned host memory
-//                        (Kokkos' unified scratch) and the call fences.
+//                        (Kokkos' unified scratch) and the call fences;
+//                        into a DeviceResult (device memory) the last block
+//                        stores it there and the call returns at once.
 //                        Grid: one wave (SMs x resident blocks from the
 //                        occupancy API); Kokkos instead caps grid.x at its
 //                        block size (occupancy-chosen there, 256 here).
@@ -217,13 +219,11 @@ void parallel_for(const char* name, const RangePolicy& p, const F& f) {
   cuda_impl::check_launch(name);
 }
 
+// The reduction's launch: the last block stores the sum at result (pinned
+// host memory, or device memory for a DeviceResult). Returns at once.
 template <class F>
-void parallel_reduce(const char* name, const RangePolicy& p, const F& f, double& result) {
+void reduce_launch(const char* name, const RangePolicy& p, const F& f, double* const result) {
   const int64_t n = p.end - p.begin;
-  if (n <= 0) {
-    result = 0;  // the identity, as Kokkos returns for an empty range
-    return;
-  }
   const cuda_impl::ReduceScratch& s = cuda_impl::reduce_scratch();
   cuda_impl::range_launch(name, [&](auto block) {
     constexpr int Block = decltype(block)::value;
@@ -240,12 +240,32 @@ void parallel_reduce(const char* name, const RangePolicy& p, const F& f, double&
     if (blocks > resident) blocks = resident;
     if (blocks > s.capacity) blocks = s.capacity;
     cuda_impl::range_reduce_kernel<Block, F>
-        <<<static_cast<unsigned>(blocks), Block>>>(f, p.begin, p.end, s.partial, s.counter, s.result);
+        <<<static_cast<unsigned>(blocks), Block>>>(f, p.begin, p.end, s.partial, s.counter, result);
   });
   cuda_impl::check_launch(name);
+}
+
+template <class F>
+void parallel_reduce(const char* name, const RangePolicy& p, const F& f, double& result) {
+  if (p.end - p.begin <= 0) {
+    result = 0;  // the identity, as Kokkos returns for an empty range
+    return;
+  }
+  reduce_launch(name, p, f, cuda_impl::reduce_scratch().result);
   // The fence Kokkos does before reading a host result.
   pm::device::check(cudaStreamSynchronize(0), name);
-  result = *s.result;
+  result = *cuda_impl::reduce_scratch().result;
+}
+
+// A result in device memory: no fence, no copy; the sum is there when the
+// next kernel on the stream starts (Kokkos' reduction into a device View).
+template <class F>
+void parallel_reduce(const char* name, const RangePolicy& p, const F& f, const DeviceResult& result) {
+  if (p.end - p.begin <= 0) {
+    pm::device::check(cudaMemsetAsync(result.ptr, 0, sizeof(double)), name);  // the identity
+    return;
+  }
+  reduce_launch(name, p, f, result.ptr);
 }
 
 template <class F>

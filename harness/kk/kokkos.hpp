@@ -16,6 +16,8 @@
 //                      scratch at that level (the generated views carve it
 //                      up themselves).
 //   team_barrier(team): team.team_barrier().
+//   device_result(p):  an unmanaged Kokkos::View<double> over device memory
+//                      p, a parallel_reduce's result that stays there.
 //   parallel_for, parallel_reduce, TeamThreadRange, ThreadVectorRange,
 //   PerTeam, PerThread, single, atomic_add: Kokkos' own (a reduction over a
 //                      TeamThreadRange is Kokkos' team reduction, not
@@ -70,6 +72,12 @@ KOKKOS_INLINE_FUNCTION char* team_scratch(const Member& team, const int level) {
 }
 
 KOKKOS_INLINE_FUNCTION void team_barrier(const Member& team) { team.team_barrier(); }
+
+// A reduction's result in device memory (a range_reduce with into): Kokkos'
+// parallel_reduce into a View of one double in the default execution space's
+// memory, unmanaged over the harness's element; Kokkos does not wait for it.
+using DeviceResult = Kokkos::View<double, Kokkos::DefaultExecutionSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+KOKKOS_INLINE_FUNCTION DeviceResult device_result(double* p) { return DeviceResult(p); }
 
 // Kokkos::ScopeGuard with the harness's device.
 class ScopeGuard {

@@ -259,14 +259,15 @@ namespace ompx_impl {
 
 // One kernel-mode launch of a team lambda (Fig. 12).
 template <bool LeagueLoop, class F>
-void launch_team(const F& f, const int64_t league, const int team, const int vector, const int teams,
+void launch_team(const F& body, const int64_t league, const int team, const int vector, const int teams,
                  const int64_t shared) {
+  const F& f = pm::device::keep(body);  // a deferred launch reads it when it runs (PM_OMP_ASYNC)
 #if PM_HAS_OMPX_MULTIDIM_GRID
 #pragma omp target teams ompx_bare num_teams(teams) thread_limit(vector, team, 1) ompx_dyn_cgroup_mem(shared) \
-    firstprivate(f, league, team, vector)
+    firstprivate(f, league, team, vector) PM_OMP_NOWAIT
 #else
 #pragma omp target teams ompx_bare num_teams(teams) thread_limit(vector * team) ompx_dyn_cgroup_mem(shared) \
-    firstprivate(f, league, team, vector)
+    firstprivate(f, league, team, vector) PM_OMP_NOWAIT
 #endif
   {
     Member member(league, team, vector, llvm_omp_target_dynamic_shared_alloc());
@@ -293,9 +294,10 @@ namespace ompx_impl {
 // A RangePolicy launch of Block-thread teams: each block size its own
 // kernel with the constant thread_limit the compiler bounds it by.
 template <int Block, class F>
-void range_for(const F& f, const int64_t b, const int64_t n) {
+void range_for(const F& body, const int64_t b, const int64_t n) {
+  const F& f = pm::device::keep(body);  // a deferred launch reads it when it runs (PM_OMP_ASYNC)
   const int teams = clamp_teams((n + Block - 1) / Block);
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(Block) firstprivate(f, b, n)
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(Block) firstprivate(f, b, n) PM_OMP_NOWAIT
   {
     // One element per thread; the stride only matters past INT_MAX teams.
     const int64_t stride = int64_t{ompx::grid_dim(ompx::dim_x)} * ompx::block_dim(ompx::dim_x);
@@ -308,8 +310,10 @@ void range_for(const F& f, const int64_t b, const int64_t n) {
 // Unroll (the run-time tunable range_unroll) grid-strided elements a step,
 // each into its own partial so that their loads are independent: more loads
 // in flight per thread (docs/analysis/dot.md). 1 is the as-published loop.
+// The last team stores the sum at dst, device memory (the scratch's result
+// slot, copied back, for a host result; a DeviceResult's element otherwise).
 template <int Block, int Unroll, class F>
-void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) {
+void range_reduce(const F& body, const int64_t b, const int64_t n, double* const dst, double* const host) {
   const ReduceScratch& s = reduce_scratch();
   // One wave of Block-thread teams at most (the scratch holds the smallest
   // blocks' wave), or the run-time tunable range_teams when it is not 0: its
@@ -323,12 +327,12 @@ void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) 
                              : clamp_teams(pm::ompx_grid::resident_teams(Block, (Block + 1) * int64_t{sizeof(double)}));
   const int64_t wanted = (n + Block - 1) / Block;
   const int teams = wanted < wave ? static_cast<int>(wanted) : wave;
-  const int capacity = s.capacity;
   double* const partials = s.partials;
   unsigned* const done = s.done;
   const int64_t shared = (Block + 1) * int64_t{sizeof(double)};  // block_sum's buffer, a flag
+  const F& f = pm::device::keep(body);  // a deferred launch reads it when it runs (PM_OMP_ASYNC)
 #pragma omp target teams ompx_bare num_teams(teams) thread_limit(Block) ompx_dyn_cgroup_mem(shared) \
-    firstprivate(f, b, n) is_device_ptr(partials, done)
+    firstprivate(f, b, n) is_device_ptr(partials, done, dst) PM_OMP_NOWAIT
   {
     double* const buf = static_cast<double*>(llvm_omp_target_dynamic_shared_alloc());
     int* const last = reinterpret_cast<int*>(buf + Block);
@@ -372,12 +376,17 @@ void range_reduce(const F& f, const int64_t b, const int64_t n, double& result) 
       }
       total = block_sum<Block>(total, buf, tid);
       if (tid == 0) {
-        partials[capacity] = total;
+        *dst = total;
         *done = 0;  // ready for the next launch
       }
     }
   }
-  omp_target_memcpy(&result, partials + capacity, sizeof(double), 0, 0, omp_get_initial_device(), s.device);
+  // A host result: copied back after the launch (and, under PM_OMP_ASYNC, the
+  // launches before it) is done.
+  if (host) {
+    pm::device::settle();
+    omp_target_memcpy(host, dst, sizeof(double), 0, 0, omp_get_initial_device(), s.device);
+  }
 }
 
 // range_block calls run(std::integral_constant<int, Block>) with the
@@ -427,7 +436,25 @@ void parallel_reduce(const char*, const RangePolicy& p, const F& f, double& resu
   }
   ompx_impl::range_block([&](auto block) {
     ompx_impl::range_unroll([&](auto unroll) {
-      ompx_impl::range_reduce<decltype(block)::value, decltype(unroll)::value>(f, b, n, result);
+      ompx_impl::range_reduce<decltype(block)::value, decltype(unroll)::value>(
+          f, b, n, ompx_impl::reduce_scratch().partials + ompx_impl::reduce_scratch().capacity, &result);
+    });
+  });
+}
+
+// A result in device memory: the last team stores the sum there; the launch
+// returns without a copy back (and without waiting under PM_OMP_ASYNC).
+template <class F>
+void parallel_reduce(const char*, const RangePolicy& p, const F& f, const DeviceResult& result) {
+  const int64_t b = p.begin, n = p.end - p.begin;
+  if (n <= 0) {
+    const double zero = 0;  // the identity
+    pm::device::to_device(result.ptr, &zero, sizeof zero);
+    return;
+  }
+  ompx_impl::range_block([&](auto block) {
+    ompx_impl::range_unroll([&](auto unroll) {
+      ompx_impl::range_reduce<decltype(block)::value, decltype(unroll)::value>(f, b, n, result.ptr, nullptr);
     });
   });
 }

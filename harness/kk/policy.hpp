@@ -16,6 +16,15 @@ struct RangePolicy {
   RangePolicy(int64_t b, int64_t e) : begin(b), end(e) {}
 };
 
+// The result of a RangePolicy parallel_reduce that stays in device memory
+// (Kokkos: a View of one double in the execution space's memory): the launch
+// does not wait, and the next kernel reads the sum there (a range_reduce
+// with into, docs/kernels.md).
+struct DeviceResult {
+  double* ptr;
+};
+inline DeviceResult device_result(double* p) { return DeviceResult{p}; }
+
 struct PerTeam;
 struct ScratchTeamPolicy;
 

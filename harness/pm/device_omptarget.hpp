@@ -4,13 +4,36 @@
 // Timing: omp_get_wtime after a taskwait, around synchronous target regions
 // (the host clock, as every GPU measurement: Timer).
 // PM_HOST_DATA 1: arrays live on the host and the kernel maps them.
+// PM_OMP_ASYNC 1 (the -async strategies): launches without a result for the
+// host are target regions with nowait, ordered on one stream by a dependence
+// on stream_token; every other target region carries the dependence and so
+// waits for them, and the host waits (taskwait, settle) before it touches
+// device memory or stops the clock.
 #pragma once
 #include <omp.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
+#include <vector>
+
+#ifndef PM_OMP_ASYNC
+#define PM_OMP_ASYNC 0
+#endif
+// The clauses of an asynchronous launch (its results stay on the device) and
+// of one whose result the host reads (it starts after the launches in flight
+// and is waited for); nothing without PM_OMP_ASYNC. OpenMP directives are
+// macro-expanded, so a pragma names them.
+#if PM_OMP_ASYNC
+#define PM_OMP_NOWAIT nowait depend(inout : pm::device::stream_token)
+#define PM_OMP_ORDERED depend(inout : pm::device::stream_token)
+#else
+#define PM_OMP_NOWAIT
+#define PM_OMP_ORDERED
+#endif
 
 #include "host_cache.hpp"
 
@@ -45,18 +68,92 @@ inline int team_threads(int64_t n) {
 #endif
   return static_cast<int>(n);
 }
+// Asynchronous launches (PM_OMP_ASYNC): the dependence that orders them as
+// one in-order stream, and the bodies of deferred launches not yet waited
+// for. A deferred target task reads a firstprivate lambda when it runs, after
+// the launching call has returned (raja/omptarget.hpp: on the H200 that read
+// a reused stack slot), so a layer launching a lambda with nowait keeps a
+// copy here (keep) until the next settle. Without PM_OMP_ASYNC keep is the
+// body itself and settle does nothing.
+inline char stream_token;
+#if PM_OMP_ASYNC
+inline std::vector<std::shared_ptr<const void>>& pending_bodies() {
+  static std::vector<std::shared_ptr<const void>> bodies;
+  return bodies;
+}
+template <class F>
+const F& keep(const F& f) {
+  auto owned = std::make_shared<const F>(f);
+  pending_bodies().push_back(owned);
+  return *owned;
+}
+inline void settle() {
+#pragma omp taskwait
+  pending_bodies().clear();
+}
+#else
+template <class F>
+const F& keep(const F& f) {
+  return f;
+}
+inline void settle() {}
+#endif
+
+// Device memory of reductions whose sum stays on the device (a range_reduce
+// with into): one partial per team and the count of teams done, which the
+// last team to finish resets. Allocated on first use, kept for the program's
+// life; capacity bounds the teams such a launch may ask for.
+struct ResidentReduce {
+  double* partials = nullptr;
+  unsigned* done = nullptr;
+  int capacity = 0;
+};
+constexpr int kResidentReduceTeams = 65536;
+inline const ResidentReduce& resident_reduce() {
+  static ResidentReduce r = [] {
+    ResidentReduce s;
+    s.capacity = kResidentReduceTeams;
+    const size_t bytes = (static_cast<size_t>(s.capacity) + 1) * sizeof(double);
+    s.partials = static_cast<double*>(omp_target_alloc(bytes, id()));
+    if (!s.partials) {
+      std::fprintf(stderr, "portmatrix: omp_target_alloc of %zu bytes for device-resident reductions failed\n", bytes);
+      std::abort();
+    }
+    s.done = reinterpret_cast<unsigned*>(s.partials + s.capacity);
+    const unsigned zero = 0;
+    omp_target_memcpy(s.done, &zero, sizeof zero, 0, 0, id(), omp_get_initial_device());
+    return s;
+  }();
+  return r;
+}
+// The teams of such a launch over count elements: the configuration's
+// num_teams when it gives one, else one team per threads elements, at most
+// the capacity.
+inline int resident_teams(const int64_t count, const int num_teams, const int threads) {
+  int64_t t = num_teams > 0 ? num_teams : (count + threads - 1) / threads;
+  if (t > kResidentReduceTeams) t = kResidentReduceTeams;
+  return static_cast<int>(t < 1 ? 1 : t);
+}
+
 // dmem: device memory, also where the kernel's arrays are host-resident: what
 // the harness keeps for itself (the L2 flush buffer, the STREAM arrays).
+// Under PM_OMP_ASYNC each waits for the launches in flight first.
 namespace dmem {
 inline void* alloc(size_t bytes) { return omp_target_alloc(bytes ? bytes : 64, id()); }
-inline void release(void* p) { omp_target_free(p, id()); }
+inline void release(void* p) {
+  settle();
+  omp_target_free(p, id());
+}
 inline void to_device(void* dst, const void* src, size_t bytes) {
+  settle();
   omp_target_memcpy(dst, src, bytes, 0, 0, id(), omp_get_initial_device());
 }
 inline void to_host(void* dst, const void* src, size_t bytes) {
+  settle();
   omp_target_memcpy(dst, src, bytes, 0, 0, omp_get_initial_device(), id());
 }
 inline void copy(void* dst, const void* src, size_t bytes) {
+  settle();
   omp_target_memcpy(dst, src, bytes, 0, 0, id(), id());
   // libgomp's device-to-device copy returns before it is done; a copy back to
   // the host is ordered after it, so the copy is complete when this returns.
@@ -64,6 +161,7 @@ inline void copy(void* dst, const void* src, size_t bytes) {
   if (bytes > 0) to_host(&probe, dst, 1);
 }
 inline void poison(void* p, size_t bytes) {
+  settle();
   // All-ones bytes read as a NaN double; a target loop avoids a host buffer.
   uint64_t* w = static_cast<uint64_t*>(p);
   const int64_t words = static_cast<int64_t>(bytes / sizeof(uint64_t));
@@ -77,6 +175,7 @@ inline void poison(void* p, size_t bytes) {
 // One reduction per region: GCC 12's NVPTX offload turns several into a
 // 16-byte atomic its libatomic lacks.
 inline void diff(const double* got, const double* ref, int64_t n, double out[3]) {
+  settle();
   double num = 0, den = 0;
   int64_t bad = 0;
   const int dev = id();
@@ -97,6 +196,7 @@ inline void diff(const double* got, const double* ref, int64_t n, double out[3])
   out[2] = static_cast<double>(bad);
 }
 inline bool same(const void* a, const void* b, size_t bytes) {
+  settle();
   const uint64_t* x = static_cast<const uint64_t*>(a);
   const uint64_t* y = static_cast<const uint64_t*>(b);
   const unsigned char* xb = static_cast<const unsigned char*>(a);
@@ -169,6 +269,7 @@ using dmem::to_host;
 #endif
 inline void sync() {
 #pragma omp taskwait
+  settle();
 }
 
 // The OpenMP API cannot ask a device for its L2 size: 256 MiB covers at least
@@ -182,6 +283,7 @@ inline size_t flush_bytes() { return is_gpu() ? kDeviceFlushBytes : host_cache::
 inline size_t cache_bytes() { return is_gpu() ? kDeviceFlushBytes / 2 : host_cache::cache_bytes(); }
 inline size_t free_bytes() { return is_gpu() ? 0 : host_cache::free_bytes(); }
 inline void flush() {
+  settle();
   if (!is_gpu()) {
     host_cache::flush();
     return;

@@ -30,7 +30,7 @@ import (
 // prologue and team_scratch (a team with scratch views; see spec.Node.Hook).
 var Hooks = []string{"prologue", "range_for", "range_reduce", "team", "team_thread_for", "thread_vector_reduce",
 	"mdrange_for", "team_scratch", "team_barrier", "thread_vector_for", "atomic_add", "sequence", "indexset_for",
-	"team_thread_reduce"}
+	"team_thread_reduce", spec.IntoHook}
 
 // Backend is a folder of partials under templates/backends.
 type Backend struct {

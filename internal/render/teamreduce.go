@@ -39,3 +39,33 @@ func (n *Node) leagueAdd() (string, error) {
 	v.Parent = n.Parent
 	return v.Render()
 }
+
+// IntoPtr is the device address a range_reduce with into stores its sum at:
+// "s + (k)" for into: s[k].
+func (n *Node) IntoPtr() string {
+	array, index := n.IntoArray()
+	return fmt.Sprintf("%s + (%s)", array, index)
+}
+
+// asyncDefine is the define of the -async strategies (pm/device_omptarget.hpp).
+const asyncDefine = "PM_OMP_ASYNC"
+
+// Nowait is what a target region whose results stay on the device adds under
+// an -async strategy: no wait, ordered after the launches before it on one
+// stream (PM_OMP_NOWAIT, pm/device_omptarget.hpp). "" elsewhere.
+func (f *Func) Nowait() string {
+	if f.p.Has(asyncDefine) {
+		return " PM_OMP_NOWAIT"
+	}
+	return ""
+}
+
+// Ordered is what a target region whose result the host reads adds under an
+// -async strategy: the stream's dependence alone, so that it starts after the
+// launches in flight and the host waits for it (PM_OMP_ORDERED). "" elsewhere.
+func (f *Func) Ordered() string {
+	if f.p.Has(asyncDefine) {
+		return " PM_OMP_ORDERED"
+	}
+	return ""
+}

@@ -105,6 +105,7 @@ type Node struct {
 	Begin    string
 	End      string
 	Acc      string // reductions: the accumulator the body adds to
+	Into     string // range_reduce: the element of a double[] argument its sum stays in, on the device (into.go)
 	League   string // team
 	TeamSize string
 	Vector   string
@@ -237,6 +238,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 	}
 	if k.Pattern != nil {
 		checkResult(d, k, f)
+		checkInto(d, k)
 		checkScratchLevels(d, k)
 		checkLeagueAdds(d, k)
 	}
@@ -256,11 +258,11 @@ func checkName(d diag.Decoder, k *Kernel, file string, root *yaml.Node) {
 }
 
 func checkResult(d diag.Decoder, k *Kernel, f map[string]*yaml.Node) {
-	reduces := k.Pattern.Kind == "range_reduce" || EndsInReduce(k.Pattern) || k.Pattern.LeagueReduces()
+	reduces := (k.Pattern.Kind == "range_reduce" && k.Pattern.Into == "") || EndsInReduce(k.Pattern) || k.Pattern.LeagueReduces()
 	switch {
 	case reduces && k.Result == "":
 		d.Add(f["@pattern"], "range_reduce (or a team with acc) returns its sum: add result: double")
-	case !reduces && k.Result != "":
+	case !reduces && k.Result != "" && k.Pattern.Into == "": // with into, checkInto says why
 		d.Add(f["@result"], "result needs a range_reduce (or a team with acc) at the top")
 	}
 }
@@ -462,6 +464,7 @@ func parseNode(d diag.Decoder, n *yaml.Node, where string) *Node {
 	}
 	parseLoop(d, f, node)
 	node.Acc = d.String(f["acc"], "acc")
+	node.Into = d.String(f["into"], "into")
 	node.League = d.String(f["league"], "league")
 	node.TeamSize = d.String(f["team_size"], "team_size")
 	node.Vector = d.String(f["vector"], "vector")

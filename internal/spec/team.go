@@ -44,7 +44,7 @@ func init() {
 // answered with the fields valid there.
 var nodeFields = map[string][]string{
 	"range_for":            {"index", "begin", "end", "body"},
-	"range_reduce":         {"index", "begin", "end", "acc", "body"},
+	"range_reduce":         {"index", "begin", "end", "acc", "into", "body"},
 	"mdrange_for":          {"index", "begin", "end", "body"},
 	"team":                 {"league", "team_size", "vector", "scratch", "body"},
 	"team_thread_for":      {"index", "begin", "end", "body"},
@@ -78,6 +78,9 @@ func (n *Node) Hook() string {
 	}
 	if n.Kind == "league_add" { // an atomic add in a one-trip team-thread loop (render)
 		return "atomic_add"
+	}
+	if n.Kind == "range_reduce" && n.Into != "" { // its sum stays on the device (into.go)
+		return IntoHook
 	}
 
 	return n.Kind
