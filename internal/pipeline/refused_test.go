@@ -91,5 +91,5 @@ func TestBrokenKernelLeavesTheOthers(t *testing.T) {
 	spmv.Kernels = []string{"spmv"}
 	require.NoError(t, Stage(ctx, "generate", spmv))
 	assert.Contains(t, log.String(), `templates/kernels/cgsolve.yaml:4:1: kernel "cgsolve" uses kernel "axpby", whose description is refused (`)
-	assert.Contains(t, log.String(), "refused (axpby, broken, cgsolve, cgsolve_fused)")
+	assert.Contains(t, log.String(), "refused (axpby, broken, cgsolve, cgsolve_fused, cgsolve_resident)")
 }
