@@ -33,6 +33,12 @@ func main() {
 			for _, a := range s.Args {
 				args += " <" + a + ">"
 			}
+			if s.Variadic {
+				args += "..."
+			}
+			for _, a := range s.CLIArgs {
+				args += " [" + a + "]"
+			}
 			fmt.Fprintf(out, "  %-10s %s\n             (needs: %s)\n", s.Name+args, s.Doc, s.Needs)
 		}
 		fmt.Fprintln(out, "\nflags (each also read from its environment variable, which a flag overrides):")
