@@ -140,21 +140,41 @@ __device__ inline double block_sum(double v) {
   return v;
 }
 
-template <int Block, class F>
-__global__ void __launch_bounds__(Block) range_for_kernel(const F f, const int64_t begin, const int64_t end) {
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride) f(i);
+// RangePolicy kernels walk the offsets k in [0, n) of the range in the
+// index type I: uint32_t when the range and one grid stride past it fit in
+// 32 bits (RangeIndex), as Kokkos' CUDA backend indexes such ranges, else
+// int64_t. A 64-bit grid-stride loop costs each thread a 64-bit division
+// for its trip count (a called routine in the SASS), which a one-element-
+// per-thread launch pays once per element.
+template <class I>
+__device__ inline I range_first() {
+  return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+}
+template <class I>
+__device__ inline I range_stride() {
+  return static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+}
+// use_32bit_index: the launch of grid blocks of Block threads may index a
+// range of n in 32 bits (k + stride stays below 2^32).
+inline bool use_32bit_index(int64_t n, int64_t grid, int Block) {
+  return n + grid * Block <= int64_t(0xffffffff);
 }
 
-template <int Block, class F>
+template <int Block, class I, class F>
+__global__ void __launch_bounds__(Block) range_for_kernel(const F f, const int64_t begin, const I n) {
+  const I stride = range_stride<I>();
+  for (I k = range_first<I>(); k < n; k += stride) f(begin + static_cast<int64_t>(k));
+}
+
+template <int Block, class I, class F>
 __global__ void __launch_bounds__(Block)
-    range_reduce_kernel(const F f, const int64_t begin, const int64_t end, double* const partial,
+    range_reduce_kernel(const F f, const int64_t begin, const I n, double* const partial,
                         unsigned* const counter, double* const result) {
   __shared__ bool last;
   // Stage 1: each thread accumulates its grid-stride share from the identity.
   double acc = 0;
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride) f(i, acc);
+  const I stride = range_stride<I>();
+  for (I k = range_first<I>(); k < n; k += stride) f(begin + static_cast<int64_t>(k), acc);
   acc = block_sum<Block>(acc);
   // Stage 2: publish the block partial; the block that takes the last ticket
   // combines them. atomicInc wraps to 0 at gridDim.x-1, so the counter is
@@ -214,7 +234,10 @@ void parallel_for(const char* name, const RangePolicy& p, const F& f) {
     const int64_t blocks = (n + Block - 1) / Block;
     const int64_t cap = cuda_impl::device().max_grid_x;
     const unsigned grid = static_cast<unsigned>(blocks < cap ? blocks : cap);
-    cuda_impl::range_for_kernel<Block, F><<<grid, Block>>>(f, p.begin, p.end);
+    if (cuda_impl::use_32bit_index(n, grid, Block))
+      cuda_impl::range_for_kernel<Block, uint32_t, F><<<grid, Block>>>(f, p.begin, static_cast<uint32_t>(n));
+    else
+      cuda_impl::range_for_kernel<Block, int64_t, F><<<grid, Block>>>(f, p.begin, n);
   });
   cuda_impl::check_launch(name);
 }
@@ -227,11 +250,13 @@ void reduce_launch(const char* name, const RangePolicy& p, const F& f, double* c
   const cuda_impl::ReduceScratch& s = cuda_impl::reduce_scratch();
   cuda_impl::range_launch(name, [&](auto block) {
     constexpr int Block = decltype(block)::value;
-    // Blocks resident at once for this body (one wave), read once per body type and block.
+    // Blocks resident at once for this body (one wave), read once per body
+    // type and block (the 64-bit kernel's: it uses at least the registers of
+    // the 32-bit one).
     static const int resident = [] {
       int per_sm = 0;
-      pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_impl::range_reduce_kernel<Block, F>,
-                                                                      Block, 0),
+      pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                            &per_sm, cuda_impl::range_reduce_kernel<Block, int64_t, F>, Block, 0),
                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
       const int r = per_sm * cuda_impl::device().sms;
       return r < 1 ? 1 : r;
@@ -239,8 +264,12 @@ void reduce_launch(const char* name, const RangePolicy& p, const F& f, double* c
     int64_t blocks = (n + Block - 1) / Block;
     if (blocks > resident) blocks = resident;
     if (blocks > s.capacity) blocks = s.capacity;
-    cuda_impl::range_reduce_kernel<Block, F>
-        <<<static_cast<unsigned>(blocks), Block>>>(f, p.begin, p.end, s.partial, s.counter, result);
+    const unsigned grid = static_cast<unsigned>(blocks);
+    if (cuda_impl::use_32bit_index(n, grid, Block))
+      cuda_impl::range_reduce_kernel<Block, uint32_t, F>
+          <<<grid, Block>>>(f, p.begin, static_cast<uint32_t>(n), s.partial, s.counter, result);
+    else
+      cuda_impl::range_reduce_kernel<Block, int64_t, F><<<grid, Block>>>(f, p.begin, n, s.partial, s.counter, result);
   });
   cuda_impl::check_launch(name);
 }
