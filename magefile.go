@@ -55,7 +55,7 @@ func Report(ctx context.Context) error { return stage(ctx, "report") }
 // Book renders the results book (results/book/) from results/index.yaml: every paper's figures and claims with their folders' provenance.
 func Book(ctx context.Context) error { return stage(ctx, "book") }
 
-// Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS and PM_TOOLCHAINS when given; later folders win for a cell.
+// Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS when given; later folders win for a cell.
 func Merge(ctx context.Context, folders string) error { return stage(ctx, "merge", folders) }
 
 // Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.

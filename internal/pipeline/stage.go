@@ -94,12 +94,12 @@ var Stages = []StageDef{
 			_, err := book.Render(book.Options{Root: cfg.Root, Progress: cfg.Log})
 			return err
 		}},
-	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Variadic: true, Doc: "Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS and PM_TOOLCHAINS when given; later folders win for a cell.",
+	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Variadic: true, Doc: "Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS when given; later folders win for a cell.",
 		run: func(_ context.Context, cfg Config) error {
 			if cfg.Out == "" {
 				return fmt.Errorf("merge needs an output folder (PM_OUT or -out)")
 			}
-			return results.MergeWith(cfg.Out, argList(cfg.Args), results.MergeOptions{Kernels: cfg.Kernels, Toolchains: cfg.Toolchains})
+			return results.MergeWith(cfg.Out, argList(cfg.Args), results.MergeOptions{Kernels: cfg.Kernels, Variants: cfg.Variants, Toolchains: cfg.Toolchains})
 		}},
 	{Name: "compare", Needs: NeedsResults, Args: []string{"a", "b"}, Doc: "Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.",
 		run: func(_ context.Context, cfg Config) error {

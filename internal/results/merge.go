@@ -19,12 +19,27 @@ import (
 // one suite can be taken out of a folder that ran several. Empty: all.
 type MergeOptions struct {
 	Kernels    []string
+	Variants   []string
 	Toolchains []string
 }
 
-// takes reports whether the options select a kernel measured by a toolchain.
-func (o MergeOptions) takes(kernel, toolchain string) bool {
+// variantOf is a record's variant, from its cell ID (kernel.variant.toolchain)
+// where the record does not name it.
+func variantOf(variant, cell string) string {
+	if variant != "" {
+		return variant
+	}
+	if parts := strings.Split(cell, "."); len(parts) == 3 {
+		return parts[1]
+	}
+	return ""
+}
+
+// takes reports whether the options select a kernel's variant measured by a
+// toolchain.
+func (o MergeOptions) takes(kernel, variant, toolchain string) bool {
 	return (len(o.Kernels) == 0 || slices.Contains(o.Kernels, kernel)) &&
+		(len(o.Variants) == 0 || slices.Contains(o.Variants, variant)) &&
 		(len(o.Toolchains) == 0 || slices.Contains(o.Toolchains, toolchain))
 }
 
@@ -47,9 +62,9 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 		uniq = AppendNew(uniq, filepath.Clean(d))
 	}
 	dirs = uniq
-	filtered := len(opt.Kernels) > 0 || len(opt.Toolchains) > 0
+	filtered := len(opt.Kernels) > 0 || len(opt.Variants) > 0 || len(opt.Toolchains) > 0
 	if len(dirs) < 2 && !(filtered && len(dirs) == 1) {
-		return fmt.Errorf("merge needs at least two results folders, or one and the kernels or toolchains to take from it")
+		return fmt.Errorf("merge needs at least two results folders, or one and the kernels, variants or toolchains to take from it")
 	}
 	var merged Run
 	var recs []Record
@@ -172,7 +187,7 @@ func MergeWith(out string, dirs []string, opt MergeOptions) error {
 			return err
 		}
 		for _, r := range builds {
-			if opt.takes(r.Kernel, r.Toolchain) {
+			if opt.takes(r.Kernel, variantOf(r.Variant, r.Cell), r.Toolchain) {
 				rows[r.Cell] = r
 			}
 		}
@@ -262,18 +277,18 @@ func overlay(folder, diff map[string]string) map[string]string {
 // selectRecords keeps the kernel records opt selects and the bandwidth
 // records (stream, copy) of the toolchains those were measured with.
 func selectRecords(recs []Record, opt MergeOptions) []Record {
-	if len(opt.Kernels) == 0 && len(opt.Toolchains) == 0 {
+	if len(opt.Kernels) == 0 && len(opt.Variants) == 0 && len(opt.Toolchains) == 0 {
 		return recs
 	}
 	measured := map[string]bool{}
 	for _, r := range recs {
-		if r.Kind == KindKernel && opt.takes(r.Kernel, r.Toolchain) {
+		if r.Kind == KindKernel && opt.takes(r.Kernel, variantOf(r.Variant, r.Cell), r.Toolchain) {
 			measured[r.Toolchain] = true
 		}
 	}
 	var out []Record
 	for _, r := range recs {
-		if r.Kind == KindKernel && opt.takes(r.Kernel, r.Toolchain) || r.Kind != KindKernel && measured[r.Toolchain] {
+		if r.Kind == KindKernel && opt.takes(r.Kernel, variantOf(r.Variant, r.Cell), r.Toolchain) || r.Kind != KindKernel && measured[r.Toolchain] {
 			out = append(out, r)
 		}
 	}
@@ -295,7 +310,7 @@ func selectLogs(dir string, opt MergeOptions) ([]string, error) {
 			return nil
 		}
 		parts := strings.Split(strings.TrimSuffix(d.Name(), ".log"), ".")
-		if len(parts) == 3 && !opt.takes(parts[0], parts[2]) {
+		if len(parts) == 3 && !opt.takes(parts[0], parts[1], parts[2]) {
 			return nil
 		}
 		rel, err := filepath.Rel(dir, path)

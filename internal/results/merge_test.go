@@ -398,3 +398,24 @@ func TestMergeKeepsTunedBesideItsCode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, run.MergeNotes, "spmv.kk.clang19-sm90 size 8 tuned: trial 1 of batch a dropped: tuned on another code than trial 1 of batch b as published")
 }
+
+// PM_VARIANTS narrows a merge as PM_KERNELS does: a library's cells of a run
+// go to the libraries folder, the layer's to the matrix.
+func TestMergeTakesTheSelectedVariants(t *testing.T) {
+	root := t.TempDir()
+	a := filepath.Join(root, "a")
+	writeRun(t, a, `{"id":"a","finished":"x",`+fmt.Sprintf(h200, "A")+`}`,
+		kernelRec("dot.kk.clang19-sm90", "c1", "k", 8, 1, "19.1.7"),
+		kernelRec("dot.lib.clang19-sm90", "c1", "k", 8, 1, "19.1.7"))
+	out := filepath.Join(root, "out")
+	require.NoError(t, MergeWith(out, []string{a}, MergeOptions{Variants: []string{"lib"}}))
+	recs, err := ReadJSONL(out)
+	require.NoError(t, err)
+	var cells []string
+	for _, r := range recs {
+		if r.Kind == KindKernel {
+			cells = append(cells, r.Cell)
+		}
+	}
+	assert.Equal(t, []string{"dot.lib.clang19-sm90"}, cells)
+}
