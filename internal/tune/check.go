@@ -12,6 +12,7 @@ import (
 
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/matrix"
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/stats"
 )
 
@@ -252,7 +253,11 @@ func (src TruthSource) Truths(dir string) ([]*Truth, error) {
 			t.Space.setDefault(g.def)
 		}
 		o := Options{Device: g.key.Device}
-		if m, ok := src.Models.ByReported(names[g.key.Device]); ok && m.Kind == machine.KindGPU {
+		m, ok := src.Models.ByReported(names[g.key.Device])
+		if !ok { // rows older than device_name: the folder's GPUs, where they are one model
+			m, ok = src.Models.ByReported(folderGPU(dir))
+		}
+		if ok && m.Kind == machine.KindGPU {
 			gpu := m.GPU
 			o.Machine = MachineOf(gpu.MaxThreadsPerBlock, gpu.WarpSize, max(gpu.SharedMemoryPerBlockBytes, gpu.SharedMemoryPerBlockOptin))
 			o.Model = Occupancy{Model: m, Resources: map[string][]machine.Resources{g.key.Cell: kernels[g.key.BuildKey]}}
@@ -319,6 +324,21 @@ func (c *CellSpace) setDefault(d Config) {
 			slices.Sort(c.Values[name])
 		}
 	}
+}
+
+// folderGPU is the model name of dir's GPUs (run.json) where they are
+// one model, else "".
+func folderGPU(dir string) string {
+	run, err := results.ReadRun(dir)
+	if err != nil || len(run.GPUs) == 0 {
+		return ""
+	}
+	for _, g := range run.GPUs {
+		if g.Name != run.GPUs[0].Name {
+			return ""
+		}
+	}
+	return run.GPUs[0].Name
 }
 
 // deviceNames maps each device key of dir's tuning.jsonl to its model name

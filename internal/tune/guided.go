@@ -75,10 +75,10 @@ func (o *Options) guide(t Target, cr *CellResult, cands []Config) *guide {
 	}
 	scorer, _ := o.Model.(Scorer)
 	type ranked struct {
-		key         string
-		score       float64
-		dist        int
-		tie         uint64
+		key   string
+		score float64
+		dist  int
+		tie   uint64
 	}
 	rs := make([]ranked, 0, len(cands))
 	for _, c := range cands {
