@@ -52,6 +52,9 @@ func Tune(ctx context.Context) error {
 // Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).
 func Report(ctx context.Context) error { return stage(ctx, "report") }
 
+// Tunecheck replays every search against a folder's ground truth (whole spaces measured: scripts/tune-truth.sh) into its tuning-check.md and .csv; without a folder (PM_OUT), the dry run: the ground truth's spaces and GPU seconds, and a matrix tuning's.
+func Tunecheck(ctx context.Context) error { return stage(ctx, "tunecheck") }
+
 // Book renders the results book (results/book/) from results/index.yaml: every paper's figures and claims with their folders' provenance.
 func Book(ctx context.Context) error { return stage(ctx, "book") }
 
@@ -143,8 +146,8 @@ func Libraries(ctx context.Context) error { return stage(ctx, "libraries") }
 //	    libraries: the folder holding the libraries' source releases that variants/libraries.yaml names (docs/libraries.md) (-deps)
 //	PM_LIBRARIES=kokkos/openmp/gcc-host,raja
 //	    libraries: the installs to do, name[/backend[/toolchain]], each part a pattern (default: every install whose toolchain is found) (-libraries)
-//	PM_TUNE=auto|exhaustive|random|pruned
-//	    tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS) (-tune)
+//	PM_TUNE=auto|exhaustive|random|pruned|guided
+//	    tune: the search (auto: exhaustive for small spaces, else tune.BeyondBudget within PM_TUNE_EVALS; guided: a climb over neighbours from the default) (-tune)
 //	PM_TUNE_EVALS=64
 //	    tune: configurations per (cell, size), the default and cached ones included (default: all) (-tune-evals)
 //	PM_TUNE_SECONDS=600

@@ -49,7 +49,7 @@ type Config struct {
 	Threads        int      // OpenMP threads of host programs; 0: SLURM_CPUS_PER_TASK, OMP_NUM_THREADS or the affinity mask
 	Bind           string   // OMP_PROC_BIND of host programs (run.BindModes); "": run.DefaultBind
 	Threshold      float64  // compare: relative slow-down flagged as a regression
-	TuneStrategy   string   // tune: exhaustive, random, pruned or auto ("")
+	TuneStrategy   string   // tune: exhaustive, random, pruned, guided or auto ("")
 	TuneEvals      int      // tune: configurations per (cell, size), the default and cached ones included; 0: all
 	TuneSeconds    int      // tune: wall seconds of new evaluations; 0: no bound
 	TuneShard      string   // tune: "k/n", this worker tunes every n-th target from the k-th (a scheduler sets it)
@@ -415,10 +415,10 @@ var Knobs = []Knob{
 	{Env: "PM_LIBRARIES", Flag: "libraries", Example: "kokkos/openmp/gcc-host,raja", Doc: "libraries: the installs to do, name[/backend[/toolchain]], each part a pattern (default: every install whose toolchain is found)",
 		Set:   func(c *Config, v string) error { c.Libraries = List(v); return nil },
 		Value: listValue(func(c *Config) []string { return c.Libraries })},
-	{Env: "PM_TUNE", Flag: "tune", Example: "auto|exhaustive|random|pruned", Doc: "tune: the search (auto: exhaustive for small spaces, else random within PM_TUNE_EVALS)",
+	{Env: "PM_TUNE", Flag: "tune", Example: "auto|exhaustive|random|pruned|guided", Doc: "tune: the search (auto: exhaustive for small spaces, else tune.BeyondBudget within PM_TUNE_EVALS; guided: a climb over neighbours from the default)",
 		Set: func(c *Config, v string) error {
-			if !slices.Contains([]string{"auto", "exhaustive", "random", "pruned"}, v) {
-				return fmt.Errorf("%q: want auto, exhaustive, random or pruned", v)
+			if !slices.Contains([]string{"auto", "exhaustive", "random", "pruned", "guided"}, v) {
+				return fmt.Errorf("%q: want auto, exhaustive, random, pruned or guided", v)
 			}
 			c.TuneStrategy = v
 			return nil

@@ -82,6 +82,13 @@ var Stages = []StageDef{
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Run(ctx, cfg); return err }},
 	{Name: "tune", Needs: NeedsManifest, Deps: []string{"build"}, Doc: "Tune searches the run-time tunables of every built cell this machine can run, each configuration verified, cached in PM_OUT's tuning.jsonl.",
 		run: func(ctx context.Context, cfg Config) error { _, err := session.Tune(ctx, cfg); return err }},
+	{Name: "tunecheck", Needs: NeedsResults, CLIArgs: []string{"folder"}, Doc: "Tunecheck replays every search against a folder's ground truth (whole spaces measured: scripts/tune-truth.sh) into its tuning-check.md and .csv; without a folder (PM_OUT), the dry run: the ground truth's spaces and GPU seconds, and a matrix tuning's.",
+		run: func(ctx context.Context, cfg Config) error {
+			if len(cfg.Args) == 1 { // the CLI also takes the folder as an argument
+				return TuneCheck(ctx, cfg, cfg.Args[0])
+			}
+			return TuneCheck(ctx, cfg, cfg.Out)
+		}},
 	{Name: "report", Needs: NeedsResults, CLIArgs: []string{"folder"}, Doc: "Report draws figures, evaluates the papers' claims and writes report.html for a results folder (PM_OUT, default the newest).",
 		run: func(_ context.Context, cfg Config) error {
 			if len(cfg.Args) == 1 { // the CLI also takes the folder as an argument

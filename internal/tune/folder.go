@@ -23,6 +23,8 @@ const (
 	ReportFile  = "tuning.md"           // each tuning's table (AppendReport)
 	LogFile     = "tuning.log"          // the output of the programs a tuning runs (OpenLog)
 	KernelsFile = "tuning-kernels.json" // the tuned binaries' kernel resources by build key (WriteKernels)
+	CheckReport = "tuning-check.md"     // the searches replayed against a ground truth (tunecheck: WriteCheck)
+	CheckFile   = "tuning-check.csv"    // the same curves, a row per (cell, size, search, budget) (CheckCSV)
 )
 
 // CachePath is dir's tuning.jsonl.

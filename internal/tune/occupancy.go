@@ -94,6 +94,36 @@ func (o Occupancy) Admits(t Target, c Config) error {
 	return ErrFewResident
 }
 
+// Score implements Scorer, Guided's prior: the fraction of an SM's threads
+// the configuration keeps resident at its largest block, the best of the
+// cell's team kernels (1: full), the model's occupancy rule over the
+// kernels' registers and shared memory. A configuration the model cannot
+// judge (no GPU model, no team launch) scores 0, as does a block that does
+// not launch.
+func (o Occupancy) Score(t Target, c Config) float64 {
+	if o.Model == nil || o.Model.Kind != machine.KindGPU || t.Space == nil || o.Model.GPU.MaxThreadsPerSM == 0 {
+		return 0
+	}
+	blocks, ok := t.Space.Blocks(c)
+	if !ok || len(blocks) == 0 {
+		return 0
+	}
+	large := slices.Max(blocks)
+	ks := machine.TeamKernels(o.Resources[t.Cell])
+	if len(ks) == 0 {
+		ks = []machine.Resources{{Kernel: "(no resources recorded)"}}
+	}
+	best := 0.0
+	for _, k := range ks {
+		occ, err := o.Model.Occupancy(k.Launch(large, 0))
+		if err != nil {
+			return 0
+		}
+		best = max(best, min(1, float64(occ.BlocksPerSM*large)/float64(o.Model.GPU.MaxThreadsPerSM)))
+	}
+	return best
+}
+
 // ErrFewResident marks the residency heuristic's refusals: a configuration
 // that launches but leaves the SM mostly idle. It prunes the search; it
 // never keeps the default (the as-published launch) from being measured.

@@ -19,7 +19,8 @@ type Strategy string
 
 // The search strategies.
 const (
-	// Auto is Exhaustive when the feasible space fits MaxEvals, else Random.
+	// Auto is Exhaustive when the feasible space fits MaxEvals, else
+	// BeyondBudget.
 	Auto Strategy = "auto"
 	// Exhaustive walks every feasible configuration in order.
 	Exhaustive Strategy = "exhaustive"
@@ -29,10 +30,21 @@ const (
 	// Pruned discards what the model rules out before evaluating anything,
 	// then walks the rest as Auto would.
 	Pruned Strategy = "pruned"
+	// Guided climbs from the default to the best measured neighbour (one
+	// tunable one step along its values), in rounds, the model's ranking
+	// ordering what it tries, and restarts from the ranking's best untried
+	// configurations when no neighbour is faster (guide).
+	Guided Strategy = "guided"
 )
 
 // Strategies lists them, for flags and errors.
-var Strategies = []Strategy{Auto, Exhaustive, Random, Pruned}
+var Strategies = []Strategy{Auto, Exhaustive, Random, Pruned, Guided}
+
+// BeyondBudget is the search Auto and Pruned take where the candidates do
+// not fit MaxEvals. The ground truth's search-quality curves decide it
+// (tunecheck, docs/tuning.md "Which search beyond the budget"): a change
+// of this one line.
+var BeyondBudget = Random
 
 // Target is one (cell, size) to tune.
 type Target struct {
@@ -87,6 +99,7 @@ type Options struct {
 	MaxEvals   int           // configurations per target, cached ones included, the default first; 0: all
 	MaxTime    time.Duration // wall time of new evaluations in this call; 0: none
 	BatchSize  int           // configurations per Evaluate call; 0: 16
+	Round      int           // Guided: configurations a round (one Evaluate call); 0: GuidedRound
 	Machine    Machine       // properties the constraints read; nil: constraints reading them are not checked
 	Model      Model         // for Pruned
 	// Hold holds tunables at these values wherever a target has them (a
@@ -159,20 +172,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	cache.DeviceName = o.DeviceName
 	res := &Result{Device: o.Device}
 	plans := make([][]Config, len(o.Targets))
+	guides := make([]*guide, len(o.Targets))
 	for i, t := range o.Targets {
-		cr, plan, err := o.Plan(t)
+		cr, cands, err := o.candidates(t)
 		if err != nil {
 			return nil, err
 		}
+		if o.mode(len(cands)) == Guided {
+			guides[i] = o.guide(t, cr, cands)
+			cr.Planned = guides[i].budget()
+		} else {
+			plans[i] = o.order(t, cr, cands, o.MaxEvals)
+			cr.Planned = len(plans[i])
+		}
 		res.Cells = append(res.Cells, cr)
-		plans[i] = plan
 	}
 	start := time.Now()
 	var runErr error
 	for i, t := range o.Targets {
-		if runErr == nil {
+		switch {
+		case runErr == nil && guides[i] != nil:
+			runErr = o.measureGuided(ctx, cache, t, res, i, guides[i], start, true)
+		case runErr == nil:
 			runErr = o.measure(ctx, cache, t, res, i, plans[i], start)
-		} else {
+		case guides[i] != nil:
+			// What the cache holds of the rounds the guide would take.
+			o.measureGuided(ctx, cache, t, res, i, guides[i], start, false)
+		default:
 			o.collect(cache, t, res.Cells[i], plans[i], nil) // what the cache holds
 		}
 	}
@@ -199,15 +225,7 @@ func (o *Options) breaksHold(c Config) string {
 func (o *Options) measure(ctx context.Context, cache *Cache, t Target, res *Result, i int, plan []Config, start time.Time) error {
 	cr := res.Cells[i]
 	got := map[string]Measurement{}
-	var todo []Config
-	for _, c := range plan {
-		if m, ok := cache.Get(t.key(o.Device, c)); ok {
-			got[c.String()] = m
-			cr.Cached++
-		} else {
-			todo = append(todo, c)
-		}
-	}
+	todo := o.cached(cache, t, cr, plan, got)
 	var err error
 	for len(todo) > 0 && err == nil {
 		if o.MaxTime > 0 && time.Since(start) >= o.MaxTime {
@@ -215,36 +233,91 @@ func (o *Options) measure(ctx context.Context, cache *Cache, t Target, res *Resu
 			break
 		}
 		n := min(o.BatchSize, len(todo))
-		batch := Batch{Target: t, Configs: todo[:n]}
-		asked := map[string]bool{}
-		for _, c := range batch.Configs {
-			asked[c.String()] = true
-		}
-		var mu sync.Mutex // an evaluator may report from several goroutines
-		err = o.Evaluator.Evaluate(ctx, batch, func(m Measurement) error {
-			mu.Lock()
-			defer mu.Unlock()
-			s := m.Config.String()
-			if !asked[s] {
-				return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
-			}
-			delete(asked, s)
-			m.Default = s == t.Space.Default.String()
-			if err := cache.Put(t.key(o.Device, m.Config), t.DeviceHash, m); err != nil {
-				return err
-			}
-			got[s] = m
-			cr.Evaluated++
-			return nil
-		})
-		if err == nil {
-			err = ctx.Err()
-		}
+		err = o.evaluate(ctx, cache, t, cr, todo[:n], got)
 		todo = todo[n:]
 		fmt.Fprintf(o.Log, "tune %s size %d: %d of %d configurations measured (%d cached)\n",
 			t.Cell, t.Size, len(got), len(plan), cr.Cached)
 	}
 	o.collect(cache, t, cr, plan, got)
+	return err
+}
+
+// measureGuided is measure for Guided: each round's configurations depend
+// on what the earlier rounds measured, so the plan grows a round at a
+// time, each round one batch of what the cache lacks. Without eval it
+// takes what the cache holds, up to the first round it lacks (a cut tuning).
+func (o *Options) measureGuided(ctx context.Context, cache *Cache, t Target, res *Result, i int, g *guide, start time.Time, eval bool) error {
+	cr := res.Cells[i]
+	got := map[string]Measurement{}
+	var plan []Config
+	var err error
+	for err == nil && len(plan) < g.budget() {
+		round := g.next(got, min(g.round(), g.budget()-len(plan)))
+		if len(round) == 0 {
+			break
+		}
+		plan = append(plan, round...)
+		todo := o.cached(cache, t, cr, round, got)
+		if len(todo) == 0 {
+			continue
+		}
+		if !eval {
+			break
+		}
+		if o.MaxTime > 0 && time.Since(start) >= o.MaxTime {
+			res.Stopped = fmt.Sprintf("time budget of %s spent", o.MaxTime)
+			break
+		}
+		err = o.evaluate(ctx, cache, t, cr, todo, got)
+		fmt.Fprintf(o.Log, "tune %s size %d: %d of %d configurations measured (%d cached), guided\n",
+			t.Cell, t.Size, len(got), g.budget(), cr.Cached)
+	}
+	o.collect(cache, t, cr, plan, got)
+	return err
+}
+
+// cached puts what the cache holds of configs into got, and returns the rest.
+func (o *Options) cached(cache *Cache, t Target, cr *CellResult, configs []Config, got map[string]Measurement) []Config {
+	var todo []Config
+	for _, c := range configs {
+		if m, ok := cache.Get(t.key(o.Device, c)); ok {
+			got[c.String()] = m
+			cr.Cached++
+		} else {
+			todo = append(todo, c)
+		}
+	}
+	return todo
+}
+
+// evaluate measures one batch of configurations of t (one Evaluate call),
+// caching each measurement as it comes and putting it into got.
+func (o *Options) evaluate(ctx context.Context, cache *Cache, t Target, cr *CellResult, configs []Config, got map[string]Measurement) error {
+	batch := Batch{Target: t, Configs: configs}
+	asked := map[string]bool{}
+	for _, c := range batch.Configs {
+		asked[c.String()] = true
+	}
+	var mu sync.Mutex // an evaluator may report from several goroutines
+	err := o.Evaluator.Evaluate(ctx, batch, func(m Measurement) error {
+		mu.Lock()
+		defer mu.Unlock()
+		s := m.Config.String()
+		if !asked[s] {
+			return fmt.Errorf("%s: the evaluator measured %q, which the batch did not ask for", t.Cell, s)
+		}
+		delete(asked, s)
+		m.Default = s == t.Space.Default.String()
+		if err := cache.Put(t.key(o.Device, m.Config), t.DeviceHash, m); err != nil {
+			return err
+		}
+		got[s] = m
+		cr.Evaluated++
+		return nil
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	return err
 }
 
@@ -270,7 +343,7 @@ func (o *Options) check() error {
 		o.Strategy = Auto
 	}
 	if !slices.Contains(Strategies, o.Strategy) {
-		return fmt.Errorf("unknown search strategy %q (known: auto, exhaustive, random, pruned)", o.Strategy)
+		return fmt.Errorf("unknown search strategy %q (known: auto, exhaustive, random, pruned, guided)", o.Strategy)
 	}
 	if o.Strategy == Pruned && o.Model == nil {
 		return fmt.Errorf("the pruned search needs a machine model")
@@ -279,15 +352,36 @@ func (o *Options) check() error {
 }
 
 // Plan lists the configurations a target's tuning measures, in order, and
-// counts what the constraints and the model rule out: a dry run.
+// counts what the constraints and the model rule out: a dry run. For
+// Guided, whose later configurations depend on what the earlier measured,
+// it lists its first round and plans MaxEvals (or every candidate).
 func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 	if err := o.check(); err != nil {
 		return nil, nil, err
 	}
+	cr, feasible, err := o.candidates(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.mode(len(feasible)) == Guided {
+		g := o.guide(t, cr, feasible)
+		plan := g.next(nil, g.round())
+		cr.Planned = g.budget()
+		return cr, plan, nil
+	}
+	plan := o.order(t, cr, feasible, o.MaxEvals)
+	cr.Planned = len(plan)
+	return cr, plan, nil
+}
+
+// candidates enumerates t's space and keeps what the constraints (and the
+// held tunables) allow, and for Pruned and Guided what the model admits,
+// counting what they rule out into the cell result; it notes why the
+// default is not measured, where it is not.
+func (o *Options) candidates(t Target) (*CellResult, []Config, error) {
 	s := t.Space
 	cr := &CellResult{Cell: t.Cell, Size: t.Size, BuildKey: t.BuildKey, DeviceHash: t.DeviceHash, Device: o.Device, Space: s.Len(),
 		Infeasible: map[string]int{}, Pruned: map[string]int{}, Unchecked: s.Unchecked(o.Machine)}
-	def := s.Default.String()
 	var feasible []Config
 	for _, c := range s.All() {
 		ok, why, err := s.Feasible(c, o.Machine)
@@ -313,8 +407,7 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 	} else if why := o.breaksHold(s.Default); why != "" {
 		cr.DefaultOut = "breaks " + why
 	}
-	strategy := o.Strategy
-	if strategy == Pruned {
+	if (o.Strategy == Pruned || o.Strategy == Guided) && o.Model != nil {
 		var kept []Config
 		for _, c := range feasible {
 			if err := o.Model.Admits(t, c); err != nil {
@@ -327,18 +420,21 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 		if err := o.Model.Admits(t, s.Default); err != nil && !errors.Is(err, ErrFewResident) && cr.DefaultOut == "" {
 			cr.DefaultOut = "the model rules it out: " + err.Error()
 		}
-		strategy = Auto
 	}
-	if strategy == Auto {
-		strategy = Exhaustive
-		if o.MaxEvals > 0 && len(feasible)+1 > o.MaxEvals {
-			strategy = Random
-		}
-	}
-	if strategy == Random {
+	return cr, feasible, nil
+}
+
+// order is the plan of a static strategy (every one but Guided) over the
+// candidates: the default first, then the strategy's order, cut at
+// maxEvals (0: all). feasible is shuffled in place for Random.
+func (o *Options) order(t Target, cr *CellResult, feasible []Config, maxEvals int) []Config {
+	s := t.Space
+	def := s.Default.String()
+	if o.modeAt(len(feasible), maxEvals) == Random {
 		h := fnv.New64a()
 		h.Write([]byte(t.Cell + "\x00" + strconv.FormatInt(t.Size, 10)))
 		rng := rand.New(rand.NewPCG(o.Seed, h.Sum64()))
+		feasible = slices.Clone(feasible)
 		rng.Shuffle(len(feasible), func(i, j int) { feasible[i], feasible[j] = feasible[j], feasible[i] })
 	}
 	var plan []Config
@@ -350,11 +446,26 @@ func (o *Options) Plan(t Target) (*CellResult, []Config, error) {
 			plan = append(plan, c)
 		}
 	}
-	if o.MaxEvals > 0 && len(plan) > o.MaxEvals {
-		plan = plan[:o.MaxEvals]
+	if maxEvals > 0 && len(plan) > maxEvals {
+		plan = plan[:maxEvals]
 	}
-	cr.Planned = len(plan)
-	return cr, plan, nil
+	return plan
+}
+
+// mode is the search a target of n candidates takes: Auto's and Pruned's
+// choice resolved (Exhaustive when the default and the candidates fit
+// MaxEvals, else BeyondBudget).
+func (o *Options) mode(n int) Strategy { return o.modeAt(n, o.MaxEvals) }
+
+func (o *Options) modeAt(n, maxEvals int) Strategy {
+	switch o.Strategy {
+	case Auto, Pruned:
+		if maxEvals > 0 && n+1 > maxEvals {
+			return BeyondBudget
+		}
+		return Exhaustive
+	}
+	return o.Strategy
 }
 
 // pick chooses the best verified configuration and those indistinguishable

@@ -26,6 +26,17 @@ import (
 // block); its default is a=16, b=8.
 func synthetic(t *testing.T) Target {
 	t.Helper()
+	spaces := syntheticSpaces(t)
+	k := &spec.Kernel{Name: "k", Tunables: []spec.Tunable{{Name: "a", Value: 16}, {Name: "b", Value: 8}}}
+	v := &matrix.Variant{ID: "s", Strategy: &matrix.Strategy{Name: "s"}, Tunables: map[string]int64{}}
+	space, err := spaces.Cell(k, nil, v, 100)
+	require.NoError(t, err)
+	return Target{Cell: "k.s.tc", Size: 100, BuildKey: "build-1", Space: space}
+}
+
+// syntheticSpaces is synthetic's tuning.yaml.
+func syntheticSpaces(t *testing.T) *Spaces {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "tuning.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`machine: {max_threads_per_block: threads}
 tunables:
@@ -35,11 +46,7 @@ constraints: [a * b <= max_threads_per_block]
 `), 0o644))
 	spaces, err := Load(file)
 	require.NoError(t, err)
-	k := &spec.Kernel{Name: "k", Tunables: []spec.Tunable{{Name: "a", Value: 16}, {Name: "b", Value: 8}}}
-	v := &matrix.Variant{ID: "s", Strategy: &matrix.Strategy{Name: "s"}, Tunables: map[string]int64{}}
-	space, err := spaces.Cell(k, nil, v, 100)
-	require.NoError(t, err)
-	return Target{Cell: "k.s.tc", Size: 100, BuildKey: "build-1", Space: space}
+	return spaces
 }
 
 var device1024 = Machine{"max_threads_per_block": 1024}

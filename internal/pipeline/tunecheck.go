@@ -1,0 +1,101 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/layout"
+	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/tune"
+)
+
+// truthSeeds are the seeds each seeded search is replayed with.
+const truthSeeds = 50
+
+// TuneCheck replays every search against the ground truth in folder (a
+// tuning that measured whole spaces, scripts/tune-truth.sh) and writes
+// the curves into it (tune.CheckReport, tune.CheckFile); with no folder
+// it is the dry run: the ground truth's cells (tune.TruthCells), their
+// spaces and GPU seconds, and those of a matrix tuning (the targets of
+// tune.MatrixFolder) under PM_TUNE (default pruned) within PM_TUNE_EVALS
+// (default 16), from tune.TimingFolder's records (docs/tuning.md).
+func TuneCheck(_ context.Context, cfg Config, folder string) error {
+	cfg.Defaults()
+	tree, err := tune.LoadTree(cfg.Root)
+	if err != nil {
+		return err
+	}
+	models, err := machine.Load(filepath.Join(cfg.Root, machine.Dir))
+	if err != nil {
+		return err
+	}
+	src := tune.TruthSource{Tree: tree, Models: models}
+	if folder == "" {
+		return truthPlan(cfg, src)
+	}
+	truths, err := src.Truths(folder)
+	if err != nil {
+		return err
+	}
+	var curves [][]tune.Curve
+	for _, tr := range truths {
+		fmt.Fprintf(cfg.Log, "tunecheck: %s size %d: %d measured, %d feasible\n", tr.Target.Cell, tr.Target.Size, len(tr.Measured), tr.Feasible)
+		c, err := tune.Replay(tr, tune.ReplayStrategies, tune.Budgets(tr.Feasible+1), truthSeeds)
+		if err != nil {
+			return err
+		}
+		curves = append(curves, c)
+	}
+	var md, csv bytes.Buffer
+	fmt.Fprintf(&md, "# Searches against the ground truth\n\nThe fraction of the optimum (its median over the best found's) at each budget: the median over %d seeds [2.5th, 97.5th percentiles]; `tunecheck` replays each search from the measurements of this folder (docs/tuning.md).\n\n```\n", truthSeeds)
+	if err := tune.WriteCheck(&md, truths, curves); err != nil {
+		return err
+	}
+	md.WriteString("```\n")
+	if err := tune.CheckCSV(&csv, truths, curves); err != nil {
+		return err
+	}
+	if err := fsutil.WriteFile(filepath.Join(folder, tune.CheckReport), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := fsutil.WriteFile(filepath.Join(folder, tune.CheckFile), csv.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, err = cfg.Log.Write(md.Bytes())
+	return err
+}
+
+// truthPlan prints the dry run.
+func truthPlan(cfg Config, src tune.TruthSource) error {
+	model, _ := src.Models.ByReported("NVIDIA H200") // the device the timings were measured on
+	costs, err := tune.ReadCosts(layout.Path(cfg.Root, tune.TimingFolder))
+	if err != nil {
+		return fmt.Errorf("tunecheck: the timings of %s: %w", tune.TimingFolder, err)
+	}
+	fmt.Fprintf(cfg.Log, "Ground truth (scripts/tune-truth.sh): every feasible configuration measured, 64 a process, on an %s (%s's records; the occupancy model's admitted count with no kernel's registers known)\n", model.Name, tune.TimingFolder)
+	if _, err := tune.WritePlan(cfg.Log, src.PlanTruth(tune.TruthCells, model, costs, 64)); err != nil {
+		return err
+	}
+	strategy := tune.Strategy(cfg.TuneStrategy)
+	if strategy == "" {
+		strategy = tune.Pruned // the tune stage's search on a modelled GPU
+	}
+	evals := cfg.TuneEvals
+	if evals == 0 {
+		evals = 16 // tune-matrix.sh's
+	}
+	targets, err := tune.MatrixTargets(layout.Path(cfg.Root, tune.MatrixFolder))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Log, "\nA matrix tuning (the %d targets of %s) under %s within %d configurations (beyond the budget: %s; guided %d a round, else 64 a process):\n",
+		len(targets), tune.MatrixFolder, strategy, evals, tune.BeyondBudget, tune.GuidedRound)
+	total, err := tune.WritePlan(cfg.Log, src.PlanMatrix(targets, model, costs, strategy, evals, 64))
+	if err == nil {
+		fmt.Fprintf(cfg.Log, "on 2 GPUs: about %.1f minutes\n", total/120)
+	}
+	return err
+}

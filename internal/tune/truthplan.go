@@ -1,0 +1,327 @@
+package tune
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/matrix"
+)
+
+// TruthCell is a cell whose whole space the ground truth measures
+// (scripts/tune-truth.sh selects the same).
+type TruthCell struct {
+	Kernel, Variant, Toolchain string
+	Size                       int64
+}
+
+// ID is the cell's ID.
+func (c TruthCell) ID() string { return c.Kernel + "." + c.Variant + "." + c.Toolchain }
+
+// TruthCells are the ground truth's cells: SPMV and CG-Solve under KK-CUDA
+// 3 levels (nvcc), kernel mode's Fig. 19 launch (kk-ompx-opt, the claims'
+// kernel-mode bar) and KK-OMP B (clang 22), and DOT under two OpenMP
+// forms, at the 002 matrix's tuning sizes (tune-matrix.sh).
+var TruthCells = []TruthCell{
+	{"spmv", "kk-cuda-3lvl", "nvcc-sm90", 150},
+	{"spmv", "kk-ompx-opt", "clang22-sm90", 150},
+	{"spmv", "kk-omp-b", "clang22-sm90", 150},
+	{"cgsolve", "kk-cuda-3lvl", "nvcc-sm90", 150},
+	{"cgsolve", "kk-ompx-opt", "clang22-sm90", 150},
+	{"cgsolve", "kk-omp-b", "clang22-sm90", 150},
+	{"dot", "kk-omp-b", "clang22-sm90", 100000000},
+	{"dot", "kk-ompx-opt", "clang22-sm90", 100000000},
+}
+
+// The committed folders a dry run estimates from: the H200 tuning whose
+// programs' records time a process (TimingFolder: setup, reference,
+// each configuration), and the H100 tuning of the 002 matrix and 000's
+// kernel-mode variants (MatrixFolder: the (cell, size) targets of a
+// matrix tuning).
+const (
+	TimingFolder = "results/20261125-144936-nvidia-h200-tune"
+	MatrixFolder = "results/nvidia-h100-tuning"
+)
+
+// Cost is the device time of a kernel's tuning at a size: each process
+// (data set-up and the float64 reference, paid once a process) and each
+// configuration measured (warm-up and repetitions). Assumed marks a cost
+// not read from records.
+type Cost struct {
+	ProcessS, ConfigS float64
+	Assumed           bool
+}
+
+// Costs are the costs by kernel and size.
+type Costs map[string]map[int64]Cost
+
+// assumedCosts are what docs/tuning.md estimates where no record times a
+// kernel (DOT and AXPBY at 1e8: 4 s a process, 0.1 s a configuration).
+var assumedCosts = map[string]Cost{"dot": {4, 0.1, true}, "axpby": {4, 0.1, true}}
+
+// ReadCosts reads the costs from the harness's records in dir's
+// tuning.log: the mean set-up plus reference time of the processes (the
+// first record of a process carries them), and the mean measuring time
+// of a configuration.
+func ReadCosts(dir string) (Costs, error) {
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	type acc struct{ proc, procN, conf, confN float64 }
+	sums := map[string]map[int64]*acc{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var r struct {
+			Kernel     string   `json:"kernel"`
+			Size       int64    `json:"size"`
+			SetupS     *float64 `json:"setup_s"`
+			ReferenceS *float64 `json:"reference_s"`
+			MeasureS   *float64 `json:"measure_s"`
+		}
+		if json.Unmarshal(line, &r) != nil || r.Kernel == "" || r.MeasureS == nil {
+			continue
+		}
+		if sums[r.Kernel] == nil {
+			sums[r.Kernel] = map[int64]*acc{}
+		}
+		a := sums[r.Kernel][r.Size]
+		if a == nil {
+			a = &acc{}
+			sums[r.Kernel][r.Size] = a
+		}
+		a.conf += *r.MeasureS
+		a.confN++
+		if s := deref(r.SetupS) + deref(r.ReferenceS); s > 0 {
+			a.proc += s
+			a.procN++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	out := Costs{}
+	for k, bySize := range sums {
+		out[k] = map[int64]Cost{}
+		for size, a := range bySize {
+			c := Cost{ConfigS: a.conf / a.confN}
+			if a.procN > 0 {
+				c.ProcessS = a.proc / a.procN
+			}
+			out[k][size] = c
+		}
+	}
+	return out, nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// At is kernel's cost at size: the records' at that size, else at the
+// nearest size scaled by the size's cube over it (the 3-D kernels' rows),
+// else assumed.
+func (cs Costs) At(kernel string, size int64) Cost {
+	if c, ok := cs[kernel][size]; ok {
+		return c
+	}
+	var near int64
+	for s := range cs[kernel] {
+		if near == 0 || abs64(s-size) < abs64(near-size) {
+			near = s
+		}
+	}
+	if near > 0 {
+		c := cs[kernel][near]
+		f := float64(size) * float64(size) * float64(size) / (float64(near) * float64(near) * float64(near))
+		return Cost{ProcessS: c.ProcessS * f, ConfigS: c.ConfigS * f, Assumed: true}
+	}
+	if c, ok := assumedCosts[kernel]; ok {
+		return c
+	}
+	return Cost{ProcessS: 4, ConfigS: 0.1, Assumed: true}
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Seconds is the device time of measuring evals configurations in procs processes.
+func (c Cost) Seconds(evals, procs int) float64 {
+	return float64(procs)*c.ProcessS + float64(evals)*c.ConfigS
+}
+
+// PlanRow is a target of a dry run: its space, what the constraints
+// allow, what the model admits, and the evaluations, processes and
+// seconds of measuring them.
+type PlanRow struct {
+	Cell                      string
+	Size                      int64
+	Space, Feasible, Admitted int
+	Evals, Processes          int
+	Seconds                   float64
+	Assumed                   bool
+	Err                       string
+}
+
+// PlanTruth is the dry run of the ground truth: each cell's whole
+// feasible space measured exhaustively (batch configurations a process),
+// with the admitted count of the pruned search beside it, on the device of
+// model (its machine; its occupancy rule with no kernel's registers known:
+// 0 registers).
+func (src TruthSource) PlanTruth(cells []TruthCell, model *machine.Model, costs Costs, batch int) []PlanRow {
+	var out []PlanRow
+	for _, c := range cells {
+		out = append(out, src.planRow(Key{Cell: c.ID(), Size: c.Size}, model, costs, Exhaustive, 0, batch))
+	}
+	return out
+}
+
+// PlanMatrix is the dry run of a matrix tuning of targets under strategy
+// (the tune stage's pruned where the GPU has a model) within maxEvals a
+// target: each target's planned evaluations and processes (batch a
+// process; Guided a round a process).
+func (src TruthSource) PlanMatrix(targets []Key, model *machine.Model, costs Costs, strategy Strategy, maxEvals, batch int) []PlanRow {
+	var out []PlanRow
+	for _, k := range targets {
+		out = append(out, src.planRow(k, model, costs, strategy, maxEvals, batch))
+	}
+	return out
+}
+
+func (src TruthSource) planRow(k Key, model *machine.Model, costs Costs, strategy Strategy, maxEvals, batch int) PlanRow {
+	row := PlanRow{Cell: k.Cell, Size: k.Size}
+	t, err := src.target(k)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	kernel, _, _ := strings.Cut(k.Cell, ".")
+	if model != nil && model.Kind == machine.KindGPU {
+		// The model's launch defaults, as the tune stage puts them in.
+		if d := launchDefaults(model, src.Tree.Variants[strings.SplitN(k.Cell, ".", 3)[1]], t.Space); len(d) > 0 {
+			t.Space.setDefault(d)
+		}
+	}
+	o := Options{Strategy: Exhaustive, MaxEvals: maxEvals, BatchSize: batch}
+	if model != nil && model.Kind == machine.KindGPU {
+		g := model.GPU
+		o.Machine = MachineOf(g.MaxThreadsPerBlock, g.WarpSize, max(g.SharedMemoryPerBlockBytes, g.SharedMemoryPerBlockOptin))
+		o.Model = Occupancy{Model: model}
+	}
+	cr, feasible, err := o.candidates(t)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	row.Space, row.Feasible, row.Admitted = cr.Space, len(feasible), len(feasible)
+	if o.Model != nil {
+		p := o
+		p.Strategy = Pruned
+		_, admitted, err := p.candidates(t)
+		if err == nil {
+			row.Admitted = len(admitted)
+		}
+	}
+	o.Strategy = strategy
+	if strategy == Pruned && o.Model == nil {
+		o.Model = Occupancy{}
+	}
+	cr, cands, err := o.candidates(t)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if o.mode(len(cands)) == Guided {
+		g := o.guide(t, cr, cands)
+		row.Evals = g.budget()
+		row.Processes = (row.Evals + g.round() - 1) / g.round()
+	} else {
+		row.Evals = len(o.order(t, cr, cands, maxEvals))
+		row.Processes = (row.Evals + o.batch() - 1) / o.batch()
+	}
+	cost := costs.At(kernel, k.Size)
+	row.Seconds, row.Assumed = cost.Seconds(row.Evals, row.Processes), cost.Assumed
+	return row
+}
+
+// launchDefaults are the machine model's launch defaults of a variant's
+// model_defaults (kk-ompx's occupancy max_teams), as run.ModelDefaults
+// gives them, with the team's block (CellSpace.Blocks at the default);
+// none where the model or the variant has none.
+func launchDefaults(m *machine.Model, v *matrix.Variant, s *CellSpace) Config {
+	if v == nil || len(v.ModelDefaults) == 0 {
+		return nil
+	}
+	var c machine.CellLaunch
+	if bs, ok := s.Blocks(s.Default); ok {
+		for _, b := range bs {
+			c.Blocks = append(c.Blocks, int64(b))
+		}
+	}
+	d, _ := machine.Defaults(m, v.ModelDefaults, c)
+	return Config(d)
+}
+
+// WritePlan prints rows as a table with their total.
+func WritePlan(w io.Writer, rows []PlanRow) (total float64, err error) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "cell\tsize\tspace\tfeasible\tadmitted\tmeasured\tprocesses\tGPU seconds")
+	for _, r := range rows {
+		if r.Err != "" {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", r.Cell, r.Size, r.Err)
+			continue
+		}
+		mark := ""
+		if r.Assumed {
+			mark = " (assumed cost)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f%s\n", r.Cell, r.Size, r.Space, r.Feasible, r.Admitted, r.Evals, r.Processes, r.Seconds, mark)
+		total += r.Seconds
+	}
+	fmt.Fprintf(tw, "total\t\t\t\t\t\t\t%.0f (%.1f minutes)\n", total, total/60)
+	return total, tw.Flush()
+}
+
+// MatrixTargets are the (cell, size) targets of dir's tuning.jsonl, sorted.
+func MatrixTargets(dir string) ([]Key, error) {
+	keys, _, err := Evaluations(dir)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[Key]bool{}
+	var out []Key
+	for _, k := range keys {
+		t := Key{Cell: k.Cell, Size: k.Size}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b Key) int {
+		if c := strings.Compare(a.Cell, b.Cell); c != 0 {
+			return c
+		}
+		return int(a.Size - b.Size)
+	})
+	return out, nil
+}
