@@ -155,9 +155,10 @@ __device__ inline I range_stride() {
   return static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
 }
 // use_32bit_index: the launch of grid blocks of Block threads may index a
-// range of n in 32 bits (k + stride stays below 2^32).
+// range of n in 32 bits (k + kMaxUnroll strides stays below 2^32).
+constexpr int kMaxUnroll = 4;
 inline bool use_32bit_index(int64_t n, int64_t grid, int Block) {
-  return n + grid * Block <= int64_t(0xffffffff);
+  return n + kMaxUnroll * grid * Block <= int64_t(0xffffffff);
 }
 
 template <int Block, class I, class F>
@@ -166,7 +167,10 @@ __global__ void __launch_bounds__(Block) range_for_kernel(const F f, const int64
   for (I k = range_first<I>(); k < n; k += stride) f(begin + static_cast<int64_t>(k));
 }
 
-template <int Block, class I, class F>
+// Unroll (the run-time tunable range_unroll) grid-strided elements a step,
+// each into its own partial, so that their loads are independent and more
+// of them are in flight per thread; 1 is Kokkos' loop, one element a step.
+template <int Block, int Unroll, class I, class F>
 __global__ void __launch_bounds__(Block)
     range_reduce_kernel(const F f, const int64_t begin, const I n, double* const partial,
                         unsigned* const counter, double* const result) {
@@ -174,7 +178,17 @@ __global__ void __launch_bounds__(Block)
   // Stage 1: each thread accumulates its grid-stride share from the identity.
   double acc = 0;
   const I stride = range_stride<I>();
-  for (I k = range_first<I>(); k < n; k += stride) f(begin + static_cast<int64_t>(k), acc);
+  I k = range_first<I>();
+  if constexpr (Unroll > 1) {
+    double part[Unroll] = {};
+    for (; k + (Unroll - 1) * stride < n; k += Unroll * stride) {
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) f(begin + static_cast<int64_t>(k + u * stride), part[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) acc += part[u];
+  }
+  for (; k < n; k += stride) f(begin + static_cast<int64_t>(k), acc);
   acc = block_sum<Block>(acc);
   // Stage 2: publish the block partial; the block that takes the last ticket
   // combines them. atomicInc wraps to 0 at gridDim.x-1, so the counter is
@@ -212,6 +226,18 @@ namespace cuda_impl {
 // kRangeBlock): each size is its own kernel with its own __launch_bounds__
 // and warp-sum array, so the default's kernel is the one a constant block
 // compiles to.
+// range_unroll calls run(std::integral_constant<int, Unroll>) with the
+// run-time tunable range_unroll (default 1, Kokkos' loop).
+template <class Run>
+void range_unroll(const char* name, const Run& run) {
+  switch (pm::tune("range_unroll", 1)) {
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    case 2: run(std::integral_constant<int, 2>{}); break;
+    case 4: run(std::integral_constant<int, 4>{}); break;
+    default: fail(name, "range_unroll must be 1, 2 or 4");
+  }
+}
+
 template <class Run>
 void range_launch(const char* name, const Run& run) {
   switch (pm::tune("range_block", kRangeBlock)) {
@@ -256,7 +282,7 @@ void reduce_launch(const char* name, const RangePolicy& p, const F& f, double* c
     static const int resident = [] {
       int per_sm = 0;
       pm::device::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                            &per_sm, cuda_impl::range_reduce_kernel<Block, int64_t, F>, Block, 0),
+                            &per_sm, cuda_impl::range_reduce_kernel<Block, 1, int64_t, F>, Block, 0),
                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
       const int r = per_sm * cuda_impl::device().sms;
       return r < 1 ? 1 : r;
@@ -266,10 +292,12 @@ void reduce_launch(const char* name, const RangePolicy& p, const F& f, double* c
     if (blocks > s.capacity) blocks = s.capacity;
     const unsigned grid = static_cast<unsigned>(blocks);
     if (cuda_impl::use_32bit_index(n, grid, Block))
-      cuda_impl::range_reduce_kernel<Block, uint32_t, F>
-          <<<grid, Block>>>(f, p.begin, static_cast<uint32_t>(n), s.partial, s.counter, result);
+      cuda_impl::range_unroll(name, [&](auto unroll) {
+        cuda_impl::range_reduce_kernel<Block, decltype(unroll)::value, uint32_t, F>
+            <<<grid, Block>>>(f, p.begin, static_cast<uint32_t>(n), s.partial, s.counter, result);
+      });
     else
-      cuda_impl::range_reduce_kernel<Block, int64_t, F><<<grid, Block>>>(f, p.begin, n, s.partial, s.counter, result);
+      cuda_impl::range_reduce_kernel<Block, 1, int64_t, F><<<grid, Block>>>(f, p.begin, n, s.partial, s.counter, result);
   });
   cuda_impl::check_launch(name);
 }
