@@ -78,6 +78,9 @@ type Options struct {
 	// Kernels resolves the kernels a composite uses (their team blocks).
 	Kernels  map[string]*spec.Kernel
 	Compiler func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
+	// Cache is a folder of programs shared between build folders (CacheEnv;
+	// "": none).
+	Cache string
 }
 
 // Binary is where a cell's program goes: <dir>/<toolchain>/<kernel>.<variant>.
@@ -275,6 +278,21 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte, layer
 		return r
 	}
 	os.Remove(stamp)
+	cache, shared := opt.Cache, ""
+	if cache != "" {
+		shared = sharedKey(c, cmd, src, layers, opt.Root, opt.Dir)
+		if fromCache(cache, shared, r.Binary) {
+			logText := "$ " + fsutil.Portable(strings.Join(cmd, " ")) + "\n(the program these inputs built before, from " + CacheEnv + ")\n"
+			if err := fsutil.WriteFile(r.Log, []byte(logText), 0o644); err == nil {
+				os.Remove(failStamp)
+				r.Status = Built
+				if err := fsutil.WriteFile(stamp, []byte(key), 0o644); err != nil {
+					r.Status, r.Reason = Failed, err.Error()
+				}
+				return r
+			}
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	t0 := time.Now()
@@ -299,6 +317,7 @@ func one(ctx context.Context, c *matrix.Cell, opt Options, harness []byte, layer
 	if err := fsutil.WriteFile(stamp, []byte(key), 0o644); err != nil {
 		r.Status, r.Reason = Failed, err.Error()
 	}
+	toCache(cache, shared, r.Binary)
 	return r
 }
 

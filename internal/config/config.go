@@ -133,6 +133,7 @@ const (
 	KindMacro     Kind = "macro"              // a preprocessor name of the harness and templates (a trailing _ names a prefix)
 	KindScript    Kind = "script"             // read by a script of scripts/
 	KindTest      Kind = "test"               // read by a Go test (CI sets some)
+	KindBuild     Kind = "build"              // read by internal/build from the environment
 )
 
 // Knob is one PM_ name: a setting, read from the environment (mage) or a
@@ -497,14 +498,13 @@ var Knobs = []Knob{
 	{Env: "PM_XZ", Kind: KindScript, Doc: "scripts/gpu-bundle.sh: xz options for the libraries"},
 	{Env: "PM_DEBIAN_MIRROR", Kind: KindScript, Doc: "scripts/install-llvm22.sh: the Debian mirror"},
 	{Env: "PM_LLVM22_SUITES", Kind: KindScript, Doc: "scripts/install-llvm22.sh: deb-src suites tried in order"},
-	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (CI sets it)"},
+	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (internal/testenv; CI sets it)"},
+	{Env: "PM_BUILD_CACHE", Kind: KindBuild, Doc: "a folder of built programs shared between build folders and checkouts (internal/build, like ccache): the same inputs anywhere are compiled once; unset, nothing is shared (CI sets it)"},
 	{Env: "PM_PROBE_OUT", Kind: KindTest, Doc: "internal/toolchain's probe test writes its probes here"},
 	{Env: "PM_REQUIRE_TOOLCHAINS", Kind: KindTest, Doc: "toolchains a test must find (CI names every offload toolchain)"},
 	{Env: "PM_SEEDS_DIR", Kind: KindTest, Doc: "the folder of the papers' seed texts (internal/report's spec test)"},
 	{Env: "PM_SLURM_TEST", Kind: KindTest, Doc: "1: internal/cluster's Slurm test runs (a Slurm cluster is up)"},
-	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (internal/testenv; CI sets it)"},
 	{Env: "PM_E2E", Kind: KindTest, Doc: "reserved for end-to-end test runs (CI)"},
-	{Env: "PM_LONG_TESTS", Kind: KindTest, Doc: "1: the long end-to-end tests run (CI sets it)"},
 	{Env: "PM_MUTANT", Kind: KindTest, Doc: "the mutant a planted-bug test program runs"},
 }
 

@@ -383,7 +383,7 @@ func Build(ctx context.Context, p *Project) ([]build.Result, error) {
 		return nil, err
 	}
 	cells := p.Cells()
-	res, err := build.Run(ctx, cells, build.Options{Root: p.Cfg.Root, Dir: p.Cfg.BuildDir, Jobs: p.Cfg.Jobs, Log: p.Cfg.Log, DeviceOnly: p.Cfg.DeviceOnly,
+	res, err := build.Run(ctx, cells, build.Options{Root: p.Cfg.Root, Dir: p.Cfg.BuildDir, Jobs: p.Cfg.Jobs, Log: p.Cfg.Log, DeviceOnly: p.Cfg.DeviceOnly, Cache: build.CacheDir(),
 		Kernels: p.ByName})
 	if err != nil {
 		return res, err

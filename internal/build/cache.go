@@ -1,0 +1,113 @@
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/matrix"
+)
+
+// CacheEnv names a folder of built programs shared between build folders and
+// checkouts, as ccache shares objects: a cell whose program some build folder
+// already made from the same inputs (its source, the harness, the command, the
+// compiler, the library install, the environment of KeyEnv: everything of Key
+// but where the checkout and the build folder are) is copied from there instead
+// of compiled again. Only programs that built are kept; a failure is always
+// compiled again. Unset, nothing is shared. CI sets it for all its steps, so
+// that the tests' end-to-end pipelines, each in its own temporary checkout,
+// reuse the quick job's programs and each other's.
+const CacheEnv = "PM_BUILD_CACHE"
+
+// sharedKey is Key with the checkout's and the build folder's paths replaced
+// by placeholders: the same inputs anywhere give the same key.
+func sharedKey(c *matrix.Cell, cmd []string, src []byte, layers Layers, root, dir string) string {
+	place := func(s string) string {
+		for _, p := range []struct{ path, name string }{{dir, "<build>"}, {root, "<root>"}} {
+			if abs, err := filepath.Abs(p.path); err == nil && abs != "/" {
+				s = strings.ReplaceAll(s, abs, p.name)
+			}
+			if p.path != "" && p.path != "." && p.path != "/" {
+				s = strings.ReplaceAll(s, p.path, p.name)
+			}
+		}
+		return s
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", c.Toolchain.Identity)
+	for _, a := range cmd {
+		fmt.Fprintf(h, "%s\x00", place(a))
+	}
+	if c.Library != nil {
+		fmt.Fprintf(h, "%s\x00", c.Library.Key())
+	}
+	for _, k := range KeyEnv {
+		fmt.Fprintf(h, "%s=%s\x00", k, place(os.Getenv(k)))
+	}
+	h.Write(src)
+	h.Write(layers.hash(""))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CacheDir is the shared folder of programs the environment names, or ""
+// (the pipeline's builds set Options.Cache from it).
+func CacheDir() string { return os.Getenv(CacheEnv) }
+
+// fromCache copies the program of shared key into binary when the cache holds
+// it, and reports whether it did.
+func fromCache(cache, shared, binary string) bool {
+	if cache == "" {
+		return false
+	}
+	return copyFile(filepath.Join(cache, shared[:2], shared), binary) == nil
+}
+
+// toCache keeps a program that built under its shared key (written under a
+// temporary name and renamed, so a concurrent build never reads half a file).
+func toCache(cache, shared, binary string) {
+	if cache == "" {
+		return
+	}
+	dst := filepath.Join(cache, shared[:2], shared)
+	if _, err := os.Stat(dst); err == nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
+	if err := copyFile(binary, tmp); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+	}
+}
+
+// copyFile copies src to dst (replacing it), keeping the mode bits.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	os.Remove(dst) // a running program keeps its old inode
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
