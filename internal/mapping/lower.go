@@ -114,12 +114,11 @@ func lowerOne(k *spec.Kernel, m *machine.Model, info *launchInfo) error {
 	return nil
 }
 
-// mapperTunablesFree refuses a kernel that declares the mapper's tunables
-// (map_team_size, map_vector_size, and a launch's map_team_size_<k>).
+// mapperTunablesFree refuses a kernel that declares the mapper's tunables.
 func mapperTunablesFree(k *spec.Kernel, errs *diag.List) bool {
 	for _, t := range []string{TeamTunable, VectorTunable} {
-		if i := slices.IndexFunc(k.Tunables, func(x spec.Tunable) bool { return x.Name == t || strings.HasPrefix(x.Name, t+"_") }); i >= 0 {
-			errs.Add(k.Loops.Pos, "loops: tunable %s is the mapper's; choose another name", k.Tunables[i].Name)
+		if slices.ContainsFunc(k.Tunables, func(x spec.Tunable) bool { return x.Name == t }) {
+			errs.Add(k.Loops.Pos, "loops: tunable %s is the mapper's; choose another name", t)
 			return false
 		}
 	}

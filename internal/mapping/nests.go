@@ -139,26 +139,32 @@ func lowerNests(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 		k.Mapping = b.String()
 		return
 	}
-	fmt.Fprintf(&b, "%d launches in order, each mapped on its own (the tunables map_team_size_<k> and map_vector_size_<k> are launch k's sizes)\n", len(launches))
+	// The tuner knows one pair of mapper tunables per kernel (a search space
+	// each, variants/tuning.yaml): they are the first launch's sizes, and
+	// every launch whose model chose the same; a launch whose sizes differ
+	// has them as constants.
+	first := launchSizes(launches[0].kernel, len(k.Tunables))
+	fmt.Fprintf(&b, "%d launches in order, each mapped on its own; the tunables %s and %s are the first launch's sizes (team %d, vector %d) and every launch's with the same, another launch's are constants\n",
+		len(launches), TeamTunable, VectorTunable, first[TeamTunable], first[VectorTunable])
 	top := &spec.Node{Kind: spec.Launches, Pos: p.Pos}
-	tunables := slices.Clone(k.Tunables)
 	for g, l := range launches {
 		from := ""
 		if len(l.nests) > 1 {
 			from = ", fused from " + ids(l.nests)
 		}
 		fmt.Fprintf(&b, "launch %d of %d: nest %s (%s)%s\n", g+1, len(launches), l.loop.ID, l.loop.Pos, from)
-		names := map[string]string{TeamTunable: fmt.Sprintf("%s_%d", TeamTunable, g+1), VectorTunable: fmt.Sprintf("%s_%d", VectorTunable, g+1)}
-		b.WriteString(indent(strings.TrimRight(renameTunables(l.kernel.Mapping, names), "\n")) + "\n")
-		renameTree(l.kernel.Pattern, names)
-		top.Body = append(top.Body, l.kernel.Pattern)
-		for _, t := range l.kernel.Tunables[len(k.Tunables):] {
-			t.Name = names[t.Name]
-			tunables = append(tunables, t)
+		mine := launchSizes(l.kernel, len(k.Tunables))
+		text := l.kernel.Mapping
+		if mine[TeamTunable] != first[TeamTunable] || mine[VectorTunable] != first[VectorTunable] {
+			names := map[string]string{TeamTunable: fmt.Sprint(mine[TeamTunable]), VectorTunable: fmt.Sprint(mine[VectorTunable])}
+			renameTree(l.kernel.Pattern, names)
+			text += fmt.Sprintf("  its sizes differ from the first launch's: team %d and vector %d are constants of its code\n", mine[TeamTunable], mine[VectorTunable])
 		}
+		b.WriteString(indent(strings.TrimRight(text, "\n")) + "\n")
+		top.Body = append(top.Body, l.kernel.Pattern)
 	}
+	k.Tunables = launches[0].kernel.Tunables
 	k.Pattern = top
-	k.Tunables = tunables
 	k.Mapping = b.String()
 }
 
@@ -281,15 +287,24 @@ func copyProgram(p *loopnest.Program, items []loopnest.Node) *loopnest.Program {
 	return q
 }
 
-// renameTunables replaces the mapper's tunables by a launch's own names in
-// C++ text and explanations.
+// launchSizes are the mapper's tunables a lowered kernel added after its own n.
+func launchSizes(k *spec.Kernel, n int) map[string]int64 {
+	out := map[string]int64{}
+	for _, t := range k.Tunables[n:] {
+		out[t.Name] = t.Value
+	}
+	return out
+}
+
+// renameTunables replaces the mapper's tunables in C++ text (by a launch's
+// constants).
 func renameTunables(s string, names map[string]string) string {
 	return tunableRe.ReplaceAllStringFunc(s, func(x string) string { return names[x] })
 }
 
 var tunableRe = regexp.MustCompile(`\b(` + TeamTunable + `|` + VectorTunable + `)\b`)
 
-// renameTree renames the mapper's tunables in every C++ text of the tree.
+// renameTree replaces the mapper's tunables in every C++ text of the tree.
 func renameTree(n *spec.Node, names map[string]string) {
 	for _, s := range []*string{&n.Code, &n.Begin, &n.End, &n.League, &n.TeamSize, &n.Vector, &n.Target, &n.Value, &n.Cond} {
 		*s = renameTunables(*s, names)
