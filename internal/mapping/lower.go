@@ -54,34 +54,42 @@ func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 	if !checkSound(k, errs) {
 		return
 	}
+	if !mapperTunablesFree(k, errs) {
+		return
+	}
+	if len(k.Loops.Body) > 1 {
+		lowerNests(k, m, errs)
+		return
+	}
+	if err := lowerOne(k, m, nil); err != nil {
+		errs.Add(k.Loops.Pos, "loops: kernel %s: %v", k.Name, err)
+	}
+}
+
+// lowerOne maps a kernel whose loops are one top-level nest into one team:
+// phased (a parallel outer loop around nests) or by its band. It sets
+// k.Pattern, k.Tunables and k.Mapping; info, when not nil, gets how many
+// loops the mapping runs in parallel and whether it is phased.
+func lowerOne(k *spec.Kernel, m *machine.Model, info *launchInfo) error {
 	r := depend.Analyze(k.Loops)
 	nests := Map(r)
 	p := k.Loops
 	if len(p.Body) == 1 && p.Body[0].Loop != nil && phased(r, p.Body[0].Loop) {
-		if !mapperTunablesFree(k, errs) {
-			return
-		}
-		text, err := lowerPhased(k, r, p.Body[0].Loop, m)
+		text, err := lowerPhased(k, r, p.Body[0].Loop, m, info)
 		if err != nil {
-			errs.Add(p.Pos, "loops: kernel %s: %v", k.Name, err)
-			return
+			return err
 		}
 		k.Mapping = text
-		return
+		return nil
 	}
 	if len(p.Body) != 1 || p.Body[0].Loop == nil || len(nests) != 1 {
-		errs.Add(p.Pos, "loops: kernel %s: one outermost loop whose band holds a parallel loop is lowered so far (one kernel launch); this has %d top-level items and %d nests", k.Name, len(p.Body), len(nests))
-		return
-	}
-	if !mapperTunablesFree(k, errs) {
-		return
+		return fmt.Errorf("a top-level statement, or a loop whose band holds no parallel loop (a launch per iteration of it), is not lowered yet; this has %d top-level items and %d nests", len(p.Body), len(nests))
 	}
 	l := &lowering{r: r, nest: nests[0], model: m}
 	var notes []string
 	l.note = func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 	if err := l.plan(); err != nil {
-		errs.Add(p.Pos, "loops: kernel %s: %v", k.Name, err)
-		return
+		return err
 	}
 	if l.reduce == nil { // a reduction's statements add to pm_sum
 		l.regs = planRegisters(k, r, nil, func(x *loopnest.Loop) bool { return len(l.levels[x]) == 0 })
@@ -89,6 +97,13 @@ func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 	}
 	k.Pattern = l.tree()
 	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: l.team}, spec.Tunable{Name: VectorTunable, Value: l.vector})
+	if info != nil {
+		for _, b := range l.band {
+			if len(l.levels[b]) > 0 {
+				info.parallel++
+			}
+		}
+	}
 	var b bytes.Buffer
 	r.Explain(&b)
 	Explain(&b, []Nest{l.nest})
@@ -96,6 +111,7 @@ func Lower(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 		fmt.Fprintf(&b, "  %s\n", n)
 	}
 	k.Mapping = b.String()
+	return nil
 }
 
 // mapperTunablesFree refuses a kernel that declares the mapper's tunables.
@@ -522,6 +538,8 @@ func PrintTree(w io.Writer, n *spec.Node, prefix string) {
 		fmt.Fprintf(w, "%satomic_add: %s += %s\n", prefix, n.Target, n.Value)
 	case "team_barrier":
 		fmt.Fprintf(w, "%steam_barrier\n", prefix)
+	case spec.Launches:
+		fmt.Fprintf(w, "%slaunches: %d teams, one after the other\n", prefix, len(n.Body))
 	default:
 		if len(n.Indices) > 0 {
 			var ranges []string

@@ -207,7 +207,7 @@ func (p *phase) race(r *depend.Result) *depend.Dep {
 // lowerPhased lowers a phased kernel: one team per iteration of the outer
 // loop, each phase a team_thread_for (flattened over its team loops) around
 // a thread_vector_for, a team barrier where a dependence crosses phases.
-func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *machine.Model) (string, error) {
+func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *machine.Model, info *launchInfo) (string, error) {
 	consts := map[string]int64{}
 	for _, a := range k.Args {
 		if v, err := strconv.ParseInt(a.Value, 10, 64); err == nil && a.Type == "int64" && slices.Contains(r.Program.Params, a.Name) {
@@ -219,6 +219,16 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 	nests := len(outer.Body)
 	r, outer, fusions := fusePhases(r, outer, m.GPU.WarpSize, consts)
 	phases := mapPhases(r, outer, m.GPU.WarpSize, consts)
+	if info != nil {
+		info.phased = true
+		info.parallel = 1 << 20
+		for _, p := range phases {
+			info.parallel = min(info.parallel, 1+len(p.mapped()))
+			if p.barrier != nil {
+				info.barriers = append(info.barriers, p.barrier)
+			}
+		}
+	}
 	if nests == 1 {
 		fmt.Fprintf(&b, "nest %s (%s): phased (its body is one loop nest with more parallel loops than the team and vector levels take one each)\n", outer.ID, outer.Pos)
 	} else {
@@ -313,7 +323,7 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		var why string
 		team, vector, why = teamShape(m, trips, teamMax, used)
 		fmt.Fprintf(&b, "  vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most lanes busy among those resident enough: %s\n",
-			vector, team, m.Name, map[bool]string{true: fmt.Sprintf(", at most the largest team range (%d)", teamMax), false: ""}[teamMax < 1<<20], why)
+			vector, team, m.Name, map[bool]string{true: fmt.Sprintf(", at most the largest team range (%d)", teamMax), false: ""}[teamMax > 0 && teamMax < 1<<20], why)
 	}
 	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
 	explainPromotions(&b, outer, prs)

@@ -37,7 +37,9 @@ func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
 	root := t.TempDir()
 	copyInputs(t, root)
 	const planted = "row_recurrence_misdeclared"
-	for _, f := range []string{"loops/row_recurrence.yaml", "loops/gemv_acc.yaml", "mapcheck/" + planted + ".yaml"} {
+	// A planted wrong fusion: every order fails it, serial's too.
+	const fusedWrong = "stencil_chain_misdeclared"
+	for _, f := range []string{"loops/row_recurrence.yaml", "loops/gemv_acc.yaml", "mapcheck/" + planted + ".yaml", "mapcheck/" + fusedWrong + ".yaml"} {
 		src, err := os.ReadFile(filepath.Join("testdata", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", filepath.Base(f)), src, 0o644))
@@ -52,6 +54,9 @@ func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
 	}
 	require.Contains(t, kernels, "atx_mapped")
 	require.Contains(t, kernels, planted)
+	for _, k := range []string{"jacobi2d_mapped", "stencil_chain_mapped", "laplace_nests_mapped"} {
+		require.Contains(t, kernels, k, "the kernels of several nests are checked too")
+	}
 
 	checks := []string{"mapcheck-rev", "mapcheck-shuf"}
 	var log bytes.Buffer
@@ -61,6 +66,7 @@ func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, p.ByName[planted].Mapping, "loop j -> team+vector", "the planted schedule: j called parallel")
 	assert.Contains(t, p.ByName["row_recurrence"].Mapping, "loop j -> sequential")
+	assert.Contains(t, p.ByName[fusedWrong].Mapping, "one launch: nest i#1", "the planted fusion: the three loops one launch")
 
 	require.NoError(t, Generate(p))
 	src, err := os.ReadFile(filepath.Join(root, "generated", planted, "mapcheck-rev.cpp"))
@@ -69,12 +75,13 @@ func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
 	_, err = Build(context.Background(), p)
 	require.NoError(t, err, log.String())
 	dir, err := session.Run(context.Background(), p.Cfg)
-	// The planted kernel's two cells fail, every run of them (the order is
-	// the same in each), and nothing else does.
+	// The planted kernels' two cells each fail, every run of them (the
+	// order is the same in each), and nothing else does.
 	require.Error(t, err, log.String())
-	assert.Contains(t, err.Error(), "2 failures:")
+	assert.Contains(t, err.Error(), "4 failures:")
 	for _, v := range checks {
 		assert.Regexp(t, `run: `+planted+`\.`+v+`\.gcc-host size 31 trial 1: verification failed in 3 of 3 runs; first: run 1 of 3 \(first run\): y: error`, err.Error())
+		assert.Regexp(t, `run: `+fusedWrong+`\.`+v+`\.gcc-host size 31 trial 1: verification failed in 3 of 3 runs; first: run 1 of 3 \(first run\): [cd]: error`, err.Error())
 	}
 	recs, err := results.ReadJSONL(dir)
 	require.NoError(t, err)
@@ -85,7 +92,7 @@ func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
 				verified[r.Cell] = true
 			}
 			verified[r.Cell] = verified[r.Cell] && r.Verified
-			if k := strings.Split(r.Cell, ".")[0]; k != planted {
+			if k := strings.Split(r.Cell, ".")[0]; k != planted && k != fusedWrong {
 				assert.True(t, r.Verified, "%s size %d: %s", r.Cell, r.Size, r.Error)
 			}
 		}
@@ -94,7 +101,7 @@ func TestMapcheckCatchesAWrongSchedule(t *testing.T) {
 		for _, v := range checks {
 			cell := k + "." + v + ".gcc-host"
 			require.Contains(t, verified, cell, "%s measured", cell)
-			assert.Equal(t, k != planted, verified[cell], cell)
+			assert.Equal(t, k != planted && k != fusedWrong, verified[cell], cell)
 		}
 	}
 

@@ -168,7 +168,7 @@ func (e *Engine) hookName(backend, hook string) (string, bool) {
 func (e *Engine) Missing(backend string, kinds []string) []string {
 	var out []string
 	for _, k := range kinds {
-		if k == "code" || k == "for" { // lowered in Go
+		if k == "code" || k == "for" || k == spec.Launches { // lowered in Go
 			continue
 		}
 		if _, ok := e.hookName(backend, k); !ok {

@@ -314,6 +314,9 @@ func (n *Node) Render() (string, error) {
 	if n.Kind == "league_add" {
 		return n.leagueAdd()
 	}
+	if n.Kind == spec.Launches {
+		return n.launches()
+	}
 	p := n.f.p
 	tmpl, ok := p.e.hookName(p.Backend, n.Hook())
 	if !ok {

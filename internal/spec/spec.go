@@ -99,7 +99,7 @@ type Tunable struct {
 
 // Node is one pattern of the tree.
 type Node struct {
-	Kind     string // code, range_for, range_reduce, team, team_thread_for, thread_vector_reduce
+	Kind     string // code, range_for, range_reduce, team, team_thread_for, thread_vector_reduce; launches (the mapper's, launches.go)
 	Code     string // code: C++ statements; loops: the body when it is one snippet
 	Index    string
 	Begin    string

@@ -1,0 +1,330 @@
+package mapping
+
+// Several top-level nests: a kernel whose loops are two or more nests one
+// after the other (a producer and its consumer; a sweep and its copy back).
+// Each nest is mapped on its own, as a kernel of one nest is, and the nests
+// run as launches in order, the way a composite kernel runs its parallel
+// loops. Two adjacent nests become one launch only where fusing their outer
+// loops is legal (no dependence between them would run backward) with the
+// same bounds, and the fused nest runs as many loops in parallel as each
+// did alone: the outer loop then goes to the league once, and where the
+// second nest reads what other points of the first wrote in the same
+// iteration the fused loop is phased, a team barrier between the two
+// (phases.go). A fusion that needs a shift (the second nest's iteration v
+// run with the first's v+s) would make the fused loop carry the dependence
+// it shifts: explain says which shift would make it legal, and the nests
+// stay apart.
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/depend"
+	"github.com/portmatrix/portmatrix/internal/diag"
+	"github.com/portmatrix/portmatrix/internal/loopnest"
+	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+// launchInfo is what the lowering of one nest tells the choice among
+// fusions: how many loops it runs in parallel (a band: its mapped loops;
+// phased: the outer loop and the fewest any phase maps), whether it is
+// phased, and the dependences its team barriers order.
+type launchInfo struct {
+	parallel int
+	phased   bool
+	barriers []*depend.Dep
+}
+
+// launch is one top-level nest of the kernel as it will run: its loop in
+// the current program, the original nests it fuses, and its lowering.
+type launch struct {
+	loop   *loopnest.Loop
+	nests  []*loopnest.Loop // the kernel's own top-level loops, in order
+	kernel *spec.Kernel     // the kernel of this nest alone, lowered
+	info   launchInfo
+}
+
+// nestDecision is the choice for two adjacent nests (as the fusions so far
+// left them).
+type nestDecision struct {
+	first, second string
+	fused         bool
+	why           string
+}
+
+// lowerNests lowers a kernel of two or more top-level nests.
+func lowerNests(k *spec.Kernel, m *machine.Model, errs *diag.List) {
+	p := k.Loops
+	var tops []*loopnest.Loop
+	for _, n := range p.Body {
+		if n.Stmt != nil {
+			errs.Add(n.Stmt.Pos, "loops: kernel %s: statement %s is outside every loop; a kernel of several top-level nests is lowered a launch per nest (put the statement in a loop from 0 to 1)", k.Name, n.Stmt.Name)
+			return
+		}
+		tops = append(tops, n.Loop)
+	}
+	r := depend.Analyze(p)
+
+	// Each nest alone: a nest that cannot be lowered refuses the kernel.
+	cur := copyProgram(p, p.Body)
+	var launches []*launch
+	for i, n := range cur.Body {
+		l := &launch{loop: n.Loop, nests: []*loopnest.Loop{tops[i]}}
+		sk := subKernel(k, copyProgram(p, cur.Body[i:i+1]))
+		if err := lowerOne(sk, m, &l.info); err != nil {
+			errs.Add(tops[i].Pos, "loops: kernel %s: nest %s: %v", k.Name, tops[i].ID, err)
+			return
+		}
+		l.kernel = sk
+		launches = append(launches, l)
+	}
+
+	// Fusions, first to last, a fused nest trying its next neighbour.
+	var decisions []nestDecision
+	for i := 0; i+1 < len(launches); {
+		a, b := launches[i], launches[i+1]
+		rc := depend.Analyze(cur)
+		next, fused, why := tryFuseNests(k, m, p, cur, rc, a, b)
+		decisions = append(decisions, nestDecision{first: a.loop.ID, second: b.loop.ID, fused: fused != nil, why: why})
+		if fused == nil {
+			i++
+			continue
+		}
+		cur = next
+		fused.nests = append(slices.Clone(a.nests), b.nests...)
+		launches = slices.Replace(launches, i, i+2, fused)
+		for j, l := range launches {
+			l.loop = cur.Body[j].Loop
+		}
+	}
+
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "kernel of %d top-level loop nests:", len(tops))
+	for _, t := range tops {
+		fmt.Fprintf(&b, " %s (%s)", t.ID, t.Pos)
+	}
+	fmt.Fprintln(&b)
+	fmt.Fprintln(&b, "  dependences between nests (every instance of the first runs before every instance of the second):")
+	for i, x := range tops {
+		for _, y := range tops[i+1:] {
+			deps := nestDeps(r, x, y)
+			fmt.Fprintf(&b, "    %s -> %s: ", x.ID, y.ID)
+			if len(deps) == 0 {
+				fmt.Fprintln(&b, "none")
+				continue
+			}
+			fmt.Fprintln(&b, count(len(deps), "dependence"))
+			for j, d := range deps {
+				if j == 3 {
+					fmt.Fprintf(&b, "      and %d more\n", len(deps)-3)
+					break
+				}
+				fmt.Fprintf(&b, "      %s\n", d)
+			}
+		}
+	}
+	for _, d := range decisions {
+		fmt.Fprintf(&b, "  %s and %s: %s\n", d.first, d.second, d.why)
+	}
+	if len(launches) == 1 {
+		l := launches[0]
+		fmt.Fprintf(&b, "one launch: nest %s (%s), fused from %s\n", l.loop.ID, l.loop.Pos, ids(l.nests))
+		b.WriteString(indent(strings.TrimRight(l.kernel.Mapping, "\n")) + "\n")
+		k.Pattern = l.kernel.Pattern
+		k.Tunables = l.kernel.Tunables
+		k.Mapping = b.String()
+		return
+	}
+	// The tuner knows one pair of mapper tunables per kernel (a search space
+	// each, variants/tuning.yaml): they are the first launch's sizes, and
+	// every launch whose model chose the same; a launch whose sizes differ
+	// has them as constants.
+	first := launchSizes(launches[0].kernel, len(k.Tunables))
+	fmt.Fprintf(&b, "%d launches in order, each mapped on its own; the tunables %s and %s are the first launch's sizes (team %d, vector %d) and every launch's with the same, another launch's are constants\n",
+		len(launches), TeamTunable, VectorTunable, first[TeamTunable], first[VectorTunable])
+	top := &spec.Node{Kind: spec.Launches, Pos: p.Pos}
+	for g, l := range launches {
+		from := ""
+		if len(l.nests) > 1 {
+			from = ", fused from " + ids(l.nests)
+		}
+		fmt.Fprintf(&b, "launch %d of %d: nest %s (%s)%s\n", g+1, len(launches), l.loop.ID, l.loop.Pos, from)
+		mine := launchSizes(l.kernel, len(k.Tunables))
+		text := l.kernel.Mapping
+		if mine[TeamTunable] != first[TeamTunable] || mine[VectorTunable] != first[VectorTunable] {
+			names := map[string]string{TeamTunable: fmt.Sprint(mine[TeamTunable]), VectorTunable: fmt.Sprint(mine[VectorTunable])}
+			renameTree(l.kernel.Pattern, names)
+			text += fmt.Sprintf("  its sizes differ from the first launch's: team %d and vector %d are constants of its code\n", mine[TeamTunable], mine[VectorTunable])
+		}
+		b.WriteString(indent(strings.TrimRight(text, "\n")) + "\n")
+		top.Body = append(top.Body, l.kernel.Pattern)
+	}
+	k.Tunables = launches[0].kernel.Tunables
+	k.Pattern = top
+	k.Mapping = b.String()
+}
+
+// tryFuseNests fuses the outer loops of the adjacent nests a and b of cur
+// when that is legal with the same bounds and the fused nest runs as many
+// loops in parallel as each did alone. It returns the new program and the
+// fused launch, or nil, and why.
+func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, rc *depend.Result, a, b *launch) (*loopnest.Program, *launch, string) {
+	i := slices.IndexFunc(rc.Fusions, func(f depend.Fusion) bool { return f.First == a.loop && f.Second == b.loop })
+	if i < 0 {
+		return nil, nil, "separate launches, in order: fusion not judged by the dependence analysis"
+	}
+	f := rc.Fusions[i]
+	if !f.Legal {
+		why := fmt.Sprintf("separate launches, in order: fusing %s and %s is illegal: %s would run backward (%s)", a.loop.ID, b.loop.ID, count(len(f.Preventing), "dependence"), f.Preventing[0])
+		if s, ok := fusionShift(f); ok {
+			why += fmt.Sprintf("; a shift of %d (%s's iteration v run with %s's v+%d) would make it legal, but the fused loop would then carry that dependence (distance %d), so it could not run in parallel: a shifted fusion is not done", s, b.loop.ID, a.loop.ID, s, s)
+		} else {
+			why += "; no constant shift makes it legal (a distance that is not constant)"
+		}
+		return nil, nil, why
+	}
+	if !f.SameBounds {
+		return nil, nil, "separate launches, in order: fusing is legal, but their bounds differ (the fused loop would need guards, not done)"
+	}
+	fp := fuseNests(cur, a.loop, b.loop, 1)
+	for n, o := range fp.loopOrig {
+		n.ID = o.ID
+	}
+	fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
+	ia := slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })
+	l := &launch{}
+	sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
+	if err := lowerOne(sk, m, &l.info); err != nil {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing is legal, but the fused nest is not lowered (%v)", err)
+	}
+	l.kernel = sk
+	if want := max(a.info.parallel, b.info.parallel); l.info.parallel < want {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing is legal with the same bounds, but the fused nest would run %d loops in parallel where each alone runs up to %d", l.info.parallel, want)
+	}
+	why := "one launch: fusing is legal with the same bounds (no dependence between them runs backward) and the fused nest runs as many loops in parallel as each alone; "
+	switch {
+	case l.info.phased && len(l.info.barriers) > 0:
+		why += fmt.Sprintf("%s on the league, a team per iteration, the nests phases of the team with a team barrier where a dependence crosses them (%s stays within the team)", a.loop.ID, l.info.barriers[0])
+	case l.info.phased:
+		why += fmt.Sprintf("%s on the league, a team per iteration, the nests phases of the team with no barrier needed", a.loop.ID)
+	default:
+		why += "each iteration runs both bodies in the same thread and lane"
+	}
+	return fp.p, l, why
+}
+
+// fusionShift is the least s such that fusing with the second loop's
+// iteration v run together with the first's v+s reverses no dependence:
+// each preventing dependence goes from the first's iteration u to the
+// second's w < u, so s is the largest u - w; false when a distance is not
+// constant.
+func fusionShift(f depend.Fusion) (int64, bool) {
+	s := int64(0)
+	for _, d := range f.Preventing {
+		dist := d.Dists[len(d.Dists)-1]
+		if !dist.Known {
+			return 0, false
+		}
+		s = max(s, -dist.Value)
+	}
+	return s, s > 0
+}
+
+// nestDeps are the dependences from a statement of nest x to one of nest y.
+func nestDeps(r *depend.Result, x, y *loopnest.Loop) []*depend.Dep {
+	var out []*depend.Dep
+	for _, d := range r.Deps {
+		if within(d.Src.Stmt, x) && within(d.Sink.Stmt, y) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// subKernel is a copy of k whose loops are q, not yet lowered.
+func subKernel(k *spec.Kernel, q *loopnest.Program) *spec.Kernel {
+	c := *k
+	c.Loops, c.Pattern, c.Mapping = q, nil, ""
+	c.Tunables = slices.Clone(k.Tunables)
+	return &c
+}
+
+// copyProgram is a program of p's parameters, assumptions and arrays whose
+// body is a copy of items (loops and statements numbered afresh, each loop
+// keeping its ID and position).
+func copyProgram(p *loopnest.Program, items []loopnest.Node) *loopnest.Program {
+	q := &loopnest.Program{Params: p.Params, Assume: p.Assume, Assumptions: p.Assumptions, Arrays: p.Arrays, Pos: p.Pos, Promote: p.Promote}
+	var cp func(body []loopnest.Node, parent *loopnest.Loop) []loopnest.Node
+	cp = func(body []loopnest.Node, parent *loopnest.Loop) []loopnest.Node {
+		var out []loopnest.Node
+		for _, n := range body {
+			if n.Stmt != nil {
+				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Term: n.Stmt.Term, Value: n.Stmt.Value, Order: len(q.Stmts), Pos: n.Stmt.Pos}
+				for _, acc := range n.Stmt.Accesses {
+					c := *acc
+					c.Stmt = s
+					s.Accesses = append(s.Accesses, &c)
+				}
+				q.Stmts = append(q.Stmts, s)
+				out = append(out, loopnest.Node{Stmt: s})
+				continue
+			}
+			l := &loopnest.Loop{Index: n.Loop.Index, ID: n.Loop.ID, Lower: n.Loop.Lower, Upper: n.Loop.Upper, Parent: parent, Pos: n.Loop.Pos, Order: len(q.Loops)}
+			if parent != nil {
+				l.Depth = parent.Depth + 1
+			}
+			q.Loops = append(q.Loops, l)
+			l.Body = cp(n.Loop.Body, l)
+			out = append(out, loopnest.Node{Loop: l})
+		}
+		return out
+	}
+	q.Body = cp(items, nil)
+	return q
+}
+
+// launchSizes are the mapper's tunables a lowered kernel added after its own n.
+func launchSizes(k *spec.Kernel, n int) map[string]int64 {
+	out := map[string]int64{}
+	for _, t := range k.Tunables[n:] {
+		out[t.Name] = t.Value
+	}
+	return out
+}
+
+// renameTunables replaces the mapper's tunables in C++ text (by a launch's
+// constants).
+func renameTunables(s string, names map[string]string) string {
+	return tunableRe.ReplaceAllStringFunc(s, func(x string) string { return names[x] })
+}
+
+var tunableRe = regexp.MustCompile(`\b(` + TeamTunable + `|` + VectorTunable + `)\b`)
+
+// renameTree replaces the mapper's tunables in every C++ text of the tree.
+func renameTree(n *spec.Node, names map[string]string) {
+	for _, s := range []*string{&n.Code, &n.Begin, &n.End, &n.League, &n.TeamSize, &n.Vector, &n.Target, &n.Value, &n.Cond} {
+		*s = renameTunables(*s, names)
+	}
+	for _, xs := range [][]string{n.Begins, n.Ends} {
+		for i := range xs {
+			xs[i] = renameTunables(xs[i], names)
+		}
+	}
+	for i := range n.Scratch {
+		n.Scratch[i].Size = renameTunables(n.Scratch[i].Size, names)
+	}
+	for _, c := range n.Body {
+		renameTree(c, names)
+	}
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
