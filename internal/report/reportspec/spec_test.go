@@ -57,7 +57,7 @@ func TestParseFiguresMessages(t *testing.T) {
 		{"unknown kernel", head + "    kernel: spmvv\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: ` + strings.Join(reporttest.Vocab(t).KernelNames(), ", ") + `); did you mean "spmv"?`},
 		{"unknown field", head + "    kernel: dot\n    colour: red\n    variants: [{variant: omp-raw}]\n",
-			`f.yaml:5:5: unknown field "colour" in figure (known: at, families, id, kernel, kernels, kind, log_x, normalize_to, panel_by, paper, sizes, target, title, variants, x, x_label, y)`},
+			`f.yaml:5:5: unknown field "colour" in figure (known: at, families, id, kernel, kernels, kind, log_x, log_y, normalize_to, panel_by, paper, sizes, target, title, variants, x, x_label, y, y_label)`},
 		{"empty variants", head + "    kernel: dot\n    variants: []\n",
 			`f.yaml:5:15: figure "f": variants is empty`},
 		{"missing variants", head + "    kernel: dot\n",
