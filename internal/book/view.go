@@ -487,6 +487,9 @@ func RatioText(c reportspec.Claim) string {
 		}
 		return out + ")"
 	}
+	if c.Type == "time" {
+		return "no ratio: the median time per call in µs of " + side(c.Numerator)
+	}
 	return side(c.Numerator) + " / " + side(c.Denominator)
 }
 

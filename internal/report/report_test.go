@@ -61,7 +61,7 @@ func TestGenerateGPURun(t *testing.T) {
 	assert.Contains(t, sum.Written, "claims.md")
 	assert.Contains(t, sum.Written, "report.html")
 	assert.Contains(t, sum.Written, "figures/fig18-spmv-ompx.png")
-	assert.Equal(t, map[claims.Outcome]int{claims.Reproduced: 25, claims.NotReproduced: 2, claims.Inconclusive: 2, claims.NotMeasurable: 24}, claims.Counts(sum.Claims))
+	assert.Equal(t, map[claims.Outcome]int{claims.Reproduced: 25, claims.NotReproduced: 2, claims.Inconclusive: 2, claims.NotMeasurable: 25}, claims.Counts(sum.Claims))
 
 	assert.Equal(t, `report: read DIR: 409 kernel records, 6 bandwidth records
 report: 2 kernel records unverified or failed: left out of figures and claims

@@ -26,7 +26,7 @@ type Claim struct {
 	Paper       string
 	Quote       string // the paper's sentence the claim checks, word for word
 	Statement   string
-	Type        string   // ratio or order
+	Type        string   // ratio, order, or time (the numerator's median time per call, in µs; no denominator)
 	Kernels     []string // each pairs with itself
 	Numerator   Selector
 	Denominator Selector
@@ -252,7 +252,7 @@ func number(d diag.Decoder, n *yaml.Node, what string) float64 {
 }
 
 var (
-	claimTypes  = []string{"ratio", "order"}
+	claimTypes  = []string{"ratio", "order", "time"}
 	sizeChoices = []string{"largest", "smallest", "all", "growth"} // or a list of sizes
 	aggregates  = []string{"median", "geomean", "min", "max", "all"}
 )
@@ -366,16 +366,22 @@ func (c *Claim) validate(file string, seen map[string]*yaml.Node, errs *errorLis
 		checkEnum(file, n, name, "sizes", c.Sizes, sizeChoices, errs)
 	}
 	checkEnum(file, n, name, "aggregate", c.Aggregate, aggregates, errs)
-	if len(c.Kernels) == 0 && (len(c.Numerator.Kernels) == 0 || len(c.Denominator.Kernels) == 0) {
+	if len(c.Kernels) == 0 && (len(c.Numerator.Kernels) == 0 || (c.Type != "time" && len(c.Denominator.Kernels) == 0)) {
 		errs.at(file, valueNode(n, "kernels"), "%s: kernels is empty", name)
 	}
 	for i, k := range c.Kernels {
 		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, v.KernelNames(), errs)
 	}
 	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs, v)
-	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
 	c.checkPremises(file, c.Numerator, valueNode(n, "numerator"), name+" numerator", errs, v)
-	c.checkPremises(file, c.Denominator, valueNode(n, "denominator"), name+" denominator", errs, v)
+	if c.Type == "time" {
+		if c.Denominator.Node != nil {
+			errs.at(file, valueNode(n, "denominator"), "%s: a time claim bounds the numerator's time per call; it has no denominator", name)
+		}
+	} else {
+		c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
+		c.checkPremises(file, c.Denominator, valueNode(n, "denominator"), name+" denominator", errs, v)
+	}
 	c.checkSizes(file, name, errs, v)
 	c.validateExpectation(file, name, errs)
 	if c.Except < 0 || (c.Except > 0 && c.Aggregate != "all") {

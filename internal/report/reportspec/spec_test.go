@@ -282,3 +282,16 @@ not_measurable:
 	require.NoError(t, err)
 	assert.Equal(t, []Unmeasurable{{Paper: "000 Sec. IV-A", Quote: "Q", Reason: "R", Node: cf.NotMeasurable[0].Node}}, cf.NotMeasurable)
 }
+
+// A time claim bounds the numerator's time per call (µs) and has no
+// denominator.
+func TestParseTimeClaims(t *testing.T) {
+	claim := "claims:\n  - id: c\n    paper: \"002\"\n    quote: Q\n    statement: S\n    type: time\n    kernels: [axpby]\n" +
+		"    numerator: {variants: [kk-cuda-3lvl]}\n    sizes: [100000]\n    aggregate: all\n    range: [0, 20]\n"
+	claims, err := ParseClaims("c.yaml", []byte(claim), reporttest.Vocab(t))
+	require.NoError(t, err)
+	assert.Equal(t, "time", claims[0].Type)
+	_, err = ParseClaims("c.yaml", []byte(claim+"    denominator: {variants: [omp-raw]}\n"), reporttest.Vocab(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `c.yaml:12:18: claim "c": a time claim bounds the numerator's time per call; it has no denominator`)
+}
