@@ -187,6 +187,9 @@ func panelPlot(f Figure, p panel) (*plot.Plot, error) {
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = f.Spec.XLabel
 	pl.Y.Label.Text = yLabel(f.Spec.Y)
+	if f.Spec.Kind == "normalized" { // which time is over which
+		pl.Y.Label.Text = "time / " + f.Spec.NormalizeTo + "'s time"
+	}
 	if f.Spec.YLabel != "" {
 		pl.Y.Label.Text = f.Spec.YLabel
 	}
