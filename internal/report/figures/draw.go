@@ -307,7 +307,7 @@ func addLines(pl *plot.Plot, f Figure, p panel) error {
 		pl.X.Scale = plot.LogScale{}
 	}
 	if f.Spec.LogY {
-		pl.Y.Scale = plot.LogScale{}
+		pl.Y.Scale = logLabelScale{}
 		pl.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
 	}
 	return nil
@@ -544,4 +544,17 @@ func (r inRange) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return out
+}
+
+// logLabelScale is gonum's log scale, but for the arithmetic midpoint of the
+// axis, where gonum places the y label's box when it pads the plot (it draws
+// the label at the axis' centre): on a log axis that midpoint lies near the
+// top, and the padding shrank the panel.
+type logLabelScale struct{}
+
+func (logLabelScale) Normalize(min, max, x float64) float64 {
+	if x == 0.5*(min+max) {
+		return 0.5
+	}
+	return plot.LogScale{}.Normalize(min, max, x)
 }
