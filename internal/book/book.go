@@ -105,14 +105,15 @@ func Render(opt Options) (*Book, error) {
 		return nil, err
 	}
 	v := newView(ix, folders, figSpecs, narrative)
-	claimSpecs, err := reportspec.LoadClaims(filepath.Join(specDir, "claims.yaml"), voc)
+	claimsFile, err := reportspec.LoadClaimsFile(filepath.Join(specDir, "claims.yaml"), voc)
 	if err != nil {
 		return nil, err
 	}
-	if v.Tuning, err = tuningViews(ix, opt.Root, Root(opt.Root), claimSpecs); err != nil {
+	if v.Tuning, err = tuningViews(ix, opt.Root, Root(opt.Root), claimsFile.Claims); err != nil {
 		return nil, err
 	}
 	v.addTunedIn()
+	v.addTables(claimsFile.NotMeasurable)
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
 		return nil, err
 	}

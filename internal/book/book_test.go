@@ -1,6 +1,7 @@
 package book
 
 import (
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,6 +53,35 @@ func TestBookHoldsEveryPaperClaimAndFolder(t *testing.T) {
 	paper004 := html[strings.Index(html, `id="paper-004"`):]
 	paper004 = paper004[:strings.Index(paper004, "</section>")]
 	assert.Contains(t, paper004, `id="claim-c004-laplace-mapped-kokkos-gpu"`, "004 has its claims, measured or not")
+	// Each paper's table: every claim of the paper a row with the paper's
+	// number beside ours, and every sentence nothing here measures a row.
+	cf, err := reportspec.LoadClaimsFile(filepath.Join("../..", report.DefaultSpecDir, "claims.yaml"), voc)
+	require.NoError(t, err)
+	for _, p := range ix.Papers {
+		sec := html[strings.Index(html, `id="paper-`+p.ID+`"`):]
+		sec = sec[:strings.Index(sec, "</section>")]
+		table := sec[strings.Index(sec, `id="table-`+p.ID+`"`):]
+		table = table[:strings.Index(table, "</table>")]
+		for _, c := range cf.Claims {
+			if paperOf(c.Paper) == p.ID {
+				assert.Contains(t, table, `<a href="#claim-`+c.ID+`">`, c.ID)
+				assert.Contains(t, table, template.HTMLEscapeString(c.PaperSays), c.ID)
+			}
+		}
+		for _, u := range cf.NotMeasurable {
+			if paperOf(u.Paper) == p.ID {
+				assert.Contains(t, table, template.HTMLEscapeString(u.Reason), u.Quote)
+			}
+		}
+	}
+	assert.Contains(t, md, "| claim | the paper says | ratio: numerator / denominator")
+	// A host folder names its CPU, not the GPUs of the host it ran on, and
+	// the CPU figures are drawn.
+	hostCard := md[strings.Index(md, `id="folder-host-xeon-matrix"`):]
+	hostCard = hostCard[:strings.Index(hostCard, "\n### ")]
+	assert.Contains(t, hostCard, "- CPU: Intel(R) Xeon(R) Processor, 32 cores")
+	assert.NotContains(t, hostCard, "H100")
+	assert.Contains(t, html, `id="fig-cpu-axpby-host-xeon-matrix"`)
 	assert.Contains(t, html, "Results history", "docs/book/history.md is the book's prose")
 	assert.NotContains(t, html, "<!-- tables:", "the log holds no generated tables")
 	// The libraries folder's layer-against-library tables, their titles

@@ -123,7 +123,7 @@ func side(kernel, variantAtToolchain string, size int64) string {
 
 // pairKey names a ratio's pair, and its size when the claim takes all sizes.
 func pairKey(r claims.Ratio, sizes string) string {
-	if sizes != "all" {
+	if sizes != "all" && sizes != "at" { // largest, smallest: one ratio a pair; listed sizes: one each
 		return fmt.Sprintf("%s %s/%s", r.Kernel, r.Numerator, r.Denominator)
 	}
 	return fmt.Sprintf("%s@%d %s/%s", r.Kernel, r.Size, r.Numerator, r.Denominator)

@@ -88,8 +88,25 @@ func renderMarkdown(v *view) []byte {
 			w("Not measured yet: no current folder holds its kernels and no claim of it is written.\n")
 			continue
 		}
+		if len(p.Table) > 0 {
+			w("| claim | the paper says | ratio: numerator / denominator (rates; above 1 the numerator is faster) | ours per platform (folder): as published, tuned | verdict | why ours differs, where known |\n|---|---|---|---|---|---|\n")
+			for _, r := range p.Table {
+				id, ratio := r.ID, r.Ratio
+				if r.ID == "" {
+					id, ratio = "–", "_"+r.Quote+"_"
+				} else if r.Ours {
+					id += " (ours, not the paper's)"
+				}
+				w("| %s | %s | %s | %s | %s | %s |\n", mdCell(id), mdCell(r.PaperSays), mdCell(ratio), mdCell(strings.Join(r.Measured, "<br>")), mdCell(r.Verdict), mdCell(r.Differs))
+			}
+			w("\n")
+		}
 		for _, c := range p.Claims {
 			w("### %s (%s): %s\n\n> %s\n\n", c.ID, c.Paper, c.Verdict, strings.ReplaceAll(c.Quote, "\n", " "))
+			w("- the paper says: %s; ratio: %s\n", c.PaperSays, c.Ratio)
+			if c.Differs != "" {
+				w("- why ours differs: %s\n", c.Differs)
+			}
 			if len(c.Evals) == 0 {
 				w("- expected: %s\n- not measurable in any current folder: %s\n", c.Expected, strings.Join(c.Unmeasured, "; "))
 				for _, u := range c.Unlike {

@@ -40,10 +40,32 @@ type paperView struct {
 	Summary   string
 	Claims    []claimView
 	Figures   []figView // figures of the paper that decide no measured claim
+	// Table is the paper at a glance: one row per claim (the paper's number
+	// beside ours per platform, as published and tuned, the verdict, why it
+	// differs), then one per sentence nothing here measures.
+	Table []paperRow
+	// Unmeasurable are the paper's quantitative sentences that no claim
+	// checks, with the reason (claims.yaml's not_measurable).
+	Unmeasurable []reportspec.Unmeasurable
+}
+
+// paperRow is one row of a paper's table.
+type paperRow struct {
+	ID        string // the claim; "" for a sentence nothing here measures
+	PaperSays string
+	Ours      bool // a claim of ours, not the paper's (its quote is context)
+	Ratio     string
+	Measured  []string // per folder: "platform: as published ...; tuned ..."
+	Class     string
+	Verdict   string
+	Differs   string
+	Quote     string // a sentence nothing here measures
 }
 
 type claimView struct {
 	ID, Paper, Quote, Statement, Expected string
+	PaperSays, Differs, Ratio             string
+	Ours                                  bool
 	Class, Verdict                        string // the card's overall result
 	Evals                                 []evalView
 	Unmeasured                            []string // why not measurable, where no folder measures it
@@ -57,6 +79,8 @@ type claimView struct {
 
 type evalView struct {
 	Folder, Part, Measured, Class string
+	Platform                      string // the index's platforms of the folder
+	TunedShort                    string // the tuned ratios and outcome, or "not tuned"
 	Outcome                       claims.Outcome
 	Why                           string // the verdict's reason: ratios in and out of the band
 	Ratios                        []claims.Ratio
@@ -148,7 +172,8 @@ func newPaperView(p Named, folders []*folder, figSpecs []reportspec.Figure) pape
 			continue
 		}
 		c := spec.Claim
-		cv := claimView{ID: c.ID, Paper: c.Paper, Quote: c.Quote, Statement: c.Statement, Expected: spec.Expected()}
+		cv := claimView{ID: c.ID, Paper: c.Paper, Quote: c.Quote, Statement: c.Statement, Expected: spec.Expected(),
+			PaperSays: c.PaperSays, Differs: c.Differs, Ours: c.Ours, Ratio: RatioText(c)}
 		var reasons []string
 		for k, f := range folders {
 			r := byID[k][spec.Claim.ID]
@@ -161,8 +186,8 @@ func newPaperView(p Named, folders []*folder, figSpecs []reportspec.Figure) pape
 			}
 			part := partOf(f)
 			why := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.Verdict(), string(r.Outcome)), " ("), ")")
-			ev := evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why,
-				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict()}
+			ev := evalView{Folder: f.Name, Part: part, Measured: r.Measured(), Why: why, Platform: platformOf(f),
+				Class: outcomeClass[r.Outcome], Outcome: r.Outcome, Ratios: r.Ratios, Tuned: r.TunedVerdict(), TunedShort: tunedShort(r)}
 			if r.LibraryMeasured() {
 				ev.Library, ev.LibraryRatios = r.LibraryVerdict(), r.Library.Ratios
 			}
@@ -281,9 +306,13 @@ func newFolderView(f *folder) folderView {
 	if state == "" {
 		state = "finished"
 	}
+	device := [2]string{"GPUs", orNone(gpus)}
+	if hostOnly(f) { // a CPU platform's folder: its run's GPUs did not measure
+		device = [2]string{"CPU", fmt.Sprintf("%s, %d cores (the host's GPUs ran none of these cells)", orNone(r.Host.CPU), r.Host.Cores)}
+	}
 	fv.Provenance = [][2]string{
 		{"folder", "results/" + f.Name},
-		{"GPUs", orNone(gpus)},
+		device,
 		{"compilers", orNone(tcs)},
 		{"commit", commit + ", binaries built at " + build},
 		{"trials", fmt.Sprintf("%d × %d reps (%d warm-up)", trials, r.Reps, r.Warmup)},
@@ -418,4 +447,96 @@ func clockReasons(unlike []string) string {
 		whys = results.AppendNew(whys, why)
 	}
 	return strings.Join(whys, "; ")
+}
+
+// platformOf names the index's platforms a folder measures.
+func platformOf(f *folder) string {
+	var out []string
+	for _, e := range f.Entries {
+		out = results.AppendNew(out, e.Platform)
+	}
+	return strings.Join(out, ", ")
+}
+
+// tunedShort is a claim's tuned ratios with their outcome, or "not tuned".
+func tunedShort(r claims.Result) string {
+	if r.Tuned == nil || r.Tuned.Outcome == claims.NotMeasurable {
+		return "not tuned"
+	}
+	return fmt.Sprintf("%s, %s", r.Tuned.Measured(), r.Tuned.Outcome)
+}
+
+// RatioText says what a claim's ratios divide: the numerator's rate (GB/s,
+// or calls per second) over the denominator's, each side's variants, the
+// kernels where a side names its own, and the toolchains: "kk-ompx (llvm)
+// / kk-omp-b (llvm)". Above 1 the numerator is the faster; as times it is
+// the denominator's time over the numerator's.
+func RatioText(c reportspec.Claim) string {
+	side := func(s reportspec.Selector) string {
+		v := strings.Join(s.Variants, ", ")
+		if len(s.Kernels) > 0 {
+			v = strings.Join(s.Kernels, ", ") + " " + v
+		}
+		where := s.Where()
+		if where == "any" {
+			where = c.Target + " toolchains"
+		}
+		out := v + " (" + where
+		if p := s.PremiseText(); p != "" {
+			out += ", " + p
+		}
+		return out + ")"
+	}
+	if c.Type == "time" {
+		return "no ratio: the median time per call in µs of " + side(c.Numerator)
+	}
+	return side(c.Numerator) + " / " + side(c.Denominator)
+}
+
+// addTables builds each paper's table from its claims (after the tunings'
+// verdicts are in) and its not_measurable sentences.
+func (v *view) addTables(unmeasurable []reportspec.Unmeasurable) {
+	for i := range v.Papers {
+		p := &v.Papers[i]
+		for _, u := range unmeasurable {
+			if paperOf(u.Paper) == p.ID {
+				p.Unmeasurable = append(p.Unmeasurable, u)
+			}
+		}
+		for _, c := range p.Claims {
+			row := paperRow{ID: c.ID, PaperSays: c.PaperSays, Ours: c.Ours, Ratio: c.Ratio, Class: c.Class, Verdict: c.Verdict, Differs: c.Differs}
+			for _, e := range c.Evals {
+				row.Measured = append(row.Measured, fmt.Sprintf("%s (%s): as published %s, %s; tuned: %s", e.Platform, e.Folder, e.Measured, e.Outcome, e.TunedShort))
+			}
+			for _, e := range c.TunedIn {
+				row.Measured = append(row.Measured, fmt.Sprintf("tuning %s alone, best against best: %s", e.Folder, e.Verdict))
+			}
+			if len(c.Evals) == 0 {
+				why := strings.Join(c.Unmeasured, "; ")
+				if len(c.Unlike) > 0 {
+					why = "its sides were timed with different clocks in every folder that has both"
+				}
+				row.Measured = append(row.Measured, "not measured: "+why)
+			}
+			p.Table = append(p.Table, row)
+		}
+		for _, u := range p.Unmeasurable {
+			p.Table = append(p.Table, paperRow{Quote: u.Quote, PaperSays: u.Paper, Class: "skip", Verdict: "not measurable here", Measured: []string{u.Reason}})
+		}
+	}
+}
+
+// hostOnly says whether every measurement of the folder is of a host
+// toolchain (run.json's target "host", or an id ending in -host).
+func hostOnly(f *folder) bool {
+	target := map[string]string{}
+	for _, t := range f.Run.Toolchains {
+		target[t.ID] = t.Target
+	}
+	for _, r := range f.Records {
+		if target[r.Toolchain] != "host" && !strings.HasSuffix(r.Toolchain, "-host") {
+			return false
+		}
+	}
+	return len(f.Records) > 0
 }

@@ -103,6 +103,18 @@ func evaluate(c reportspec.Claim, ds *dataset.Set) Result {
 	r := Result{Claim: c, Outcome: NotMeasurable}
 	num := ds.Select(c.KernelsOf(c.Numerator), c.Target, c.Numerator)
 	den := ds.Select(c.KernelsOf(c.Denominator), c.Target, c.Denominator)
+	if c.Type == "time" {
+		if len(num) == 0 {
+			r.Reason = missing(ds, c.KernelsOf(c.Numerator), c.Target, c.Numerator)
+			return r
+		}
+		r.Ratios = times(ds, c, num)
+		if len(r.Ratios) == 0 {
+			r.Reason = "the numerator has no measurement at the claim's sizes"
+			return r
+		}
+		return judge(r)
+	}
 	switch {
 	case len(num) == 0:
 		r.Reason = missing(ds, c.KernelsOf(c.Numerator), c.Target, c.Numerator)
@@ -134,6 +146,12 @@ func evaluate(c reportspec.Claim, ds *dataset.Set) Result {
 		}
 		return r
 	}
+	return judge(r)
+}
+
+// judge sets the result's aggregate, interval and outcome from its ratios.
+func judge(r Result) Result {
+	c := r.Claim
 	vals := make([]float64, len(r.Ratios))
 	for i, x := range r.Ratios {
 		vals[i] = x.Value
@@ -288,6 +306,40 @@ func ratios(ds *dataset.Set, c reportspec.Claim, num, den []dataset.Key) (out []
 		}
 	}
 	return out, same, unlike, mixed
+}
+
+// times are a time claim's values: each numerator series' median time per
+// call in µs at the claim's sizes (largest, smallest, all, or the listed
+// ones), with its 95% bootstrap interval; Denominator is empty.
+func times(ds *dataset.Set, c reportspec.Claim, num []dataset.Key) []Ratio {
+	var out []Ratio
+	for _, n := range num {
+		pts := ds.Series[n]
+		var at []dataset.Point
+		for _, p := range pts {
+			if c.Sizes != "at" || slices.Contains(c.At, p.Size) {
+				at = append(at, p)
+			}
+		}
+		if len(at) == 0 {
+			continue
+		}
+		switch c.Sizes {
+		case "largest":
+			at = at[len(at)-1:]
+		case "smallest":
+			at = at[:1]
+		}
+		for _, p := range at {
+			var boot []float64
+			for _, b := range p.M.Boot {
+				boot = append(boot, b*1e6)
+			}
+			out = append(out, Ratio{Kernel: n.Kernel, Size: p.Size, DenSize: p.Size, Numerator: n.Variant + "@" + n.Toolchain,
+				Value: p.MedianS * 1e6, Lo: p.M.Lo * 1e6, Hi: p.M.Hi * 1e6, boot: boot, NumConfig: p.Config})
+		}
+	}
+	return out
 }
 
 // apartOnly says whether every pair of series of the two sides was left
@@ -473,6 +525,10 @@ func (r Result) Expected() string {
 		return fmt.Sprintf("%s above %.2f %s", agg, 1+c.Margin, at)
 	}
 	lo, hi := c.Range[0], c.Range[1]
+	if c.Type == "time" {
+		agg = strings.Replace(agg, "ratio's", "median time's", 1)
+		return fmt.Sprintf("%s in [%.2f, %.2f] µs per call %s", agg, lo, hi, at)
+	}
 	switch {
 	case math.IsInf(hi, 1):
 		return fmt.Sprintf("%s ≥ %.2f %s", agg, lo, at)
@@ -607,7 +663,11 @@ func libraryRatios(b *bytes.Buffer, r Result) {
 // ratioTable writes a claim's component ratios against its band.
 func ratioTable(b *bytes.Buffer, r Result) {
 	lo, hi := r.Claim.Band()
-	if len(r.Ratios) > 0 {
+	switch {
+	case len(r.Ratios) > 0 && r.Claim.Type == "time":
+		b.WriteString("| kernel | size | cell | – | µs per call | 95% interval | against the band |\n")
+		b.WriteString("|---|---:|---|---|---:|---|---|\n")
+	case len(r.Ratios) > 0:
 		b.WriteString("| kernel | size | numerator | denominator | ratio | 95% interval | against the band |\n")
 		b.WriteString("|---|---:|---|---|---:|---|---|\n")
 	}

@@ -379,3 +379,47 @@ func TestClaimAllButN(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.yaml:10:13: claim \"bad\": except is a count of ratios (>= 0) for aggregate all")
 }
+
+// A time claim judges the numerator's median time per call in µs, each
+// size its own value with its bootstrap interval, against the band.
+func TestTimeClaim(t *testing.T) {
+	const src = `claims:
+  - id: fast
+    paper: 002 Sec. 2
+    quote: Q
+    statement: KK-CUDA takes 400-600 µs a call.
+    type: time
+    kernels: [spmv]
+    numerator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    keep: [size]
+    sizes: all
+    aggregate: all
+    range: [400, 600]
+  - id: faster
+    paper: 002 Sec. 2
+    quote: Q
+    statement: KK-CUDA takes under 540 µs a call at the smallest size.
+    type: time
+    kernels: [spmv]
+    numerator: {variants: [kk-cuda-3lvl], families: [nvcc]}
+    keep: [size]
+    sizes: smallest
+    aggregate: all
+    range: [0, 540]
+`
+	claims, err := reportspec.ParseClaims("mem.yaml", []byte(src), reporttest.Vocab(t))
+	require.NoError(t, err)
+	got := EvaluateFolder(claims, reporttest.MemResults())
+	require.Len(t, got, 2)
+	require.Len(t, got[0].Ratios, 2)
+	r := got[0].Ratios[0]
+	assert.EqualValues(t, 32, r.Size)
+	assert.Equal(t, "kk-cuda-3lvl@nvcc-sm90", r.Numerator)
+	assert.Empty(t, r.Denominator)
+	assert.InDelta(t, 1e6/1800, r.Value, 1e-9, "µs per call")
+	assert.Less(t, r.Lo, r.Value)
+	assert.Greater(t, r.Hi, r.Value)
+	assert.Equal(t, Reproduced, got[0].Outcome)
+	assert.Equal(t, "every median time's 95% interval in [400.00, 600.00] µs per call over all sizes", got[0].Expected())
+	assert.Equal(t, NotReproduced, got[1].Outcome, "555.6 µs at size 32")
+}

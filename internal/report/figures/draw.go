@@ -187,6 +187,12 @@ func panelPlot(f Figure, p panel) (*plot.Plot, error) {
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = f.Spec.XLabel
 	pl.Y.Label.Text = yLabel(f.Spec.Y)
+	if f.Spec.Kind == "normalized" { // which time is over which
+		pl.Y.Label.Text = "time / " + f.Spec.NormalizeTo + "'s time"
+	}
+	if f.Spec.YLabel != "" {
+		pl.Y.Label.Text = f.Spec.YLabel
+	}
 	pl.Y.Min = 0
 	pl.Add(plotter.NewGrid())
 	var err error
@@ -206,6 +212,20 @@ func panelPlot(f Figure, p panel) (*plot.Plot, error) {
 		top = math.Max(top, l.GBps)
 	}
 	pl.Y.Max = math.Max(pl.Y.Max, top) * 1.08
+	if f.Spec.LogY { // a log axis starts at the lowest interval, not 0
+		low := math.Inf(1)
+		for _, s := range p.Series {
+			for _, pt := range s.Points {
+				below, _ := yInterval(f.Spec.Y, pt)
+				if v := yValue(f.Spec.Y, pt) - below; v > 0 {
+					low = math.Min(low, v)
+				}
+			}
+		}
+		if !math.IsInf(low, 1) {
+			pl.Y.Min = low / 1.3
+		}
+	}
 	return pl, nil
 }
 
@@ -285,6 +305,10 @@ func addLines(pl *plot.Plot, f Figure, p panel) error {
 	pl.X.Tick.Marker = sizeTicks(sizes)
 	if f.Spec.LogX {
 		pl.X.Scale = plot.LogScale{}
+	}
+	if f.Spec.LogY {
+		pl.Y.Scale = logLabelScale{}
+		pl.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
 	}
 	return nil
 }
@@ -505,4 +529,32 @@ func (b barIntervals) DataRange() (xmin, xmax, ymin, ymax float64) {
 		xmin, xmax = 0, 0
 	}
 	return
+}
+
+// inRange keeps the ticks of a marker that lie on the axis: gonum's log
+// ticks run to the next power of ten, whose labels outside the axis would
+// pad the plot.
+type inRange struct{ plot.Ticker }
+
+func (r inRange) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range r.Ticker.Ticks(min, max) {
+		if t.Value >= min && t.Value <= max {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// logLabelScale is gonum's log scale, but for the arithmetic midpoint of the
+// axis, where gonum places the y label's box when it pads the plot (it draws
+// the label at the axis' centre): on a log axis that midpoint lies near the
+// top, and the padding shrank the panel.
+type logLabelScale struct{}
+
+func (logLabelScale) Normalize(min, max, x float64) float64 {
+	if x == 0.5*(min+max) {
+		return 0.5
+	}
+	return plot.LogScale{}.Normalize(min, max, x)
 }

@@ -26,7 +26,7 @@ type Claim struct {
 	Paper       string
 	Quote       string // the paper's sentence the claim checks, word for word
 	Statement   string
-	Type        string   // ratio or order
+	Type        string   // ratio, order, or time (the numerator's median time per call, in µs; no denominator)
 	Kernels     []string // each pairs with itself
 	Numerator   Selector
 	Denominator Selector
@@ -59,7 +59,26 @@ type Claim struct {
 	Except    int       // all: ratios of each numerator toolchain allowed outside the band ("all but N")
 	Range     []float64 // ratio: [lo, hi]; .inf for open
 	Margin    float64   // order: faster by at least this fraction
-	Node      *yaml.Node
+	// PaperSays is the paper's number or statement the claim checks, short
+	// ("10x", "about 70% of KK-CUDA 3 levels"), shown beside ours.
+	PaperSays string
+	// Ours marks a claim that is the project's, not the paper's: its quote
+	// gives the paper's context only (beyond 000: the warp-only reductions).
+	Ours bool
+	// Differs says, where known, why our measurement differs from the
+	// paper's (hardware, compiler, library, our layer, the paper's setup).
+	Differs string
+	Node    *yaml.Node
+}
+
+// Unmeasurable is a quantitative sentence of a paper that no claim checks
+// because nothing here can measure it (an AMD GPU, NVHPC, a K40m, a
+// profile of the whole application), with the reason.
+type Unmeasurable struct {
+	Paper  string // "000 Sec. IV-A, Fig. 13"
+	Quote  string // the sentence, word for word
+	Reason string
+	Node   *yaml.Node
 }
 
 // Selector picks series: any of Variants, built by a toolchain of any of
@@ -102,7 +121,8 @@ func (s Selector) PremiseText() string {
 }
 
 type claimsDoc struct {
-	Claims []Claim
+	Claims        []Claim
+	NotMeasurable []Unmeasurable
 }
 
 // decodeClaims reads the claims file's nodes (internal/diag's idiom).
@@ -111,19 +131,23 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 	if root == nil {
 		return cf
 	}
-	f := fields(d, root, "claims file", "claims")
+	f := fields(d, root, "claims file", "claims", "not_measurable")
 	if root.Kind == yaml.MappingNode && f["claims"] == nil {
 		d.Add(root, "claims is missing")
 	}
 	for _, item := range d.Seq(f["claims"], "claims") {
 		g := fields(d, item, "claim", "id", "paper", "quote", "statement", "type", "kernels", "numerator", "denominator", "target",
-			"keep", "same_toolchain", "sizes", "aggregate", "except", "range", "margin")
+			"keep", "same_toolchain", "sizes", "aggregate", "except", "range", "margin", "paper_says", "ours", "differs")
 		c := Claim{ID: d.String(g["id"], "id"), Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Statement: d.String(g["statement"], "statement"),
 			Type: d.String(g["type"], "type"), Kernels: d.Strings(g["kernels"], "kernels"),
 			Numerator: decodeSelector(d, g["numerator"]), Denominator: decodeSelector(d, g["denominator"]),
 			Target:    d.String(g["target"], "target"),
 			Aggregate: d.String(g["aggregate"], "aggregate"),
-			Margin:    number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except"))}
+			Margin:    number(d, g["margin"], "margin"), Except: int(d.Int(g["except"], "except")),
+			PaperSays: d.String(g["paper_says"], "paper_says"), Differs: d.String(g["differs"], "differs")}
+		if g["ours"] != nil {
+			c.Ours = d.Bool(g["ours"], "ours")
+		}
 		c.Keep = decodeKeep(d, c.ID, g["keep"], g["same_toolchain"])
 		if n := g["sizes"]; n != nil && n.Kind == yaml.SequenceNode {
 			c.Sizes, c.At = "at", d.Ints(n, "sizes")
@@ -140,6 +164,14 @@ func decodeClaims(d diag.Decoder, root *yaml.Node) claimsDoc {
 			c.Node = item
 		}
 		cf.Claims = append(cf.Claims, c)
+	}
+	for _, item := range d.Seq(f["not_measurable"], "not_measurable") {
+		g := fields(d, item, "not_measurable entry", "paper", "quote", "reason")
+		u := Unmeasurable{Paper: d.String(g["paper"], "paper"), Quote: d.String(g["quote"], "quote"), Reason: d.String(g["reason"], "reason")}
+		if item.Kind == yaml.MappingNode {
+			u.Node = item
+		}
+		cf.NotMeasurable = append(cf.NotMeasurable, u)
 	}
 	return cf
 }
@@ -220,7 +252,7 @@ func number(d diag.Decoder, n *yaml.Node, what string) float64 {
 }
 
 var (
-	claimTypes  = []string{"ratio", "order"}
+	claimTypes  = []string{"ratio", "order", "time"}
 	sizeChoices = []string{"largest", "smallest", "all", "growth"} // or a list of sizes
 	aggregates  = []string{"median", "geomean", "min", "max", "all"}
 )
@@ -236,6 +268,33 @@ func LoadClaims(path string, v *results.Vocabulary) ([]Claim, error) {
 
 // ParseClaims decodes and validates claims.yaml; file names the errors.
 func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]Claim, error) {
+	cf, err := ParseClaimsFile(file, data, v)
+	if err != nil {
+		return nil, err
+	}
+	return cf.Claims, nil
+}
+
+// ClaimsFile is claims.yaml: the claims, and the papers' quantitative
+// sentences that nothing here can measure (not_measurable), each with
+// its reason.
+type ClaimsFile struct {
+	Claims        []Claim
+	NotMeasurable []Unmeasurable
+}
+
+// LoadClaimsFile reads and validates a claims file, its not_measurable
+// list too.
+func LoadClaimsFile(path string, v *results.Vocabulary) (*ClaimsFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimsFile(path, data, v)
+}
+
+// ParseClaimsFile decodes and validates claims.yaml whole.
+func ParseClaimsFile(file string, data []byte, v *results.Vocabulary) (*ClaimsFile, error) {
 	var errs errorList
 	cf := decodeClaims(decoder(file, &errs), parse(file, data, &errs))
 	seen := map[string]*yaml.Node{}
@@ -245,10 +304,21 @@ func ParseClaims(file string, data []byte, v *results.Vocabulary) ([]Claim, erro
 		c.validate(file, seen, &errs, v)
 		c.SetRanOn(v)
 	}
+	for _, u := range cf.NotMeasurable {
+		if u.Node == nil {
+			continue // not a mapping: already reported
+		}
+		for _, field := range []struct{ name, value, what string }{
+			{"paper", u.Paper, "the paper and section"}, {"quote", u.Quote, "the sentence, word for word"}, {"reason", u.Reason, "why nothing here measures it"}} {
+			if field.value == "" {
+				errs.at(file, u.Node, "not_measurable entry: %s is missing (%s)", field.name, field.what)
+			}
+		}
+	}
 	if err := errs.errs(); err != nil {
 		return nil, err
 	}
-	return cf.Claims, nil
+	return &ClaimsFile{Claims: cf.Claims, NotMeasurable: cf.NotMeasurable}, nil
 }
 
 func (c *Claim) defaults() {
@@ -296,16 +366,22 @@ func (c *Claim) validate(file string, seen map[string]*yaml.Node, errs *errorLis
 		checkEnum(file, n, name, "sizes", c.Sizes, sizeChoices, errs)
 	}
 	checkEnum(file, n, name, "aggregate", c.Aggregate, aggregates, errs)
-	if len(c.Kernels) == 0 && (len(c.Numerator.Kernels) == 0 || len(c.Denominator.Kernels) == 0) {
+	if len(c.Kernels) == 0 && (len(c.Numerator.Kernels) == 0 || (c.Type != "time" && len(c.Denominator.Kernels) == 0)) {
 		errs.at(file, valueNode(n, "kernels"), "%s: kernels is empty", name)
 	}
 	for i, k := range c.Kernels {
 		checkName(file, itemNode(n, "kernels", i), name, "kernel", k, v.KernelNames(), errs)
 	}
 	c.Numerator.validate(file, valueNode(n, "numerator"), name+" numerator", errs, v)
-	c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
 	c.checkPremises(file, c.Numerator, valueNode(n, "numerator"), name+" numerator", errs, v)
-	c.checkPremises(file, c.Denominator, valueNode(n, "denominator"), name+" denominator", errs, v)
+	if c.Type == "time" {
+		if c.Denominator.Node != nil {
+			errs.at(file, valueNode(n, "denominator"), "%s: a time claim bounds the numerator's time per call; it has no denominator", name)
+		}
+	} else {
+		c.Denominator.validate(file, valueNode(n, "denominator"), name+" denominator", errs, v)
+		c.checkPremises(file, c.Denominator, valueNode(n, "denominator"), name+" denominator", errs, v)
+	}
 	c.checkSizes(file, name, errs, v)
 	c.validateExpectation(file, name, errs)
 	if c.Except < 0 || (c.Except > 0 && c.Aggregate != "all") {

@@ -26,8 +26,13 @@ type Figure struct {
 	Target   string   // any, host or device: which toolchains
 	Families []string // only toolchains of these families; empty: all
 	LogX     bool
-	Kind     string  // lines or bars
-	Sizes    []int64 // only these sizes; bars default to three spread sizes
+	// LogY draws the y axis on a log scale (lines only; 004 Fig. 2's GPU
+	// panel), YLabel names it where the default does not say the unit
+	// (TestSNAP: per call, per 100 steps).
+	LogY   bool
+	YLabel string
+	Kind   string  // lines or bars
+	Sizes  []int64 // only these sizes; bars default to three spread sizes
 	// kind normalized: every kernel of Kernels on the x axis, each series'
 	// median time over NormalizeTo's (same kernel and toolchain) at the
 	// smallest or largest size both measured (At), or among Sizes.
@@ -65,13 +70,14 @@ func decodeFigures(d diag.Decoder, root *yaml.Node) figuresDoc {
 	}
 	for _, item := range d.Seq(f["figures"], "figures") {
 		g := fields(d, item, "figure", "id", "title", "paper", "kernel", "x", "x_label", "y", "panel_by", "target",
-			"families", "log_x", "kind", "sizes", "variants", "kernels", "normalize_to", "at")
+			"families", "log_x", "log_y", "y_label", "kind", "sizes", "variants", "kernels", "normalize_to", "at")
 		fs := Figure{ID: d.String(g["id"], "id"), Title: d.String(g["title"], "title"), Paper: d.String(g["paper"], "paper"),
 			Kernel: d.String(g["kernel"], "kernel"), X: d.String(g["x"], "x"), XLabel: d.String(g["x_label"], "x_label"),
 			Y: d.String(g["y"], "y"), Panel: d.String(g["panel_by"], "panel_by"), Target: d.String(g["target"], "target"),
 			Families: d.Strings(g["families"], "families"), LogX: d.Bool(g["log_x"], "log_x"), Kind: d.String(g["kind"], "kind"),
 			Sizes: d.Ints(g["sizes"], "sizes"), Kernels: d.Strings(g["kernels"], "kernels"),
-			NormalizeTo: d.String(g["normalize_to"], "normalize_to"), At: d.String(g["at"], "at")}
+			NormalizeTo: d.String(g["normalize_to"], "normalize_to"), At: d.String(g["at"], "at"),
+			LogY: d.Bool(g["log_y"], "log_y"), YLabel: d.String(g["y_label"], "y_label")}
 		if item.Kind == yaml.MappingNode {
 			fs.Node = item
 		}
@@ -183,6 +189,9 @@ func (f *Figure) validate(file string, seen map[string]*yaml.Node, errs *errorLi
 	if f.Kind == "bars" && f.LogX {
 		errs.at(file, valueNode(n, "log_x"), "%s: log_x does not apply to bars", name)
 	}
+	if f.Kind == "bars" && f.LogY {
+		errs.at(file, valueNode(n, "log_y"), "%s: log_y does not apply to bars", name)
+	}
 	for i, s := range f.Sizes {
 		if s <= 0 {
 			errs.at(file, itemNode(n, "sizes", i), "%s: size %d is not positive", name, s)
@@ -209,8 +218,8 @@ func (f *Figure) validateNormalized(file, name string, errs *errorList, v *resul
 	}
 	checkName(file, valueNode(n, "normalize_to"), name, "normalize_to", f.NormalizeTo, v.VariantNames(), errs)
 	checkEnum(file, n, name, "at", f.At, atValues, errs)
-	if f.LogX {
-		errs.at(file, valueNode(n, "log_x"), "%s: log_x does not apply to kind normalized", name)
+	if f.LogX || f.LogY {
+		errs.at(file, n, "%s: log_x and log_y do not apply to kind normalized", name)
 	}
 	if hasKey(n, "y") {
 		errs.at(file, valueNode(n, "y"), "%s: kind normalized draws time over the reference's; y does not apply", name)

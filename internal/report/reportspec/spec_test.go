@@ -57,7 +57,7 @@ func TestParseFiguresMessages(t *testing.T) {
 		{"unknown kernel", head + "    kernel: spmvv\n    variants: [{variant: omp-raw}]\n",
 			`f.yaml:4:13: figure "f": unknown kernel "spmvv" (known: ` + strings.Join(reporttest.Vocab(t).KernelNames(), ", ") + `); did you mean "spmv"?`},
 		{"unknown field", head + "    kernel: dot\n    colour: red\n    variants: [{variant: omp-raw}]\n",
-			`f.yaml:5:5: unknown field "colour" in figure (known: at, families, id, kernel, kernels, kind, log_x, normalize_to, panel_by, paper, sizes, target, title, variants, x, x_label, y)`},
+			`f.yaml:5:5: unknown field "colour" in figure (known: at, families, id, kernel, kernels, kind, log_x, log_y, normalize_to, panel_by, paper, sizes, target, title, variants, x, x_label, y, y_label)`},
 		{"empty variants", head + "    kernel: dot\n    variants: []\n",
 			`f.yaml:5:15: figure "f": variants is empty`},
 		{"missing variants", head + "    kernel: dot\n",
@@ -209,14 +209,15 @@ func TestParseClaimsKeep(t *testing.T) {
 	assert.Empty(t, claims[1].MixesLibrary("kk-ompx", "kokkos-omptarget"), "keep without library")
 }
 
-// Every claim quotes its paper word for word. The papers' texts are not in
-// the repository: PM_SEEDS_DIR names the folder holding 000_*.txt, 002_*.txt...
+// Every claim quotes its paper word for word, and so does every sentence
+// of the not_measurable list. The papers' texts are not in the repository:
+// PM_SEEDS_DIR names the folder holding 000_*.txt, 002_*.txt...
 func TestClaimQuotesAreThePapersWords(t *testing.T) {
 	dir := os.Getenv("PM_SEEDS_DIR")
 	if dir == "" {
 		t.Skip("PM_SEEDS_DIR (the papers' texts) is not set")
 	}
-	claims, err := LoadClaims(reporttest.SpecDir(t)+"/claims.yaml", reporttest.Vocab(t))
+	cf, err := LoadClaimsFile(reporttest.SpecDir(t)+"/claims.yaml", reporttest.Vocab(t))
 	require.NoError(t, err)
 	// The texts are extracted from PDFs: LaTeX math ("$2\times$") and words
 	// split at a line's hyphen ("Kokkosnative") stay, so letters and digits
@@ -230,16 +231,67 @@ func TestClaimQuotesAreThePapersWords(t *testing.T) {
 			return -1
 		}, latex.Replace(s))
 	}
-	for _, c := range claims {
-		paper := strings.TrimPrefix(strings.Fields(c.Paper)[0], "beyond ")
-		if strings.HasPrefix(c.Paper, "beyond ") {
-			paper = strings.Fields(c.Paper)[1]
-		}
+	check := func(what, ref, quote string) {
+		paper := strings.Fields(strings.TrimPrefix(ref, "beyond "))[0]
 		files, err := filepath.Glob(filepath.Join(dir, paper+"_*.txt"))
 		require.NoError(t, err)
-		require.Len(t, files, 1, "%s: paper %s", c.ID, paper)
+		require.Len(t, files, 1, "%s: paper %s", what, paper)
 		text, err := os.ReadFile(files[0])
 		require.NoError(t, err)
-		assert.Contains(t, squash(string(text)), squash(c.Quote), "%s quotes paper %s", c.ID, paper)
+		assert.True(t, strings.Contains(squash(string(text)), squash(quote)), "%s does not quote paper %s word for word: %q", what, paper, quote)
 	}
+	for _, c := range cf.Claims {
+		check(c.ID, c.Paper, c.Quote)
+	}
+	require.NotEmpty(t, cf.NotMeasurable)
+	for i, u := range cf.NotMeasurable {
+		check(fmt.Sprintf("not_measurable[%d] (%s)", i, u.Paper), u.Paper, u.Quote)
+	}
+}
+
+// The shipped claims say the paper's number or statement beside ours
+// (paper_says), and a claim of the project's own is marked ours; every
+// not_measurable entry gives its reason.
+func TestShippedClaimsSayWhatThePaperSays(t *testing.T) {
+	cf, err := LoadClaimsFile(reporttest.SpecDir(t)+"/claims.yaml", reporttest.Vocab(t))
+	require.NoError(t, err)
+	for _, c := range cf.Claims {
+		assert.NotEmpty(t, c.PaperSays, "%s: paper_says: the paper's number or statement (\"10x\", \"about 70%%\")", c.ID)
+		assert.Equal(t, strings.HasPrefix(c.Paper, "beyond "), c.Ours, "%s: a claim beyond the paper is ours (ours: true), and only such a claim", c.ID)
+	}
+	for _, u := range cf.NotMeasurable {
+		assert.NotEmpty(t, u.Reason, u.Quote)
+	}
+}
+
+func TestParseNotMeasurable(t *testing.T) {
+	cf, err := ParseClaimsFile("c.yaml", []byte(`claims: []
+not_measurable:
+  - paper: 000 Sec. IV-A
+    quote: Q
+    reason: an AMD GPU
+  - paper: 000
+    quote: Q2
+  - {paper: 000, quote: Q3, reason: R, colour: red}
+`), reporttest.Vocab(t))
+	require.Error(t, err)
+	assert.Nil(t, cf)
+	assert.Contains(t, err.Error(), "c.yaml:6:5: not_measurable entry: reason is missing (why nothing here measures it)")
+	assert.Contains(t, err.Error(), "c.yaml:8:40: unknown field \"colour\" in not_measurable entry (known: paper, quote, reason)")
+	cf, err = ParseClaimsFile("c.yaml", []byte("claims: []\nnot_measurable:\n  - {paper: 000 Sec. IV-A, quote: Q, reason: R}\n"), reporttest.Vocab(t))
+	require.NoError(t, err)
+	assert.Equal(t, []Unmeasurable{{Paper: "000 Sec. IV-A", Quote: "Q", Reason: "R", Node: cf.NotMeasurable[0].Node}}, cf.NotMeasurable)
+}
+
+// A time claim bounds the numerator's time per call (µs) and has no
+// denominator.
+func TestParseTimeClaims(t *testing.T) {
+	claim := "claims:\n  - id: c\n    paper: \"002\"\n    quote: Q\n    statement: S\n    type: time\n    kernels: [axpby]\n" +
+		"    numerator: {variants: [kk-cuda-3lvl]}\n    sizes: [100000]\n    aggregate: all\n    range: [0, 20]\n"
+	claims, err := ParseClaims("c.yaml", []byte(claim), reporttest.Vocab(t))
+	require.NoError(t, err)
+	assert.Equal(t, "time", claims[0].Type)
+	_, err = ParseClaims("c.yaml", []byte(claim+"    denominator: {variants: [omp-raw]}\n"), reporttest.Vocab(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `c.yaml:12:18: claim "c": a time claim bounds the numerator's time per call; it has no denominator`)
 }

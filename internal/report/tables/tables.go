@@ -42,15 +42,30 @@ type table struct {
 
 // buildTables arranges the device measurements of each table's kernel; a
 // kernel the results do not hold at all (a TestSNAP folder's AXPBY) gets no
-// table.
+// table, and a folder of host toolchains alone none (the tables are the
+// device cells'; its CPU's results are in its figures and claims).
 func buildTables(specs []reportspec.Table, ds *dataset.Set) []table {
 	var out []table
+	if !onDevice(ds) {
+		return nil
+	}
 	for _, s := range specs {
 		if ds.Holds(s.Kernel) {
 			out = append(out, buildTable(s, ds))
 		}
 	}
 	return out
+}
+
+// onDevice says whether the results hold a series built by a device
+// toolchain.
+func onDevice(ds *dataset.Set) bool {
+	for k := range ds.Series {
+		if !ds.IsHost(k.Toolchain) {
+			return true
+		}
+	}
+	return false
 }
 
 func buildTable(s reportspec.Table, ds *dataset.Set) table {
@@ -204,7 +219,11 @@ func tablesMarkdown(tables []table) []byte {
 	b.WriteString("share a row (\"a = b\"): they are one measurement, not ranked. CV is the coefficient\n")
 	b.WriteString("of variation of the repetition times; \"noisy\" marks CV above 10%.\n")
 	for _, t := range tables {
-		fmt.Fprintf(&b, "\n### %s at size %d\n\n", strings.ToUpper(t.Spec.Kernel), t.Size)
+		if t.Size == 0 { // no device cell of the kernel verified: no size to name
+			fmt.Fprintf(&b, "\n### %s\n\n", strings.ToUpper(t.Spec.Kernel))
+		} else {
+			fmt.Fprintf(&b, "\n### %s at size %d\n\n", strings.ToUpper(t.Spec.Kernel), t.Size)
+		}
 		if t.Note != "" {
 			fmt.Fprintf(&b, "No table: %s.\n", t.Note)
 			continue
