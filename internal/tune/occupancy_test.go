@@ -51,7 +51,7 @@ func TestLaunchTunables(t *testing.T) {
 	assert.NotContains(t, cuda.Space.Names, "max_teams")
 	assert.NotContains(t, cuda.Space.Names, "range_block", "SPMV launches no range")
 	dot := shippedTarget(t, "dot", "kk-cuda-2lvl", 1000)
-	assert.Equal(t, []string{"range_block"}, dot.Space.Names)
+	assert.Equal(t, []string{"range_block", "range_unroll"}, dot.Space.Names)
 	cgc := shippedTarget(t, "cgsolve", "kk-cuda-3lvl", 150)
 	assert.Contains(t, cgc.Space.Names, "range_block", "CG-Solve's AXPBY and DOT launch ranges")
 }
@@ -61,13 +61,13 @@ func TestLaunchTunables(t *testing.T) {
 // layer's wave, no clause) first, within the tuning budget of 16; AXPBY's
 // range_for keeps only range_block.
 func TestRangeReduceTunables(t *testing.T) {
-	o := Options{Strategy: Auto, Machine: MachineOf(1024, 32, 48<<10), MaxEvals: 16}
+	o := Options{Strategy: Random, Machine: MachineOf(1024, 32, 48<<10), MaxEvals: 16}
 	for _, c := range []struct {
 		variant string
 		names   []string
 		configs int
 	}{
-		{"kk-cuda-3lvl", []string{"range_block"}, 4},
+		{"kk-cuda-3lvl", []string{"range_block", "range_unroll"}, 12},
 		{"kk-ompx-shfl", []string{"range_block", "range_teams", "range_unroll"}, 16},
 		{"direct-ompx", []string{"range_teams"}, 6},
 		{"kk-omp-a", []string{"range_num_teams", "range_thread_limit"}, 13},
@@ -207,10 +207,13 @@ func TestOccupancyModel(t *testing.T) {
 	assert.NoError(t, Occupancy{}.Admits(tg, cfg(16, 8, 1, 1056)))
 
 	// The pruned plan of the shipped space: nothing it keeps is ruled out.
+	// (Beyond the budget pruned takes BeyondBudget: guided plans its first
+	// round, the default and its neighbours.)
 	o := Options{Strategy: Pruned, Model: regs(40), Machine: MachineOf(1024, 32, 48<<10), MaxEvals: 24}
 	cr, plan, err := o.Plan(tg)
 	require.NoError(t, err)
-	assert.Len(t, plan, 24)
+	assert.NotEmpty(t, plan)
+	assert.LessOrEqual(t, len(plan), 24)
 	assert.Empty(t, cr.DefaultOut, "the default is measured")
 	assert.Equal(t, tg.Space.Default.String(), plan[0].String())
 	assert.NotEmpty(t, cr.Pruned)

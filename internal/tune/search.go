@@ -44,7 +44,7 @@ var Strategies = []Strategy{Auto, Exhaustive, Random, Pruned, Guided}
 // not fit MaxEvals. The ground truth's search-quality curves decide it
 // (tunecheck, docs/tuning.md "Which search beyond the budget"): a change
 // of this one line.
-var BeyondBudget = Random
+var BeyondBudget = Guided
 
 // Target is one (cell, size) to tune.
 type Target struct {

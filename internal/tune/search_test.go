@@ -463,13 +463,13 @@ func TestCutKeepsLaterTargets(t *testing.T) {
 }
 
 func TestPlanIsADryRun(t *testing.T) {
-	o := Options{Machine: device1024, MaxEvals: 10, Seed: 3}
+	o := Options{Machine: device1024, MaxEvals: 10, Seed: 3, Strategy: Random}
 	_, plan, err := o.Plan(synthetic(t))
 	require.NoError(t, err)
 	assert.Len(t, plan, 10)
 	assert.Equal(t, "a=16,b=8", plan[0].String())
 	f := newFake(t)
-	_, err = run(t, t.TempDir(), f, Options{MaxEvals: 10, Seed: 3})
+	_, err = run(t, t.TempDir(), f, Options{MaxEvals: 10, Seed: 3, Strategy: Random})
 	require.NoError(t, err)
 	var planned []string
 	for _, c := range plan {

@@ -93,7 +93,7 @@ func TestShippedSpacesCheck(t *testing.T) {
 	// A composite searches the tunables of the kernels it uses, under their constraints.
 	cg, err := spaces.Cell(byName["cgsolve"], []*spec.Kernel{byName["axpby"], byName["dot"], spmv}, variants["kk-cuda-3lvl"], 30)
 	require.NoError(t, err)
-	assert.Equal(t, append([]string{"range_block"}, three.Names...), cg.Names, "and the range launches of its AXPBY and DOT")
+	assert.Equal(t, append([]string{"range_block", "range_unroll"}, three.Names...), cg.Names, "and the range launches of its AXPBY and DOT")
 	ok, _, err = cg.Feasible(Config{"rows_per_team": 8, "team_size": 16, "vector_size": 8}, h100)
 	require.NoError(t, err)
 	assert.False(t, ok)
