@@ -50,7 +50,7 @@ const (
 	MatrixFolder = "results/nvidia-h100-tuning"
 )
 
-// Cost is the device time of a kernel's tuning at a size: each process
+// Cost is the GPU time of a kernel's tuning at a size: each process
 // (data set-up and the float64 reference, paid once a process) and each
 // configuration measured (warm-up and repetitions). Assumed marks a cost
 // not read from records.
@@ -165,7 +165,7 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// Seconds is the device time of measuring evals configurations in procs processes.
+// Seconds is the GPU time of measuring evals configurations in procs processes.
 func (c Cost) Seconds(evals, procs int) float64 {
 	return float64(procs)*c.ProcessS + float64(evals)*c.ConfigS
 }
