@@ -4,11 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/matrix"
 )
 
@@ -63,11 +63,10 @@ func fromCache(cache, shared, binary string) bool {
 	if cache == "" {
 		return false
 	}
-	return copyFile(filepath.Join(cache, shared[:2], shared), binary) == nil
+	return copyProgram(filepath.Join(cache, shared[:2], shared), binary) == nil
 }
 
-// toCache keeps a program that built under its shared key (written under a
-// temporary name and renamed, so a concurrent build never reads half a file).
+// toCache keeps a program that built under its shared key.
 func toCache(cache, shared, binary string) {
 	if cache == "" {
 		return
@@ -76,38 +75,16 @@ func toCache(cache, shared, binary string) {
 	if _, err := os.Stat(dst); err == nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
-	if err := copyFile(binary, tmp); err != nil {
-		os.Remove(tmp)
-		return
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-	}
+	copyProgram(binary, dst)
 }
 
-// copyFile copies src to dst (replacing it), keeping the mode bits.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+// copyProgram copies an executable: fsutil.WriteFile's temporary file and
+// rename, so a concurrent build never reads half a program and a running
+// one keeps its own.
+func copyProgram(src, dst string) error {
+	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	os.Remove(dst) // a running program keeps its old inode
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return fsutil.WriteFile(dst, b, 0o755)
 }
