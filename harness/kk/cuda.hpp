@@ -141,9 +141,9 @@ __device__ inline double block_sum(double v) {
 }
 
 // RangePolicy kernels walk the offsets k in [0, n) of the range in the
-// index type I: uint32_t when the range and one grid stride past it fit in
-// 32 bits (RangeIndex), as Kokkos' CUDA backend indexes such ranges, else
-// int64_t. A 64-bit grid-stride loop costs each thread a 64-bit division
+// index type I: uint32_t when the range and kMaxUnroll grid strides past it
+// fit in 32 bits (use_32bit_index), as Kokkos' CUDA backend indexes such
+// ranges, else int64_t. A 64-bit grid-stride loop costs each thread a 64-bit division
 // for its trip count (a called routine in the SASS), which a one-element-
 // per-thread launch pays once per element.
 template <class I>
@@ -221,11 +221,6 @@ __global__ void team_kernel(const F f, const int64_t league) {
 
 namespace cuda_impl {
 
-// range_launch calls run(std::integral_constant<int, Block>) with the
-// RangePolicy block size of the run-time tunable range_block (default
-// kRangeBlock): each size is its own kernel with its own __launch_bounds__
-// and warp-sum array, so the default's kernel is the one a constant block
-// compiles to.
 // range_unroll calls run(std::integral_constant<int, Unroll>) with the
 // run-time tunable range_unroll (default 1, Kokkos' loop).
 template <class Run>
@@ -238,6 +233,11 @@ void range_unroll(const char* name, const Run& run) {
   }
 }
 
+// range_launch calls run(std::integral_constant<int, Block>) with the
+// RangePolicy block size of the run-time tunable range_block (default
+// kRangeBlock): each size is its own kernel with its own __launch_bounds__
+// and warp-sum array, so the default's kernel is the one a constant block
+// compiles to.
 template <class Run>
 void range_launch(const char* name, const Run& run) {
   switch (pm::tune("range_block", kRangeBlock)) {

@@ -126,13 +126,22 @@ func sourceLast(cmd []string, c *matrix.Cell) []string {
 // the environment that changes what a compiler does, the cell's source and
 // the harness.
 func Key(c *matrix.Cell, cmd []string, src, harness []byte) string {
+	return hashKey(c, cmd, src, harness, func(s string) string { return s })
+}
+
+// hashKey is Key's hash, with each argument of the command and each value
+// of KeyEnv passed through place first (sharedKey's placeholders for paths).
+func hashKey(c *matrix.Cell, cmd []string, src, harness []byte, place func(string) string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", c.Toolchain.Identity, strings.Join(cmd, "\x00"))
+	fmt.Fprintf(h, "%s\x00", c.Toolchain.Identity)
+	for _, a := range cmd {
+		fmt.Fprintf(h, "%s\x00", place(a))
+	}
 	if c.Library != nil { // a reinstall at the same prefix rebuilds its cells
 		fmt.Fprintf(h, "%s\x00", c.Library.Key())
 	}
 	for _, k := range KeyEnv {
-		fmt.Fprintf(h, "%s=%s\x00", k, os.Getenv(k))
+		fmt.Fprintf(h, "%s=%s\x00", k, place(os.Getenv(k)))
 	}
 	h.Write(src)
 	h.Write(harness)

@@ -1,9 +1,6 @@
 package build
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,20 +34,7 @@ func sharedKey(c *matrix.Cell, cmd []string, src []byte, layers Layers, root, di
 		}
 		return s
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", c.Toolchain.Identity)
-	for _, a := range cmd {
-		fmt.Fprintf(h, "%s\x00", place(a))
-	}
-	if c.Library != nil {
-		fmt.Fprintf(h, "%s\x00", c.Library.Key())
-	}
-	for _, k := range KeyEnv {
-		fmt.Fprintf(h, "%s=%s\x00", k, place(os.Getenv(k)))
-	}
-	h.Write(src)
-	h.Write(layers.hash(""))
-	return hex.EncodeToString(h.Sum(nil))
+	return hashKey(c, cmd, src, layers.hash(""), place)
 }
 
 // CacheDir is the shared folder of programs the environment names, or ""
