@@ -150,6 +150,12 @@ func renderMarkdown(v *view) []byte {
 				w("  - %s: %s\n", e.ID, e.Verdict)
 			}
 		}
+		for _, t := range v.Tuning {
+			if t.SearchMarkdown != "" {
+				w("\n### Search quality against the ground truth of [%s](../%s/)\n\n%s", t.Folder, t.Folder, t.SearchMarkdown)
+				w("\nThe curves, a panel per cell: index.html, section %q.\n", "Tuned against as published")
+			}
+		}
 	}
 	if pv := v.Portability; pv != nil {
 		w("\n## Performance portability\n\n")

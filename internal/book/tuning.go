@@ -21,7 +21,13 @@ type tuningView struct {
 	Summary            string // the gap table's first paragraph, for the Markdown summary
 	Table              template.HTML
 	Curves             []figView
-	Claims             []tunedEval // claims this tuning decides alone, best against best
+	// Search is a ground truth's search-quality table and curves
+	// (tuning-check.csv: report.LoadSearch); empty for other tunings.
+	Search       template.HTML
+	SearchCurves []figView
+	// SearchMarkdown is the same table for the Markdown summary.
+	SearchMarkdown string
+	Claims         []tunedEval // claims this tuning decides alone, best against best
 }
 
 // tunedEval is a claim's verdict on a tuning folder.
@@ -57,6 +63,20 @@ func tuningViews(ix *Index, project, root string, claimSpecs []reportspec.Claim)
 		for _, c := range v.Curves {
 			tv.Curves = append(tv.Curves, figView{ID: "tuning-" + c.Kernel, Title: "Tuning curves: " + c.Kernel,
 				Paper: tuningSource, Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Src: template.URL(svgURI(c.SVG))})
+		}
+		sv, err := report.LoadSearch(dir)
+		if err != nil {
+			return nil, err
+		}
+		if sv != nil {
+			tv.Search = markdownHTML(sv.Markdown())
+			svg, err := sv.Figure()
+			if err != nil {
+				return nil, err
+			}
+			tv.SearchCurves = append(tv.SearchCurves, figView{ID: "search-" + e.Folder, Title: "Search quality against the ground truth",
+				Paper: tuningSource, Folder: e.Folder, Part: e.Suite + ", " + e.Platform, Src: template.URL(svgURI(svg))})
+			tv.SearchMarkdown = string(sv.Markdown())
 		}
 		judged, err := claims.EvaluateTuning(dir, claimSpecs)
 		if err != nil {

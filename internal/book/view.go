@@ -423,7 +423,7 @@ func (v *view) figureCount() int {
 		}
 	}
 	for _, t := range v.Tuning {
-		n += len(t.Curves)
+		n += len(t.Curves) + len(t.SearchCurves)
 	}
 	if pv := v.Portability; pv != nil {
 		for _, k := range pv.Kernels {

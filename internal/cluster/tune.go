@@ -54,6 +54,9 @@ func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) e
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return err
 	}
+	if err := seedShards(dir, gpus); err != nil {
+		return err
+	}
 	fmt.Fprintf(cfg.Log, "gpus: tuning on %d workers (%s) into %s\n", len(gpus), gpuList(gpus), dir)
 	t0 := time.Now()
 	var mu sync.Mutex
@@ -67,7 +70,7 @@ func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) e
 			env := append(os.Environ(), "CUDA_VISIBLE_DEVICES="+g.Index, config.EnvWorker+"="+name, config.EnvGPUUUID+"="+g.UUID)
 			logFile := filepath.Join(dir, "logs", "tune-"+name+".log")
 			wargs := append(slices.Clone(args), "-tune-shard", fmt.Sprintf("%d/%d", k, len(gpus)),
-				"-out", filepath.Join(dir, "shards", name), "tune")
+				"-out", shardDir(dir, g), "tune")
 			if err := worker(ctx, bin, wargs, env, logFile, name, cfg.Log, &mu); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Sprintf("%s: %v (log %s)", name, err, logFile))
@@ -83,6 +86,31 @@ func TuneGPUs(ctx context.Context, cfg config.Config, cc *Config, self string) e
 		return errors.Join(errors.New(strings.Join(errs, "\n")), jerr)
 	}
 	return jerr
+}
+
+// shardDir is the folder of the worker on GPU g: <dir>/shards/gpu<index>.
+func shardDir(dir string, g work.GPU) string { return filepath.Join(dir, "shards", "gpu"+g.Index) }
+
+// seedShards gives each worker's shard, before it starts, every evaluation
+// the folder holds (its tuning.jsonl and every shard's, tune.Seed): a
+// worker reads only its own shard's cache, so without this a tuning
+// resumed with other GPUs or another number of them, or of a folder tuned
+// in one process, measures again what the folder has (its shard k of n is
+// other targets than before), and the join then replaces the folder's
+// evaluations with the shards'.
+func seedShards(dir string, gpus []work.GPU) error {
+	others, err := filepath.Glob(filepath.Join(dir, "shards", "*", tune.CacheFile))
+	if err != nil {
+		return err
+	}
+	from := append([]string{tune.CachePath(dir)}, others...)
+	for _, g := range gpus {
+		shard := shardDir(dir, g)
+		if _, err := tune.Seed(shard, slices.DeleteFunc(slices.Clone(from), func(f string) bool { return f == tune.CachePath(shard) })); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // JoinTuning joins the tunings of dir's shards (dir/shards/*, in name

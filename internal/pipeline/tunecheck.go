@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
 	"github.com/portmatrix/portmatrix/internal/layout"
 	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/results"
 	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
@@ -21,7 +23,8 @@ const truthSeeds = 50
 // it is the dry run: the ground truth's cells (tune.TruthCells), their
 // spaces and GPU seconds, and those of a matrix tuning (the targets of
 // tune.MatrixFolder) under PM_TUNE (default pruned) within PM_TUNE_EVALS
-// (default 16), from tune.TimingFolder's records (docs/tuning.md).
+// (default tune.DefaultEvals), from tune.TimingFolder's records, set
+// beside the time tune.TruthFolder's run.json measured (docs/tuning.md).
 func TuneCheck(_ context.Context, cfg Config, folder string) error {
 	cfg.Defaults()
 	tree, err := tune.LoadTree(cfg.Root)
@@ -76,8 +79,20 @@ func truthPlan(cfg Config, src tune.TruthSource) error {
 		return fmt.Errorf("tunecheck: the timings of %s: %w", tune.TimingFolder, err)
 	}
 	fmt.Fprintf(cfg.Log, "Ground truth (scripts/tune-truth.sh): every feasible configuration measured, 64 a process, on an %s (%s's records; the occupancy model's admitted count with no kernel's registers known)\n", model.Name, tune.TimingFolder)
-	if _, err := tune.WritePlan(cfg.Log, src.PlanTruth(tune.TruthCells, model, costs, 64)); err != nil {
+	truthS, err := tune.WritePlan(cfg.Log, src.PlanTruth(tune.TruthCells, model, costs, 64))
+	if err != nil {
 		return err
+	}
+	// The ground truth measured: its run.json times the same plan.
+	scale := 1.0
+	if run, err := results.ReadRun(layout.Path(cfg.Root, tune.TruthFolder)); err == nil {
+		t0, err0 := time.Parse(time.RFC3339, run.Started)
+		t1, err1 := time.Parse(time.RFC3339, run.Finished)
+		if err0 == nil && err1 == nil && t1.After(t0) && truthS > 0 {
+			took := t1.Sub(t0).Seconds()
+			scale = took / truthS
+			fmt.Fprintf(cfg.Log, "%s measured it in %.0f s (run.json, started to finished): %.2f of the estimate\n", tune.TruthFolder, took, scale)
+		}
 	}
 	strategy := tune.Strategy(cfg.TuneStrategy)
 	if strategy == "" {
@@ -85,7 +100,7 @@ func truthPlan(cfg Config, src tune.TruthSource) error {
 	}
 	evals := cfg.TuneEvals
 	if evals == 0 {
-		evals = 16 // tune-matrix.sh's
+		evals = tune.DefaultEvals // tune-matrix.sh's
 	}
 	targets, err := tune.MatrixTargets(layout.Path(cfg.Root, tune.MatrixFolder))
 	if err != nil {
@@ -95,7 +110,8 @@ func truthPlan(cfg Config, src tune.TruthSource) error {
 		len(targets), tune.MatrixFolder, strategy, evals, tune.BeyondBudget, tune.GuidedRound)
 	total, err := tune.WritePlan(cfg.Log, src.PlanMatrix(targets, model, costs, strategy, evals, 64))
 	if err == nil {
-		fmt.Fprintf(cfg.Log, "on 2 GPUs: about %.1f minutes\n", total/120)
+		fmt.Fprintf(cfg.Log, "on 1 GPU: about %.1f minutes (%.1f at the ground truth's %.2f of the estimate); on 2 GPUs: about %.1f\n",
+			total/60, total*scale/60, scale, total/120)
 	}
 	return err
 }

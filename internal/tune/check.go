@@ -1,10 +1,15 @@
 package tune
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,7 +111,7 @@ func Replay(tr *Truth, strategies []Strategy, budgets []int, seeds int) ([]Curve
 				r := 1.0
 				if o.modeAt(len(cands), b) == Guided {
 					if guided == nil {
-						guided, guidedRounds = tr.guidedPath(&o, cr, cands)
+						guided, guidedRounds = tr.guidedPath(&o, cr, cands, slices.Max(budgets))
 					}
 					seq = guided[:min(b, len(guided))]
 					if len(seq) > 0 {
@@ -147,11 +152,12 @@ func (o *Options) batch() int {
 	return 16
 }
 
-// guidedPath is Guided's choices over the whole candidates, measured from
-// the truth, with the round each is measured in (1-based).
-func (tr *Truth) guidedPath(o *Options, cr *CellResult, cands []Config) ([]Config, []int) {
+// guidedPath is Guided's first limit choices over the candidates (a
+// smaller budget's are their prefix), measured from the truth, with the
+// round each is measured in (1-based).
+func (tr *Truth) guidedPath(o *Options, cr *CellResult, cands []Config, limit int) ([]Config, []int) {
 	oo := *o
-	oo.MaxEvals = 0
+	oo.MaxEvals = limit
 	g := oo.guide(tr.Target, cr, cands)
 	measured := map[string]Measurement{}
 	var path []Config
@@ -390,23 +396,84 @@ func strategyNames(cs []Curve) []string {
 	return out
 }
 
+// checkHeader is tuning-check.csv's header (CheckCSV writes it, ReadCheck
+// reads by it).
+const checkHeader = "cell,size,device,space_feasible,space_admitted,optimum_s,strategy,budget,seeds,median,lo,hi,at_optimum,evaluations,processes,unknown"
+
 // CheckCSV is the curves as CSV rows, one per (cell, size, strategy,
-// budget): tuning-check.csv (CheckFile).
+// budget): tuning-check.csv (CheckFile). optimum_s is the optimum's
+// median time in seconds, the numerator of every fraction of its cell.
 func CheckCSV(w io.Writer, truths []*Truth, curves [][]Curve) error {
-	if _, err := fmt.Fprintln(w, "cell,size,device,space_feasible,space_admitted,strategy,budget,seeds,median,lo,hi,at_optimum,evaluations,processes,unknown"); err != nil {
+	if _, err := fmt.Fprintln(w, checkHeader); err != nil {
 		return err
 	}
 	for i, tr := range truths {
 		for _, c := range curves[i] {
 			for _, p := range c.Points {
-				if _, err := fmt.Fprintf(w, "%s,%d,%s,%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.3f,%.1f,%.1f,%d\n", tr.Target.Cell, tr.Target.Size, tr.Options.Device,
-					tr.Feasible, tr.Admitted, c.Strategy, p.Budget, p.Seeds, p.Median, p.Lo, p.Hi, p.AtOptimum, p.Evaluations, p.Rounds, p.Unknown); err != nil {
+				if _, err := fmt.Fprintf(w, "%s,%d,%s,%d,%d,%.6g,%s,%d,%d,%.4f,%.4f,%.4f,%.3f,%.1f,%.1f,%d\n", tr.Target.Cell, tr.Target.Size, tr.Options.Device,
+					tr.Feasible, tr.Admitted, tr.Optimum.MedianS, c.Strategy, p.Budget, p.Seeds, p.Median, p.Lo, p.Hi, p.AtOptimum, p.Evaluations, p.Rounds, p.Unknown); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// CheckRow is one row of tuning-check.csv: a search's Point at one budget
+// against one truth.
+type CheckRow struct {
+	Cell               string
+	Size               int64
+	Device             string
+	Feasible, Admitted int
+	OptimumS           float64 // the optimum's median, seconds
+	Strategy           Strategy
+	Point
+}
+
+// ReadCheck reads dir's tuning-check.csv (CheckCSV's rows, in file order);
+// a folder without one has none. A bad row is an error at its line.
+func ReadCheck(dir string) ([]CheckRow, error) {
+	file := filepath.Join(dir, CheckFile)
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != checkHeader {
+		return nil, fmt.Errorf("%s:1: not the header of tunecheck's curves (%s): run tunecheck on the folder again", file, checkHeader)
+	}
+	var out []CheckRow
+	for i, r := range recs[1:] {
+		var row CheckRow
+		var perr error
+		num := func(s string) float64 {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && perr == nil {
+				perr = err
+			}
+			return v
+		}
+		row.Cell, row.Device, row.Strategy = r[0], r[2], Strategy(r[6])
+		row.Size = int64(num(r[1]))
+		row.Feasible, row.Admitted = int(num(r[3])), int(num(r[4]))
+		row.OptimumS = num(r[5])
+		row.Budget, row.Seeds = int(num(r[7])), int(num(r[8]))
+		row.Median, row.Lo, row.Hi, row.AtOptimum = num(r[9]), num(r[10]), num(r[11]), num(r[12])
+		row.Evaluations, row.Rounds, row.Unknown = num(r[13]), num(r[14]), int(num(r[15]))
+		if perr != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, i+2, perr)
+		}
+		out = append(out, row)
+	}
+	return out, nil
 }
 
 // sortTruths orders truths by cell and size.

@@ -90,7 +90,19 @@ func TestReplayAgainstTheTruth(t *testing.T) {
 	require.NoError(t, CheckCSV(&csv, truths, [][]Curve{curves}))
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
 	assert.Len(t, lines, 1+len(ReplayStrategies)*len(budgets))
-	assert.Contains(t, lines, "k.s.tc,100,GPU-0000,41,41,exhaustive,41,1,1.0000,1.0000,1.0000,1.000,41.0,3.0,0")
+	assert.Contains(t, lines, "k.s.tc,100,GPU-0000,41,41,1,exhaustive,41,1,1.0000,1.0000,1.0000,1.000,41.0,3.0,0")
+	// ReadCheck reads back what CheckCSV wrote (the book draws from it).
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CheckFile), csv.Bytes(), 0o644))
+	rows, err := ReadCheck(dir)
+	require.NoError(t, err)
+	require.Len(t, rows, len(lines)-1)
+	want := CheckRow{Cell: "k.s.tc", Size: 100, Device: "GPU-0000", Feasible: 41, Admitted: 41, OptimumS: 1, Strategy: Exhaustive,
+		Point: Point{Budget: 41, Seeds: 1, Median: 1, Lo: 1, Hi: 1, AtOptimum: 1, Evaluations: 41, Rounds: 3}}
+	assert.Equal(t, want, rows[len(budgets)-1])
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CheckFile), []byte("cell,size\n"), 0o644))
+	_, err = ReadCheck(dir)
+	assert.ErrorContains(t, err, "tuning-check.csv:1: not the header")
 }
 
 func TestReplayOfACutTruth(t *testing.T) {
@@ -110,4 +122,25 @@ func TestReplayOfACutTruth(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, WriteCheck(&md, truths, [][]Curve{curves}))
 	assert.Contains(t, md.String(), "not a whole truth: 21 feasible configurations not measured")
+}
+
+// TestDefaultSearchOnTheGroundTruth replays the matrix tuning's search
+// (pruned within DefaultEvals, guided beyond it) against the committed
+// H200 ground truth: on every cell its median over the seeds reaches 0.97
+// of the true optimum (docs/tuning.md, "Which search beyond the budget").
+func TestDefaultSearchOnTheGroundTruth(t *testing.T) {
+	tree, err := LoadTree("../..")
+	require.NoError(t, err)
+	models, err := machine.Load("../../machines")
+	require.NoError(t, err)
+	truths, err := TruthSource{Tree: tree, Models: models}.Truths("../../" + TruthFolder)
+	require.NoError(t, err)
+	require.Len(t, truths, 9)
+	for _, tr := range truths {
+		curves, err := Replay(tr, []Strategy{Pruned}, []int{DefaultEvals}, 10)
+		require.NoError(t, err)
+		p := curves[0].Points[0]
+		assert.GreaterOrEqual(t, p.Median, 0.97, "%s size %d", tr.Target.Cell, tr.Target.Size)
+		assert.LessOrEqual(t, p.Rounds, 2.0, "%s: two processes at most", tr.Target.Cell)
+	}
 }

@@ -68,28 +68,25 @@ func Join(dir string, shards []string) (int, error) {
 	at := map[Key]int{}
 	var lines [][]byte
 	var md bytes.Buffer
+	// The folder's own evaluations first (an earlier join, or a tuning of
+	// the folder in one process): what no shard holds is kept.
+	if err := entryLines(CachePath(dir), func(k Key, line []byte) {
+		at[k] = len(lines)
+		lines = append(lines, line)
+	}); err != nil {
+		return 0, err
+	}
 	for _, shard := range shards {
-		data, err := os.ReadFile(CachePath(shard))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		err := entryLines(CachePath(shard), func(k Key, line []byte) {
+			if i, ok := at[k]; ok {
+				lines[i] = line
+				return
+			}
+			at[k] = len(lines)
+			lines = append(lines, line)
+		})
 		if err != nil {
 			return 0, err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 1<<16), 16<<20)
-		for sc.Scan() {
-			var e Entry
-			if json.Unmarshal(sc.Bytes(), &e) != nil {
-				continue // a torn last line
-			}
-			line := slices.Clone(sc.Bytes())
-			if i, ok := at[e.Key]; ok {
-				lines[i] = line
-				continue
-			}
-			at[e.Key] = len(lines)
-			lines = append(lines, line)
 		}
 		report, err := os.ReadFile(filepath.Join(shard, ReportFile))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -115,4 +112,69 @@ func Join(dir string, shards []string) (int, error) {
 		return 0, err
 	}
 	return len(lines), fsutil.WriteFile(filepath.Join(dir, ReportFile), md.Bytes(), 0o644)
+}
+
+// entryLines calls each with the key and the line of every evaluation of
+// file, in order; torn lines are passed over, and a missing file has none.
+func entryLines(file string, each func(Key, []byte)) error {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	for sc.Scan() {
+		var e Entry
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue // a torn last line
+		}
+		each(e.Key, slices.Clone(sc.Bytes()))
+	}
+	return sc.Err()
+}
+
+// Seed appends to shard's tuning.jsonl every evaluation of the files from
+// (the folder's own tuning.jsonl, the other shards') whose key it lacks,
+// so that a worker resuming a tuning finds everything the folder measured
+// on its device, whichever shard or earlier tuning of the folder measured
+// it: a worker reads only its own shard's cache, and a folder tuned in one
+// process, or with another number of workers, holds its evaluations
+// elsewhere. It returns the number appended.
+func Seed(shard string, from []string) (int, error) {
+	have := map[Key]bool{}
+	if err := entryLines(CachePath(shard), func(k Key, _ []byte) { have[k] = true }); err != nil {
+		return 0, err
+	}
+	var add bytes.Buffer
+	n := 0
+	for _, f := range from {
+		if err := entryLines(f, func(k Key, line []byte) {
+			if !have[k] {
+				have[k] = true
+				add.Write(line)
+				add.WriteByte('\n')
+				n++
+			}
+		}); err != nil {
+			return 0, err
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	c, err := OpenCache(shard) // cuts a torn last line before appending
+	if err != nil {
+		return 0, err
+	}
+	_, err = c.f.Write(add.Bytes())
+	if err == nil {
+		err = c.f.Sync()
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }

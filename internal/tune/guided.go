@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Scorer is a model that also ranks: how promising a configuration is,
@@ -16,21 +17,25 @@ type Scorer interface {
 }
 
 // GuidedRound is Guided's configurations a round (one process of the
-// cell's program) where Options.Round is 0: about the neighbours of a
-// configuration of four tunables (two each), so that a climb's step is
-// one process.
-const GuidedRound = 8
+// cell's program) where Options.Round is 0: a round is a process, whose
+// set-up (CG-Solve's 8 s of data and reference on an H200) costs as much
+// as 20 configurations, so two rounds of 16 measure more for the time
+// than four of 8 (docs/tuning.md, "The guided search").
+const GuidedRound = 16
 
-// guide is Guided's search over a target's candidates: a climb from the
-// default, each round measuring the untried neighbours of the current
-// configuration (one tunable one step along its values, the values the
-// candidates have), in the order of the prior, and moving to the fastest
-// of them where it beats the current one. Where no neighbour is left, it
-// restarts from the prior's best untried candidates (a round of them) and
-// climbs from the fastest. The prior is the model's score (Scorer, higher
-// first; none: all equal), then the distance from the default (steps
-// summed over the tunables), then a hash of the seed and the
-// configuration: the same seed takes the same path over the same
+// guide is Guided's search over a target's candidates. Each round
+// searches around the GuidedBases fastest configurations measured so far
+// (the default in the first round): their untried neighbours (one
+// tunable one step along its values, the values the candidates have) and
+// the moves of two tunables at once (a constraint such as rows_per_team
+// >= team_size, or two launch bounds set together, makes some optima
+// reachable only so), ordered by the time a surrogate predicts: the
+// base's time, times each step's effect learned from the pairs of
+// neighbours measured so far (learn). What is left of a round restarts
+// from the prior's best untried candidates. The prior is the model's
+// score (Scorer, higher first; none: all equal), then the distance from
+// the default (steps summed over the tunables), then a hash of the seed
+// and the configuration: the same seed takes the same path over the same
 // measurements.
 type guide struct {
 	size       int // the round: configurations a call of next proposes at most
@@ -45,8 +50,8 @@ type guide struct {
 	tried      map[string]bool
 	proposed   int
 	started    bool
-	cur        string   // the configuration climbed from ("": none yet)
-	restart    []string // the last round, when it was a restart
+	pending    []string            // proposed, not yet learned from
+	effects    map[move][2]float64 // the surrogate: each step's log time ratios, summed, and their count
 }
 
 func (o *Options) guide(t Target, cr *CellResult, cands []Config) *guide {
@@ -128,122 +133,204 @@ func (g *guide) distance(c, d Config) int {
 func (g *guide) round() int  { return g.size }
 func (g *guide) budget() int { return g.max }
 
-// neighbours of key among the candidates, untried, best of the prior first.
-func (g *guide) neighbours(key string) []string {
-	c := g.byName[key]
-	var out []string
-	for _, name := range g.names {
-		vs := g.values[name]
-		i, found := slices.BinarySearch(vs, c[name])
-		if !found {
-			continue
-		}
-		for _, j := range []int{i - 1, i + 1} {
-			if j < 0 || j >= len(vs) {
-				continue
-			}
-			nb := maps.Clone(c)
-			nb[name] = vs[j]
-			k := nb.String()
-			if _, in := g.rank[k]; in && !g.tried[k] {
-				out = append(out, k)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(g.rank[a], g.rank[b]) })
-	return out
-}
-
-// faster says whether a's measurement is verified and faster than b's
-// (b missing or failed: any verified a).
-func faster(measured map[string]Measurement, a, b string) bool {
-	ma, ok := measured[a]
-	if !ok || !ma.ok() {
-		return false
-	}
-	mb, ok := measured[b]
-	return !ok || !mb.ok() || ma.MedianS < mb.MedianS
-}
+// PairSlack is how much slower than the best configuration a move of two
+// tunables at once may be predicted to be and still be tried before a
+// restart: the surrogate's estimate is rough (GuidedRound's rounds).
+const PairSlack = 0.02
 
 // next proposes the next round, at most n configurations, from what has
 // been measured of the earlier rounds (measured, by configuration); none
-// when every candidate has been tried or the budget is spent.
+// when every candidate has been tried or the budget is spent. A round
+// searches around the fastest configuration measured so far (the default
+// in the first round): its untried neighbours, then the moves of two
+// tunables at once that the surrogate (effects) predicts no more than
+// PairSlack slower than it, each tier in the order of the prediction and
+// then of the prior; what is left of the round restarts from the prior's
+// best untried.
 func (g *guide) next(measured map[string]Measurement, n int) []Config {
 	n = min(n, g.max-g.proposed)
 	if n <= 0 {
 		return nil
 	}
+	g.learn(measured)
 	var out []Config
 	take := func(k string) {
 		g.tried[k] = true
+		g.pending = append(g.pending, k)
 		out = append(out, maps.Clone(g.byName[k]))
 	}
 	if !g.started {
 		g.started = true
 		if g.hasDefault {
 			take(g.def)
-			g.cur = g.def
 		}
-	} else if g.restart != nil {
-		// Climb on from the fastest of the restart's round.
-		g.cur = ""
-		for _, k := range g.restart {
-			if faster(measured, k, g.cur) {
-				g.cur = k
-			}
-		}
-		g.restart = nil
-	} else if g.cur != "" {
-		best := g.cur
-		for _, k := range g.climbed(g.cur) {
-			if faster(measured, k, best) {
-				best = k
-			}
-		}
-		g.cur = best
 	}
-	if g.cur != "" && (len(out) > 0 || measured[g.cur].ok()) {
-		for _, k := range g.neighbours(g.cur) {
-			if len(out) == n {
-				break
-			}
+	bases, logT := g.bases(measured)
+	if len(bases) == 0 && len(out) > 0 { // the first round: around the default
+		bases, logT = []string{g.def}, []float64{0}
+	}
+	for _, k := range g.around(bases, logT) {
+		if len(out) == n {
+			break
+		}
+		take(k)
+	}
+	for _, k := range g.prior { // a restart: the prior's best untried
+		if len(out) == n {
+			break
+		}
+		if !g.tried[k] {
 			take(k)
-		}
-	}
-	if len(out) == 0 { // no climb left: restart from the prior's best untried
-		for _, k := range g.prior {
-			if len(out) == n {
-				break
-			}
-			if !g.tried[k] {
-				take(k)
-				g.restart = append(g.restart, k)
-			}
 		}
 	}
 	g.proposed += len(out)
 	return out
 }
 
-// climbed are key's neighbours (tried or not) among the candidates.
-func (g *guide) climbed(key string) []string {
-	c := g.byName[key]
-	var out []string
-	for _, name := range g.names {
-		vs := g.values[name]
-		i, found := slices.BinarySearch(vs, c[name])
-		if !found {
-			continue
+// bases are the GuidedBases fastest verified configurations of those
+// tried, with their log times (equal times by name).
+func (g *guide) bases(measured map[string]Measurement) ([]string, []float64) {
+	var ks []string
+	for k := range g.tried {
+		if m, ok := measured[k]; ok && m.ok() {
+			ks = append(ks, k)
 		}
-		for _, j := range []int{i - 1, i + 1} {
-			if j >= 0 && j < len(vs) {
+	}
+	slices.SortFunc(ks, func(x, y string) int {
+		return cmp.Or(cmp.Compare(measured[x].MedianS, measured[y].MedianS), strings.Compare(x, y))
+	})
+	ks = ks[:min(len(ks), GuidedBases)]
+	logT := make([]float64, len(ks))
+	for i, k := range ks {
+		logT[i] = math.Log(measured[k].MedianS)
+	}
+	return ks, logT
+}
+
+// GuidedBases is how many of the fastest configurations measured a round
+// searches around.
+const GuidedBases = 3
+
+// around are the untried configurations near the bases (configurations
+// measured, the fastest first, with their log times), in the order they
+// are tried: each base's neighbours (one tunable one step) and the moves
+// of two tunables one step each predicted within PairSlack of the base,
+// all by the time the surrogate predicts (the base's, times the steps'
+// effects; the lowest where several bases reach one), a single step
+// before a pair where they are predicted alike, then by the prior.
+func (g *guide) around(bases []string, logT []float64) []string {
+	type cand struct {
+		pred float64
+		tier int
+	}
+	best := map[string]cand{}
+	add := func(k string, x cand) {
+		if !g.candidate(k) {
+			return
+		}
+		if have, ok := best[k]; !ok || x.pred < have.pred || (x.pred == have.pred && x.tier < have.tier) {
+			best[k] = x
+		}
+	}
+	for bi, key := range bases {
+		c := g.byName[key]
+		for i, a := range g.names {
+			for _, va := range g.steps(a, c[a]) {
 				nb := maps.Clone(c)
-				nb[name] = vs[j]
-				if _, in := g.byName[nb.String()]; in {
-					out = append(out, nb.String())
+				nb[a] = va
+				ea := g.effect(a, c[a], va)
+				add(nb.String(), cand{logT[bi] + ea, 0})
+				for _, b := range g.names[i+1:] {
+					for _, vb := range g.steps(b, c[b]) {
+						nb2 := maps.Clone(nb)
+						nb2[b] = vb
+						if pred := ea + g.effect(b, c[b], vb); pred <= math.Log1p(PairSlack) {
+							add(nb2.String(), cand{logT[bi] + pred, 1})
+						}
+					}
 				}
 			}
 		}
 	}
+	out := slices.Collect(maps.Keys(best))
+	slices.SortFunc(out, func(x, y string) int {
+		return cmp.Or(cmp.Compare(best[x].pred, best[y].pred), cmp.Compare(best[x].tier, best[y].tier), cmp.Compare(g.rank[x], g.rank[y]))
+	})
 	return out
+}
+
+// candidate says whether key is an untried candidate.
+func (g *guide) candidate(key string) bool {
+	_, in := g.rank[key]
+	return in && !g.tried[key]
+}
+
+// steps are the values one step from v along name's values.
+func (g *guide) steps(name string, v int64) []int64 {
+	vs := g.values[name]
+	i, found := slices.BinarySearch(vs, v)
+	if !found {
+		return nil
+	}
+	var out []int64
+	for _, j := range []int{i - 1, i + 1} {
+		if j >= 0 && j < len(vs) {
+			out = append(out, vs[j])
+		}
+	}
+	return out
+}
+
+// move is one tunable's step from one value to the next.
+type move struct {
+	name     string
+	from, to int64
+}
+
+// learn is the surrogate's training: for every configuration proposed
+// since the last round that was measured and verified, the log of the
+// time ratio to each measured neighbour is an observation of that step's
+// effect (both ways). A step's effect is the mean of its observations:
+// the model assumes that a step costs or saves about the same wherever
+// it is taken.
+func (g *guide) learn(measured map[string]Measurement) {
+	for _, k := range g.pending {
+		m, ok := measured[k]
+		if !ok || !m.ok() {
+			continue
+		}
+		c := g.byName[k]
+		for _, name := range g.names {
+			for _, v := range g.steps(name, c[name]) {
+				nb := maps.Clone(c)
+				nb[name] = v
+				o, ok := measured[nb.String()]
+				if !ok || !o.ok() || !g.tried[nb.String()] {
+					continue
+				}
+				r := math.Log(o.MedianS / m.MedianS)
+				g.observe(move{name, c[name], v}, r)
+				g.observe(move{name, v, c[name]}, -r)
+			}
+		}
+	}
+	g.pending = g.pending[:0]
+}
+
+func (g *guide) observe(mv move, r float64) {
+	if g.effects == nil {
+		g.effects = map[move][2]float64{}
+	}
+	e := g.effects[mv]
+	g.effects[mv] = [2]float64{e[0] + r, e[1] + 1}
+}
+
+// effect is the surrogate's predicted log time ratio of a step (0: no
+// observation).
+func (g *guide) effect(name string, from, to int64) float64 {
+	e, ok := g.effects[move{name, from, to}]
+	if !ok || e[1] == 0 {
+		return 0
+	}
+	return e[0] / e[1]
 }

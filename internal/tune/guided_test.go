@@ -92,8 +92,10 @@ func TestGuidedRestartsFromThePrior(t *testing.T) {
 	for _, c := range first {
 		flat[c.String()] = Measurement{Config: c, MedianS: 1, Verified: true}
 	}
+	// Rounds of 3 around the three fastest (all alike): once their
+	// neighbours and pairs are tried, the rest of a round restarts.
 	var seen []string
-	for range 3 {
+	for range 10 {
 		r := g.next(flat, 3)
 		for _, c := range r {
 			flat[c.String()] = Measurement{Config: c, MedianS: 1, Verified: true}

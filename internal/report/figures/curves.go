@@ -20,6 +20,13 @@ type CurvePanel struct {
 	XLabel string
 	YLabel string
 	Lines  []CurveLine
+	// YMin and YMax span the y axis where YMax is set (else from 0 up
+	// to the data).
+	YMin, YMax float64
+	// Bar is a horizontal dashed reference line at that y, labelled
+	// BarLabel in the legend (0: none).
+	Bar      float64
+	BarLabel string
 }
 
 // CurveLine is one line of a panel, its colour by its position.
@@ -53,6 +60,9 @@ func Curves(title string, panels []CurvePanel) ([]byte, error) {
 		p.Y.Label.Text = c.YLabel
 		p.X.Scale = plot.LogScale{}
 		p.Y.Min = 0
+		if c.YMax > c.YMin {
+			p.Y.Min, p.Y.Max = c.YMin, c.YMax
+		}
 		p.Legend.Top, p.Legend.Left = false, false
 		var xs []float64
 		for n, line := range c.Lines {
@@ -75,6 +85,16 @@ func Curves(title string, panels []CurvePanel) ([]byte, error) {
 			eb.Color = styleColor(n)
 			p.Add(l, sc, eb)
 			p.Legend.Add(line.Label, l, sc)
+		}
+		if len(xs) > 0 && c.Bar != 0 {
+			bar, err := plotter.NewLine(plotter.XYs{{X: slices.Min(xs), Y: c.Bar}, {X: slices.Max(xs), Y: c.Bar}})
+			if err != nil {
+				return nil, err
+			}
+			bar.Color = rgb(0x80, 0x80, 0x80)
+			bar.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(bar)
+			p.Legend.Add(c.BarLabel, bar)
 		}
 		if len(xs) > 0 {
 			p.X.Min, p.X.Max = slices.Min(xs)/1.3, slices.Max(xs)*1.3
