@@ -9,7 +9,7 @@
 # records), packed into $OUT (or ./out). Arguments go to `portmatrix`, e.g.
 #   PM_BUNDLE=bundle-a scripts/tune-matrix.sh -toolchains nvcc-sm90,clang19-sm90,clang22-sm90,gcc12-nvptx
 # Knobs: PM_TUNE_SCHEDULER (default gpus: a worker per GPU; empty: this
-# process, one device), PM_TUNE_EVALS (default 16) and PM_TUNE_SECONDS
+# process, one device), PM_TUNE_EVALS (default 32) and PM_TUNE_SECONDS
 # (default 420, per worker), PM_RUN_LIMIT (seconds of the run, default 420),
 # PM_MATRIX_SIZES (default the 002 matrix's), PM_ID (the folders' name;
 # again with the same PM_ID, a cut tuning or run resumes).
@@ -36,7 +36,7 @@ cli=${PM_CLI:-bin/portmatrix}
 id=${PM_ID:-$(date -u +%Y%m%d-%H%M%S)-matrix}
 sched=${PM_TUNE_SCHEDULER-gpus}
 sel=(-kernels axpby,dot,spmv,cgsolve -sizes "${PM_MATRIX_SIZES:-axpby=1e8;dot=1e8;spmv=150,200;cgsolve=150}" -suite full)
-export PM_TUNE_EVALS=${PM_TUNE_EVALS:-16} PM_TUNE_SECONDS=${PM_TUNE_SECONDS:-420}
+export PM_TUNE_EVALS=${PM_TUNE_EVALS:-32} PM_TUNE_SECONDS=${PM_TUNE_SECONDS:-420}
 t0=$(date +%s)
 "$cli" ${sched:+-scheduler "$sched"} "${sel[@]}" "$@" -out "results/$id-tune" tune
 echo "tune-matrix: tune exited $? after $(($(date +%s) - t0)) s"

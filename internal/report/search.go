@@ -76,7 +76,9 @@ func (v *SearchView) Markdown() []byte {
 	fmt.Fprintf(&b, "Each search replayed against the ground truth (`tunecheck`, docs/tuning.md): its best configuration as a fraction of the true optimum "+
 		"(the optimum's median time over the best found's median time; 1 is the optimum) within a budget of configurations, "+
 		"the median over the seeds [2.5th, 97.5th percentiles]; **bold** where the median is below %.2f. ", SearchBar)
-	fmt.Fprintf(&b, "The default search is %s beyond the budget (`tune.BeyondBudget`), pruned (%s) on a GPU with a machine model.\n\n", tune.BeyondBudget, tune.Pruned)
+	fmt.Fprintf(&b, "The default search is the tune stage's on a GPU with a machine model, %s: the whole space where it fits the budget, else %s (`tune.BeyondBudget`); "+
+		"a matrix tuning's budget is %d (`tune.DefaultEvals`). Processes: the programs started, the mean over the seeds (a static search's 16 configurations a process in the replay).\n\n",
+		tune.Pruned, tune.BeyondBudget, tune.DefaultEvals)
 	b.WriteString("| cell | size | feasible (admitted) | optimum | search |")
 	for _, n := range searchBudgets {
 		fmt.Fprintf(&b, " %d |", n)
