@@ -58,8 +58,8 @@ func AppendReport(dir string, started time.Time, table []byte) error {
 
 // Join writes dir's tuning files from those of the tuning folders shards
 // (a scheduler's workers, each with its own cache; in the order given):
-// tuning.jsonl holds every evaluation of theirs, one of a key in two
-// shards once, the later shard's; tuning.md their reports, each under its
+// tuning.jsonl holds every evaluation dir held and every one of theirs,
+// one of a key in two once, the later shard's; tuning.md their reports, each under its
 // folder's name; tuning-kernels.json their kernels. A shard without a
 // tuning.jsonl is passed over. Torn last lines (a worker killed while
 // writing) are left out: the worker's next tuning measures them again. It

@@ -30,10 +30,10 @@ const (
 	// Pruned discards what the model rules out before evaluating anything,
 	// then walks the rest as Auto would.
 	Pruned Strategy = "pruned"
-	// Guided climbs from the default to the best measured neighbour (one
-	// tunable one step along its values), in rounds, the model's ranking
-	// ordering what it tries, and restarts from the ranking's best untried
-	// configurations when no neighbour is faster (guide).
+	// Guided searches, in rounds, around the fastest configurations
+	// measured (their neighbours and moves of two tunables at once), in
+	// the order a surrogate learned from the measurements predicts, and
+	// restarts from the model's ranking when nothing near is left (guide).
 	Guided Strategy = "guided"
 )
 
