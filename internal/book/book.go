@@ -59,6 +59,7 @@ type folder struct {
 	Entries []Entry
 	Run     results.Run
 	Records []results.Record // kernel records: the toolchains and GPUs that measured
+	Data    *results.Folder  // everything the folder holds (the benchmark set's tables read its stream records too)
 	Summary *report.Summary
 	Tables  []byte            // tables.md without its title
 	SVG     map[string][]byte // drawn figure id -> SVG
@@ -114,6 +115,11 @@ func Render(opt Options) (*Book, error) {
 	}
 	v.addTunedIn()
 	v.addTables(claimsFile.NotMeasurable)
+	bench, err := loadBenchSpec(filepath.Join(opt.Root, BenchsetFile), voc)
+	if err != nil {
+		return nil, err
+	}
+	v.Benchset = benchsetSection(bench, folders)
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
 		return nil, err
 	}
@@ -157,7 +163,7 @@ func reportFolder(dir, specDir string, voc *results.Vocabulary, models *machine.
 	if err != nil {
 		return nil, err
 	}
-	f := &folder{Name: filepath.Base(dir), Run: data.Run, Records: data.Kernel, Summary: sum, SVG: map[string][]byte{}}
+	f := &folder{Name: filepath.Base(dir), Run: data.Run, Records: data.Kernel, Data: data, Summary: sum, SVG: map[string][]byte{}}
 	for _, fig := range sum.Figures {
 		for _, file := range fig.Files {
 			if filepath.Ext(file) == ".svg" {

@@ -139,6 +139,9 @@ func renderMarkdown(v *view) []byte {
 			w("\nFrom [%s](#folder-%s) (%s).\n\n%s", l.Folder, l.Folder, l.Part, l.Markdown)
 		}
 	}
+	if v.Benchset != nil {
+		w("\n## Loop nests beyond HOMMEXX\n\n%s", v.Benchset.Markdown)
+	}
 	if len(v.Tuning) > 0 {
 		w("\n## Tuned against as published\n\n")
 		w("Every claim above shows its verdict as published and tuned (best configuration against best); ")

@@ -31,6 +31,8 @@ type view struct {
 	LayersIntro string
 	Tuning      []tuningView
 	Portability *ppView
+	// Benchset is the section "Loop nests beyond HOMMEXX" (benchset.go).
+	Benchset *benchsetView
 }
 
 type paperView struct {

@@ -51,6 +51,11 @@ type Strategy struct {
 	// only (spec.Kernel.Loops, the mapper's; `loops_only: true`): mapcheck,
 	// which checks the mapper's parallel loops.
 	LoopsOnly bool
+	// Vendor: the strategy calls a vendor library (cublas): a kernel's
+	// vendor form of that name (spec.Kernel.Vendor) instead of its
+	// patterns; it applies to the kernels that declare one only.
+	Vendor   string
+	VendorAt diag.Pos
 }
 
 // LibraryRef names one install of a library a strategy builds against: the
@@ -177,7 +182,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "flags", "library", "twins")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "flags", "library", "twins", "vendor")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -186,6 +191,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Kernels: d.Strings(sf["kernels"], "kernels"), LoopsOnly: d.Bool(sf["loops_only"], "loops_only"),
+			Vendor: d.String(sf["vendor"], "vendor"), VendorAt: d.Pos(sf["vendor"]),
 			Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		s.Library = libraryRef(d, sf["library"])
@@ -313,6 +319,28 @@ func CheckKernels(strategies []*Strategy, kernels []string) error {
 				pos = s.KernelAt[i]
 			}
 			errs.Add(pos, "strategy %q names unknown kernel %q%s (known: %s)", s.Name, k, diag.DidYouMean(k, kernels), strings.Join(kernels, ", "))
+		}
+	}
+	return errs.Err()
+}
+
+// CheckVendors reports a kernel's vendor form that no strategy calls (a
+// strategy's vendor:). A vendor strategy without kernels is not an error:
+// the kernels with its forms may be refused, and every other kernel goes on.
+func CheckVendors(strategies []*Strategy, kernels []*spec.Kernel) error {
+	var errs diag.List
+	var libs []string
+	for _, s := range strategies {
+		if s.Vendor != "" {
+			libs = append(libs, s.Vendor)
+		}
+	}
+	for _, k := range kernels {
+		for _, f := range k.Vendor {
+			if !slices.Contains(libs, f.Library) {
+				errs.Add(f.Pos, "kernel %q: vendor form %q: no strategy calls it (a strategy's vendor:; known: %s)%s",
+					k.Name, f.Library, strings.Join(libs, ", "), diag.DidYouMean(f.Library, libs))
+			}
 		}
 	}
 	return errs.Err()
@@ -482,6 +510,12 @@ func Applies(k *spec.Kernel, v *Variant, kernels map[string]*spec.Kernel, missin
 	}
 	if s.LoopsOnly && k.Loops == nil {
 		return s.Name + " checks the mapper's schedules: it applies to kernels written as loop nests (loops:) only"
+	}
+	if s.Vendor != "" { // the library's call, not the patterns, is rendered
+		if k.VendorForm(s.Vendor) == nil {
+			return fmt.Sprintf("%s calls the vendor library %s: it applies only to kernels that declare a %s form (vendor:)", s.Name, s.Vendor, s.Vendor)
+		}
+		return ""
 	}
 	if m := missing(s.Backend, k.KindsUsed(kernels)); len(m) > 0 {
 		return fmt.Sprintf("backend %s does not lower %s", s.Backend, strings.Join(m, ", "))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/portmatrix/portmatrix/internal/diag"
 	"github.com/portmatrix/portmatrix/internal/loopnest"
 	"github.com/portmatrix/portmatrix/internal/machine"
 	"github.com/portmatrix/portmatrix/internal/spec"
@@ -215,4 +216,28 @@ func TestLoopsOnly(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0)
 	assert.True(t, ss[i].LoopsOnly)
 	assert.Equal(t, "mapcheck", ss[i].Backend)
+}
+
+// A vendor strategy applies to the kernels that declare its library's form
+// only, whatever patterns the backend lowers; a form no strategy calls is an
+// error at its line.
+func TestVendorStrategy(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	ss, err := Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	i := slices.IndexFunc(ss, func(s *Strategy) bool { return s.Name == "cublas" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, "cublas", ss[i].Vendor)
+	assert.Contains(t, ss[i].Requires, "cublas")
+	v := Variants(ss[i : i+1])[0]
+	lowersNothing := func(_ string, kinds []string) []string { return kinds }
+	gemm := &spec.Kernel{Name: "gemm_team", Vendor: []spec.VendorForm{{Library: "cublas", Code: "x"}}}
+	axpby := &spec.Kernel{Name: "axpby"}
+	assert.Equal(t, "", Applies(gemm, v, nil, lowersNothing))
+	assert.Equal(t, "cublas calls the vendor library cublas: it applies only to kernels that declare a cublas form (vendor:)", Applies(axpby, v, nil, lowersNothing))
+
+	odd := &spec.Kernel{Name: "k", Vendor: []spec.VendorForm{{Library: "cublass", Code: "x", Pos: diag.Pos{File: "k.yaml", Line: 9, Col: 3}}}}
+	assert.EqualError(t, CheckVendors(ss, []*spec.Kernel{gemm, odd}),
+		`k.yaml:9:3: kernel "k": vendor form "cublass": no strategy calls it (a strategy's vendor:; known: cublas); did you mean "cublas"?`)
 }

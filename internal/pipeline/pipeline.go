@@ -122,6 +122,7 @@ func Load(ctx context.Context, cfg Config) (*Project, error) {
 	}
 	// A strategy may name a refused kernel: it is known, only not loaded.
 	add(matrix.CheckKernels(p.Strategies, append(kernelNames, p.Refused.Names()...)))
+	add(matrix.CheckVendors(p.Strategies, p.Kernels))
 	p.Notes, err = spec.CheckSizes(p.Kernels, matrix.TunableValues(p.Strategies))
 	p.Kernels, err = p.Refused.Take(p.Kernels, err)
 	add(err)

@@ -277,6 +277,13 @@ func (f *Func) Lowered() (string, error) {
 	if f.Kernel.Pattern == nil {
 		return f.Body, nil
 	}
+	if lib := f.p.Variant.Strategy.Vendor; lib != "" { // the library's call in place of the patterns
+		form := f.Kernel.VendorForm(lib)
+		if form == nil {
+			return "", offf("%s: kernel %s has no %s form (vendor:)", f.Kernel.Pos, f.Kernel.Name, lib)
+		}
+		return strings.TrimSpace(form.Code), nil
+	}
 	out, err := f.node(f.Kernel.Pattern, 0, "").Render()
 	if err == nil && f.Kernel.Pattern.LeagueReduces() {
 		out = leagueReduce(f.Kernel.Pattern.Acc, out)

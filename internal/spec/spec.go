@@ -52,6 +52,9 @@ type Kernel struct {
 	// Variation is set when the kernel is a variation of another
 	// (variation_of:, variation.go): the base's description, re-read.
 	Variation *Variation
+	// Vendor are the kernel's forms as calls of a vendor library
+	// (vendor:, vendor.go), which a strategy naming the library calls.
+	Vendor []VendorForm
 }
 
 // Size is the kernel's size parameter and its size sets.
@@ -176,7 +179,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 		return k
 	}
 	f := d.Fields(root, "kernel description", "kernel", "family", "doc", "size", "uses", "args", "result", "tunables",
-		"pattern", "loops", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why")
+		"pattern", "loops", "driver", "reference", "bytes", "bytes_min", "flops", "tolerance", "tolerance_why", "vendor")
 	if !d.Require(root, f, "kernel description", "kernel", "size", "args", "bytes", "flops", "tolerance") {
 		return k
 	}
@@ -242,6 +245,7 @@ func Parse(file string, data []byte, errs *diag.List) *Kernel {
 		checkScratchLevels(d, k)
 		checkLeagueAdds(d, k)
 	}
+	parseVendor(d, k, f["vendor"])
 	checkWork(d, k, f)
 	return k
 }

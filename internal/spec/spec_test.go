@@ -57,7 +57,7 @@ bytes: n
 flops: n
 tolerance: 1e-9
 colour: red
-`, `unknownfield.yaml:9:1: unknown field "colour" in kernel description (known: args, bytes, bytes_min, doc, driver, family, flops, kernel, loops, pattern, reference, result, size, tolerance, tolerance_why, tunables, uses)`},
+`, `unknownfield.yaml:9:1: unknown field "colour" in kernel description (known: args, bytes, bytes_min, doc, driver, family, flops, kernel, loops, pattern, reference, result, size, tolerance, tolerance_why, tunables, uses, vendor)`},
 		{"badpattern", `kernel: badpattern
 size: {name: n, ci: [1], default: [1], gpu: [0]}
 args:

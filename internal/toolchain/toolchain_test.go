@@ -61,7 +61,8 @@ func TestGates(t *testing.T) {
 		{tc("llvm", "19.1.7", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}}, // omp_target_nowait has no host row
 		{tc("gcc", "12.2.0", "host", ""), []string{"cxx17", "omp_map_lambda", "omp_target", "openmp"}},
 		{tc("gcc", "12.2.0", "sm_80", ""), []string{"cxx17", "omp_target", "omp_target_nowait"}}, // no omp_map_lambda on the GPU: measured failing
-		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cuda", "cxx17"}},
+		{tc("nvcc", "11.8.0", "sm_90", ""), []string{"cublas", "cuda", "cxx17"}},
+		{tc("nvcc", "11.3.0", "sm_90", ""), []string{"cuda", "cxx17"}}, // cublasGetStatusString from 11.4
 		// AMD: the kernel-mode gates as on NVIDIA; the runtime rows measured
 		// on NVIDIA GPUs only (omp_map_lambda, omp_target_nowait) stay off.
 		{tc("llvm", "19.1.7", "gfx90a", ""), []string{"cxx17", "omp_target", "ompx_bare", "ompx_dyn_cgroup_mem", "ompx_shfl_down_sync", "ompx_team_shared_scratch"}},
