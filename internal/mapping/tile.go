@@ -75,7 +75,9 @@ type tiling struct {
 	team, vector int64
 }
 
-func (t *tiling) note(format string, args ...any) { t.notes = append(t.notes, fmt.Sprintf(format, args...)) }
+func (t *tiling) note(format string, args ...any) {
+	t.notes = append(t.notes, fmt.Sprintf(format, args...))
+}
 
 // boxBand: every band loop has one lower and one upper bound, each in
 // the parameters alone (a tile's loops then do not depend on each other).
