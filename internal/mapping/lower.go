@@ -85,6 +85,9 @@ func lowerOne(k *spec.Kernel, m *machine.Model, info *launchInfo) error {
 	if len(p.Body) != 1 || p.Body[0].Loop == nil || len(nests) != 1 {
 		return fmt.Errorf("a top-level statement, or a loop whose band holds no parallel loop (a launch per iteration of it), is not lowered yet; this has %d top-level items and %d nests", len(p.Body), len(nests))
 	}
+	if lowerTiled(k, r, nests[0], m, info) { // a transpose or a matrix multiply: tile.go
+		return nil
+	}
 	l := &lowering{r: r, nest: nests[0], model: m}
 	var notes []string
 	l.note = func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
