@@ -212,7 +212,20 @@ func benchsetSection(spec *benchSpec, folders []*folder) *benchsetView {
 						row = append(row, timeText(p), rateText(p, n.Rate, flops[[2]any{fm.Kernel, size}]))
 					}
 					mapped, okM := forms[0].Points[size]
-					row = append(row, speedText(mapped, okM, forms[2].Points, size), speedText(mapped, okM, forms[1].Points, size))
+					work := func(kernel string, p dataset.Point) float64 {
+						if n.Rate == "gflops" {
+							return flops[[2]any{kernel, size}]
+						}
+						return p.Bytes
+					}
+					speed := func(other benchForm) string {
+						q, okQ := other.Points[size]
+						if !okM || !okQ {
+							return "–"
+						}
+						return speedText(mapped, q, work(forms[0].Kernel, mapped)/work(other.Kernel, q))
+					}
+					row = append(row, speed(forms[2]), speed(forms[1]))
 					if n.Copy {
 						for _, fm := range forms {
 							p, ok := fm.Points[size]
@@ -295,19 +308,22 @@ func rateText(p dataset.Point, rate string, flops float64) string {
 	return fmt.Sprintf("%s [%s, %s]", num(p.GBps), num(p.Lo), num(p.Hi))
 }
 
-// speedText is the mapped form's speed over another form's at size: the
-// other's time over the mapped one's, with the interval of the bootstrap
-// replicates' ratio; like clocks only.
-func speedText(mapped dataset.Point, ok bool, other map[int64]dataset.Point, size int64) string {
-	q, okQ := other[size]
-	if !ok || !okQ {
-		return "–"
-	}
+// speedText is the mapped form's rate over another form's at one size:
+// the other's time over the mapped one's, times the mapped form's work over
+// the other's (the kernel's flops or bytes: a mapped kernel and its
+// hand-written or vendor form may differ slightly in shape, e.g. gemm_mapped's
+// m x (m + 1) x (m + 2) against gemm_team's m^3), with the interval of the
+// bootstrap replicates' ratio; like clocks only. A work ratio that is not a
+// positive number compares times.
+func speedText(mapped, q dataset.Point, workRatio float64) string {
 	if why := dataset.Unlike(mapped, q); why != "" {
 		return "not compared: " + why
 	}
+	if !(workRatio > 0) || math.IsInf(workRatio, 0) {
+		workRatio = 1
+	}
 	lo, hi := stats.Interval(stats.Ratio(q.M.Boot, mapped.M.Boot))
-	return fmt.Sprintf("%.3f [%.3f, %.3f]", q.M.Median/mapped.M.Median, lo, hi)
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", q.M.Median/mapped.M.Median*workRatio, lo*workRatio, hi*workRatio)
 }
 
 // copyText is a form's GB/s over the device's copy bandwidth, with the
