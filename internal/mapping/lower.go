@@ -351,7 +351,6 @@ func (l *lowering) sizes() {
 	}
 	l.note("vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most lanes busy among those resident enough: %s",
 		l.vector, l.team, l.model.Name, map[bool]string{true: fmt.Sprintf(", at most loop %s's trip count (%d)", idOf(t), teamMax), false: ""}[teamMax > 0 && teamMax < 1<<20], why)
-	l.note("on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the index arithmetic")
 }
 
 func idOf(x *loopnest.Loop) string {
