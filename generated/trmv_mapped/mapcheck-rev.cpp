@@ -71,7 +71,7 @@ static void run_size(const pm::Options& opt, const int64_t size) {
   const double tolerance = [&] {
     using std::sqrt;
     [[maybe_unused]] constexpr double eps = pm::kEps;
-    return static_cast<double>(n * n * eps);
+    return static_cast<double>(16 * sqrt(n) * eps);
   }();
   run.measure([&] { dev::trmv_mapped(n, L, x, y); }, tolerance);
 }
