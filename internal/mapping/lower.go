@@ -209,6 +209,9 @@ func (l *lowering) plan() error {
 	if v := l.at[Vector]; v != nil && !slices.Contains(l.band, v) {
 		rr, why := belowBand(l.r, l.band)
 		if rr == nil || why != "" || rr.loop != v || len(l.inner) > 0 {
+			if why == "" {
+				why = "a band loop runs inside the levels"
+			}
 			return fmt.Errorf("loop %s (%s) below the band is on the vector level but cannot reduce there (%s)", v.ID, v.Pos, why)
 		}
 		l.below = rr
