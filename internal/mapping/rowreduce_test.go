@@ -111,3 +111,32 @@ func TestRowReduceDecisions(t *testing.T) {
 		})
 	}
 }
+
+// A batch of row sums: the band's two loops take the league and the team,
+// the sum the lanes; a statement before the loop that is not the target's
+// value: and one after run once per team thread, in one lane, around the
+// reduction, whose sum is added to the target (no atomic).
+func TestRowReduceLowered(t *testing.T) {
+	src := program(`params: [b, n, m]
+arrays: {A: [b, n, m], x: [b, m], y: [b, n], c: [b, n]}`,
+		loop("k", "b", loop("i", "n",
+			stmt(`name: start, reads: "c[k][i]", writes: "y[k][i]", code: "y[k * n + i] = c[k * n + i];"`),
+			loop("j", "m", stmt(`name: sum, reads: "A[k][i][j], x[k][j]", accumulate: "y[k][i]", term: "A[(k * n + i) * m + j] * x[k * m + j]"`)),
+			stmt(`name: scale, reads: "c[k][i]", accumulate: "y[k][i]", op: "*", term: "c[k * n + i]"`))))
+	k, err := lower(t, src)
+	require.NoError(t, err)
+	assert.Equal(t, "team [code] team_thread_for:i thread_vector_for:pm_one [code] thread_vector_reduce:j [code] thread_vector_for:pm_one [code]", shape(k.Pattern))
+	var b bytes.Buffer
+	PrintTree(&b, k.Pattern, "")
+	for _, want := range []string{
+		"team: league b, team_size map_team_size, vector map_vector_size",
+		"| y[k * n + i] = c[k * n + i];",
+		"| pm_sum += A[(k * n + i) * m + j] * x[k * m + j];",
+		"| y[k * n + i] += pm_sum;\n      | y[k * n + i] *= c[k * n + i];",
+	} {
+		assert.Contains(t, b.String(), want)
+	}
+	assert.Contains(t, k.Mapping, "loop k -> league")
+	assert.Contains(t, k.Mapping, "loop i -> team")
+	assert.Contains(t, k.Mapping, "one lane of each team thread runs the statements before it, then adds the sum to y[k * n + i], then the statements after it")
+}
