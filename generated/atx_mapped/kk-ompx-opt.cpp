@@ -27,7 +27,7 @@ namespace dev {
 
 void atx_mapped_kernel(const int64_t m, const int64_t n, const double* A, const double* x, double* y) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   pmkk::parallel_for("atx_mapped", pmkk::TeamPolicy((n + map_team_size * map_vector_size - 1) / (map_team_size * map_vector_size), map_team_size, map_vector_size), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     const int64_t i_league = league_rank * map_team_size * map_vector_size;

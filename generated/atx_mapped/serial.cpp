@@ -21,7 +21,7 @@ namespace dev {
 
 void atx_mapped_kernel(const int64_t m, const int64_t n, const double* A, const double* x, double* y) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
   const int64_t league_size = (n + map_team_size * map_vector_size - 1) / (map_team_size * map_vector_size);
   for (int64_t league_rank = 0; league_rank < league_size; ++league_rank) {
     const int64_t i_league = league_rank * map_team_size * map_vector_size;

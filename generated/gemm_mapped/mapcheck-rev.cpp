@@ -28,7 +28,8 @@ namespace dev {
 
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
+  pm::mapcheck::begin_call();
   const int64_t league_size = ((m + (map_team_size * 8) - 1) / (map_team_size * 8)) * ((n + (map_vector_size * 4) - 1) / (map_vector_size * 4));
   for (const int64_t league_rank : pm::mapcheck::order(0, league_size)) {
     const int64_t pm_tiles_j = ((n + (map_vector_size * 4) - 1) / (map_vector_size * 4));

@@ -25,8 +25,9 @@ void hommexx_divergence_sphere_mapped(const int64_t num_elem, const int64_t np, 
 namespace dev {
 
 void hommexx_divergence_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* metdet, const double* vec, double* div, double* work) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
+  pm::mapcheck::begin_call();
   const int64_t league_size = num_elem;
   const int64_t pm_scratch0_bytes = (8 * ((2) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 64 + 8 * 16), pm_scratch1_bytes = 0;
   pm::check_team_scratch("hommexx_divergence_sphere_mapped", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only

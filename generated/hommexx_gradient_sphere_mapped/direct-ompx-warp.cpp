@@ -43,8 +43,8 @@ void hommexx_gradient_sphere_mapped(const int64_t num_elem, const int64_t np, co
 namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 16 : 4);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 8 : 2);
   const int64_t league_size = num_elem;
   const int pm_lanes = static_cast<int>(map_vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(map_team_size);  // y: team threads

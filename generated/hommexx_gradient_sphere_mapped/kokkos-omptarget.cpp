@@ -24,8 +24,8 @@ void hommexx_gradient_sphere_mapped(const int64_t num_elem, const int64_t np, co
 namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 16 : 4);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 8 : 2);
   pmkk::parallel_for("hommexx_gradient_sphere_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * 2304 + 8 * 16 + 8 * 64 + 8 * 1152))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);

@@ -21,8 +21,8 @@ void hommexx_gradient_sphere_mapped(const int64_t num_elem, const int64_t np, co
 namespace dev {
 
 void hommexx_gradient_sphere_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* field, double* grad) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
   const int64_t league_size = num_elem;
   const int64_t pm_scratch0_bytes = (8 * 2304 + 8 * 16 + 8 * 64 + 8 * 1152), pm_scratch1_bytes = 0;
   pm::check_team_scratch("hommexx_gradient_sphere_mapped", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only

@@ -25,8 +25,9 @@ void hommexx_laplace_simple_mapped_noinputs(const int64_t num_elem, const int64_
 namespace dev {
 
 void hommexx_laplace_simple_mapped_noinputs_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double* dvv, const double* dinv, const double* spheremp, const double* field, double* laplace, double* work) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
+  pm::mapcheck::begin_call();
   const int64_t league_size = num_elem;
   const int64_t pm_scratch0_bytes = 8 * ((2) * (np) * (np) * (nlev)), pm_scratch1_bytes = 0;
   pm::check_team_scratch("hommexx_laplace_simple_mapped_noinputs", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only

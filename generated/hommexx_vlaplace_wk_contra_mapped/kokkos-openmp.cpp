@@ -25,7 +25,7 @@ namespace dev {
 
 void hommexx_vlaplace_wk_contra_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double nu_ratio, const double* dvv, const double* mp, const double* d, const double* dinv, const double* metinv, const double* metdet, const double* spheremp, const double* vec, double* lap, double* work) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 1);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 1);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
   pmkk::parallel_for("hommexx_vlaplace_wk_contra_mapped", pmkk::TeamPolicy(num_elem, map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((5) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 16 + 8 * 64 + 8 * 64 + 8 * 64 + 8 * 16 + 8 * 16))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);

@@ -23,8 +23,8 @@ void hommexx_vlaplace_wk_contra_mapped(const int64_t num_elem, const int64_t np,
 namespace dev {
 
 void hommexx_vlaplace_wk_contra_mapped_kernel(const int64_t num_elem, const int64_t np, const int64_t nlev, const double rrearth, const double nu_ratio, const double* dvv, const double* mp, const double* d, const double* dinv, const double* metinv, const double* metdet, const double* spheremp, const double* vec, double* lap, double* work) {
-  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 16);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 8);
+  [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 16 : 4);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 8 : 2);
   const int64_t league_size = num_elem;
   const int64_t pm_scratch0_bytes = (8 * ((5) * (np) * (np) * (nlev)) + 8 * 16 + 8 * 16 + 8 * 64 + 8 * 64 + 8 * 64 + 8 * 16 + 8 * 16), pm_scratch1_bytes = 0;
   const int64_t pm_teams = league_size < 65536 ? league_size : 65536;

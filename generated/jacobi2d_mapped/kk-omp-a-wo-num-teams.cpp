@@ -32,7 +32,7 @@ namespace dev {
 
 void jacobi2d_mapped_kernel(const int64_t n, double* A, double* B) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   {  // launch 1 of 2
     pmkk::parallel_for("jacobi2d_mapped", pmkk::TeamPolicy((n - 2) > 0 ? (n - 2) : 0, map_team_size, map_vector_size), PMKK_LAMBDA(const pmkk::Member& team) {
       const int64_t league_rank = team.league_rank();

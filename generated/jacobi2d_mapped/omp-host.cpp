@@ -27,7 +27,7 @@ namespace dev {
 
 void jacobi2d_mapped_kernel(const int64_t n, double* A, double* B) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
   {  // launch 1 of 2
     const int64_t league_size = (n - 2) > 0 ? (n - 2) : 0;
     #pragma omp parallel for schedule(static)

@@ -48,7 +48,7 @@ namespace dev {
 
 void stencil3d_mapped_kernel(const int64_t n, const double* u, double* v) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   const int64_t league_size = (n - 2) > 0 ? (n - 2) : 0;
   const int pm_lanes = static_cast<int>(map_vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(map_team_size);  // y: team threads

@@ -30,7 +30,8 @@ namespace dev {
 
 void stencil3d_mapped_kernel(const int64_t n, const double* u, double* v) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
+  pm::mapcheck::begin_call();
   const int64_t league_size = (n - 2) > 0 ? (n - 2) : 0;
   for (const int64_t league_rank : pm::mapcheck::order(0, league_size)) {
     const int64_t i = 1 + league_rank;

@@ -28,7 +28,7 @@ namespace dev {
 
 void stencil3d_mapped_kernel(const int64_t n, const double* u, double* v) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   const int64_t league_size = (n - 2) > 0 ? (n - 2) : 0;
   const int pm_team_threads = pm::device::team_threads(map_team_size);
   #pragma omp target teams distribute thread_limit(pm_team_threads) is_device_ptr(u, v)

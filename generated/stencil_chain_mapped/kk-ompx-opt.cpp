@@ -28,7 +28,7 @@ namespace dev {
 
 void stencil_chain_mapped_kernel(const int64_t n, const double* a, double* b, double* c, double* d) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   {  // launch 1 of 2
     pmkk::parallel_for("stencil_chain_mapped", pmkk::TeamPolicy((n + map_team_size * map_vector_size - 1) / (map_team_size * map_vector_size), map_team_size, map_vector_size), PMKK_LAMBDA(const pmkk::Member& team) {
       const int64_t league_rank = team.league_rank();

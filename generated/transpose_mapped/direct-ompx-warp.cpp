@@ -44,7 +44,7 @@ namespace dev {
 
 void transpose_mapped_kernel(const int64_t m, const int64_t n, const double* A, double* B) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   const int64_t league_size = ((m + map_vector_size - 1) / map_vector_size) * ((n + map_vector_size - 1) / map_vector_size);
   const int pm_lanes = static_cast<int>(map_vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(map_team_size);  // y: team threads

@@ -29,7 +29,7 @@ namespace dev {
 
 void transpose_mapped_kernel(const int64_t m, const int64_t n, const double* A, double* B) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   pmkk::parallel_for("transpose_mapped", pmkk::TeamPolicy(((m + map_vector_size - 1) / map_vector_size) * ((n + map_vector_size - 1) / map_vector_size), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam(8 * (map_vector_size * (map_vector_size + 1)))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);

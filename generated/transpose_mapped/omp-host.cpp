@@ -24,7 +24,7 @@ namespace dev {
 
 void transpose_mapped_kernel(const int64_t m, const int64_t n, const double* A, double* B) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 32);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
   const int64_t league_size = ((m + map_vector_size - 1) / map_vector_size) * ((n + map_vector_size - 1) / map_vector_size);
   const int64_t pm_scratch0_bytes = 8 * (map_vector_size * (map_vector_size + 1)), pm_scratch1_bytes = 0;
   pm::check_team_scratch("transpose_mapped", pm_scratch0_bytes, 0, 0);  // host memory: --team-shared-limit only

@@ -481,7 +481,7 @@ var Knobs = []Knob{
 	{Env: "PM_OMP_NOWAIT", Kind: KindMacro, Doc: "the clauses of such an asynchronous launch (nowait, the stream's depend), empty without PM_OMP_ASYNC"},
 	{Env: "PM_OMP_ORDERED", Kind: KindMacro, Doc: "the stream's depend alone, on a launch whose result the host reads, empty without PM_OMP_ASYNC"},
 	{Env: "PM_CUBLAS", Kind: KindMacro, Doc: "PM_CUBLAS(call): a cuBLAS call of a kernel's vendor form, the program failing with the call named on any status but success (harness/pm/cublas.hpp)"},
-	{Env: "PM_MAPCHECK_ORDER", Kind: KindMacro, Doc: "0 (mapcheck-rev) or 1 (mapcheck-shuf): the order harness/pm/mapcheck.hpp gives every loop the mapper calls parallel, reversed or a seeded shuffle"},
+	{Env: "PM_MAPCHECK_ORDER", Kind: KindMacro, Doc: "0 (mapcheck-rev), 1 (mapcheck-shuf) or 2 (mapcheck-both): the order harness/pm/mapcheck.hpp gives every loop the mapper calls parallel, reversed, a seeded shuffle, or the two by turns a call of the kernel each"},
 	{Env: "PM_HAS_", Kind: KindMacro, Doc: "PM_HAS_<CAPABILITY>: a toolchain capability, passed by the build (-D)"},
 	{Env: "PM_HD", Kind: KindMacro, Doc: "host-and-device function qualifier of harness/snap"},
 	{Env: "PM_WARP_SIZE", Kind: KindMacro, Doc: "lanes of a warp or wavefront (32 NVIDIA, 64 AMD gfx90a), set per toolchain (harness/pm/warp.hpp)"},

@@ -54,7 +54,8 @@ func ExplainKernels(root string, only []string, w io.Writer) error {
 }
 
 // LowerLoops maps the kernels written as loop nests onto the pattern tree
-// with the default GPU model (docs/loopnest.md); it reads the machine models
+// with the default GPU model, and gives them their host sizes from the
+// default CPU model (docs/loopnest.md); it reads the machine models
 // only when a kernel needs them.
 func LowerLoops(root string, kernels []*spec.Kernel) error {
 	if !slices.ContainsFunc(kernels, func(k *spec.Kernel) bool { return k.Loops != nil }) {
@@ -68,5 +69,11 @@ func LowerLoops(root string, kernels []*spec.Kernel) error {
 	if err != nil {
 		return err
 	}
-	return LowerAll(kernels, m)
+	cpu, err := set.Get(DefaultCPU)
+	if err != nil {
+		return err
+	}
+	err = LowerAll(kernels, m)
+	LowerHost(kernels, cpu)
+	return err
 }

@@ -20,7 +20,7 @@ func TestExplainStage(t *testing.T) {
 		"kernel atx_mapped (",
 		"loop j (", "parallel with reduction: + into y[i]",
 		"loop i -> league+team+vector: parallel; stride-1 score 3",
-		"loop j -> sequential: parallel with reduction, but league and team reductions are not patterns yet: sequential",
+		"loop j -> sequential: parallel with reduction; stride-1 score 1, not the vector loop's (i: 3), and league and team reductions are not patterns yet: sequential",
 		"vector length 32, team size 4: on h100-sxm5-80gb, Kokkos' recommended team",
 		"pattern tree:\n  team: league",
 		"| for (int64_t j = 0; j < m; ++j) {",

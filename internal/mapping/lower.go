@@ -139,6 +139,7 @@ type lowering struct {
 	levels map[*loopnest.Loop][]string
 	inner  []*loopnest.Loop // band loops not mapped, run inside the innermost level in order
 	reduce *reduction       // the vector loop's reduction, or nil
+	below  *rowReduce       // the vector loop's reduction when it lies below the band, or nil
 	regs   *registers       // accumulations kept in registers across sequential loops
 	team   int64
 	vector int64
@@ -208,6 +209,16 @@ func (l *lowering) plan() error {
 			defined[x.Index] = true
 		}
 	}
+	if v := l.at[Vector]; v != nil && !slices.Contains(l.band, v) {
+		rr, why := belowBand(l.r, l.band)
+		if rr == nil || why != "" || rr.loop != v || len(l.inner) > 0 {
+			if why == "" {
+				why = "a band loop runs inside the levels"
+			}
+			return fmt.Errorf("loop %s (%s) below the band is on the vector level but cannot reduce there (%s)", v.ID, v.Pos, why)
+		}
+		l.below = rr
+	}
 	if v := l.at[Vector]; v != nil && l.r.Verdict(v).Reduction {
 		red, why := l.reduction(v)
 		if red == nil {
@@ -225,6 +236,19 @@ func (l *lowering) plan() error {
 			}
 		}
 		l.reduce = red
+	}
+	if l.below != nil && l.reduce != nil {
+		v := l.below.loop
+		how := "adds the sum to " + l.reduce.target
+		if init := l.below.foldInit(); init != nil {
+			how = fmt.Sprintf("stores %s = %s once (the value of %s (%s) starts the sum)", l.reduce.target, plusValue(init.Value, "pm_sum"), init.Name, init.Pos)
+		} else if len(l.below.before) > 0 {
+			how = "runs the statements before it, then " + how
+		}
+		if len(l.below.after) > 0 {
+			how += ", then the statements after it"
+		}
+		l.note("loop %s: below the band, a thread_vector_reduce into pm_sum (each team thread a row, its lanes consecutive elements of it); one lane of each team thread %s: no atomic, the team thread owns the row", v.ID, how)
 	}
 	l.sizes()
 	return nil
@@ -258,7 +282,7 @@ func (l *lowering) reduction(v *loopnest.Loop) (*reduction, string) {
 	var target *loopnest.Access
 	last := l.band[len(l.band)-1]
 	for _, n := range last.Body {
-		if n.Loop != nil {
+		if n.Loop != nil && n.Loop != v {
 			return nil, "loop " + n.Loop.ID + " below the band"
 		}
 	}
@@ -333,7 +357,6 @@ func (l *lowering) sizes() {
 	}
 	l.note("vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most lanes busy among those resident enough: %s",
 		l.vector, l.team, l.model.Name, map[bool]string{true: fmt.Sprintf(", at most loop %s's trip count (%d)", idOf(t), teamMax), false: ""}[teamMax > 0 && teamMax < 1<<20], why)
-	l.note("on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the index arithmetic")
 }
 
 func idOf(x *loopnest.Loop) string {
@@ -476,7 +499,7 @@ func (l *lowering) tree() *spec.Node {
 	}
 	body := l.innerCode()
 	code := func(lines []string) *spec.Node { return &spec.Node{Kind: "code", Code: strings.Join(lines, "\n")} }
-	var vec *spec.Node
+	var vec, pre *spec.Node
 	var after []*spec.Node
 	if l.reduce != nil {
 		acc := "pm_sum"
@@ -487,7 +510,13 @@ func (l *lowering) tree() *spec.Node {
 		body = l.wrapInner(strings.Join(adds, "\n"))
 		vec = &spec.Node{Kind: "thread_vector_reduce", Index: vecIdx, Begin: vecBegin, End: vecEnd, Acc: acc,
 			Body: []*spec.Node{code(append(vecCode, body))}}
-		after = append(after, &spec.Node{Kind: "atomic_add", Target: l.reduce.target, Value: acc})
+		if l.below != nil {
+			var store *spec.Node
+			pre, store = l.below.around(l.reduce.target, acc)
+			after = append(after, store)
+		} else {
+			after = append(after, &spec.Node{Kind: "atomic_add", Target: l.reduce.target, Value: acc})
+		}
 	} else {
 		vec = &spec.Node{Kind: "thread_vector_for", Index: vecIdx, Begin: vecBegin, End: vecEnd,
 			Body: []*spec.Node{code(append(vecCode, body))}}
@@ -495,6 +524,9 @@ func (l *lowering) tree() *spec.Node {
 	var teamBody []*spec.Node
 	if len(teamCode) > 0 {
 		teamBody = append(teamBody, code(teamCode))
+	}
+	if pre != nil {
+		teamBody = append(teamBody, pre)
 	}
 	teamBody = append(append(teamBody, vec), after...)
 	tf := &spec.Node{Kind: "team_thread_for", Index: teamIdx, Begin: teamBegin, End: teamEnd, Body: teamBody}

@@ -90,6 +90,25 @@ func band(outer *loopnest.Loop) []*loopnest.Loop {
 }
 
 func mapNest(r *depend.Result, outer *loopnest.Loop) Nest {
+	n, below := mapNestBelow(r, outer, true)
+	if below {
+		for _, b := range band(outer) {
+			for _, d := range n.Decisions {
+				if d.Loop == b && len(d.Levels) == 0 {
+					// a band loop the league and team did not take: the
+					// reduction's single store per team thread would race
+					n, _ = mapNestBelow(r, outer, false)
+					return n
+				}
+			}
+		}
+	}
+	return n
+}
+
+// mapNestBelow maps a nest; with below, a reduction loop just below the band
+// (belowBand) may take the vector level, and the result says whether it did.
+func mapNestBelow(r *depend.Result, outer *loopnest.Loop, below bool) (Nest, bool) {
 	loops := band(outer)
 	inBand := map[*loopnest.Loop]bool{}
 	// (a loop below the band runs inside the band's innermost loop)
@@ -114,7 +133,30 @@ func mapNest(r *depend.Result, outer *loopnest.Loop) Nest {
 			vector, bestScore = l, s
 		}
 	}
-	if vector != nil {
+	// A reduction loop below the band with more stride-1 accesses than any
+	// band loop (a row sum written after its zero) takes the vector level.
+	took := false
+	if rr, why := belowBand(r, loops); rr != nil {
+		// both scored over the loop's statements, which run the most
+		x, s := rr.loop, strideOne(rr.loop)
+		bandScore := 0
+		for _, b := range loops {
+			bandScore = max(bandScore, strideOneIn(b, x.Stmts()))
+		}
+		switch {
+		case why != "":
+			reasons[x] = "parallel with reduction, below the band; not on the vector lanes (" + why + "): sequential"
+		case !below:
+			reasons[x] = "parallel with reduction, below the band; not on the vector lanes (a band loop would stay off the league and team levels): sequential"
+		case s <= bandScore:
+			reasons[x] = fmt.Sprintf("parallel with reduction, below the band; stride-1 score %d, not above the band's %d over its statements: sequential", s, bandScore)
+		default:
+			levels[x] = []string{Vector}
+			reasons[x] = fmt.Sprintf("parallel with reduction, below the band; stride-1 score %d, above the band's %d over its statements: on the vector lanes (thread_vector_reduce, consecutive lanes read consecutive elements), the band on the league and team levels", s, bandScore)
+			vector, took = x, true
+		}
+	}
+	if vector != nil && !took {
 		levels[vector] = []string{Vector}
 		reasons[vector] = fmt.Sprintf("%s; stride-1 score %d, the highest of the parallel loops", parallelWhy(r.Verdict(vector)), bestScore)
 		if r.Verdict(vector).Reduction {
@@ -130,6 +172,9 @@ func mapNest(r *depend.Result, outer *loopnest.Loop) Nest {
 		v := r.Verdict(l)
 		switch {
 		case l == vector || !v.Parallel:
+			continue
+		case v.Reduction && vector != nil:
+			reasons[l] = fmt.Sprintf("parallel with reduction; stride-1 score %d, not the vector loop's (%s: %d), and league and team reductions are not patterns yet: sequential", strideOne(l), vector.ID, strideOne(vector))
 			continue
 		case v.Reduction:
 			reasons[l] = "parallel with reduction, but league and team reductions are not patterns yet: sequential"
@@ -181,7 +226,7 @@ func mapNest(r *depend.Result, outer *loopnest.Loop) Nest {
 		}
 	}
 	walk(outer)
-	return n
+	return n, took
 }
 
 // race returns a dependence that running the mapped loops concurrently
@@ -210,6 +255,9 @@ func race(r *depend.Result, band, mapped []*loopnest.Loop, vector *loopnest.Loop
 			continue
 		}
 		for _, m := range mapped {
+			if m.Depth >= len(d.Dirs) {
+				continue // a loop below the band that d is not inside: one team thread runs both ends in order
+			}
 			if d.Dirs[m.Depth] != depend.Eq && !(m == vector && reduces && d.Reduction) {
 				return d
 			}
@@ -230,9 +278,12 @@ func ids(loops []*loopnest.Loop) string {
 // whose last subscript steps by one element with l's index (l's index in no
 // other subscript) counts the number of indices its subscripts use, so that
 // the large arrays' coalescing weighs most.
-func strideOne(l *loopnest.Loop) int {
+func strideOne(l *loopnest.Loop) int { return strideOneIn(l, l.Stmts()) }
+
+// strideOneIn is l's stride-1 score over the given statements only.
+func strideOneIn(l *loopnest.Loop, stmts []*loopnest.Stmt) int {
 	n := 0
-	for _, s := range l.Stmts() {
+	for _, s := range stmts {
 		seen := map[string]bool{}
 		for _, a := range s.Accesses {
 			if len(a.Subs) == 0 || seen[a.Text] {

@@ -325,7 +325,6 @@ func lowerPhased(k *spec.Kernel, r *depend.Result, outer *loopnest.Loop, m *mach
 		fmt.Fprintf(&b, "  vector length %d, team size %d: on %s, Kokkos' recommended team for each vector length (registers not known before the build)%s, the shape with the most lanes busy among those resident enough: %s\n",
 			vector, team, m.Name, map[bool]string{true: fmt.Sprintf(", at most the largest team range (%d)", teamMax), false: ""}[teamMax > 0 && teamMax < 1<<20], why)
 	}
-	fmt.Fprintln(&b, "  on host backends the league is the parallel loop and the vector a simd loop: the sizes only shape the launch")
 	explainPromotions(&b, outer, prs)
 	explainIO(&b, outer, ios)
 	if used > 0 {

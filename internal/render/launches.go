@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
 // launches writes a mapped kernel's team launches in order (spec.Launches),
@@ -30,4 +32,12 @@ func (n *Node) launches() (string, error) {
 		parts = append(parts, fmt.Sprintf("{  // launch %d of %d\n%s\n}", i+1, len(n.Node.Body), strings.Join(lines, "\n")))
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// FirstLaunch reports whether a team starts its kernel's call: a team at
+// the top of the tree, or the first launch of a mapped kernel's launches
+// (the mapcheck backend chooses a call's iteration order there).
+func (n *Node) FirstLaunch() bool {
+	p := n.Parent
+	return p == nil || p.Kind != spec.Launches || len(p.Node.Body) > 0 && p.Node.Body[0] == n.Node
 }

@@ -136,16 +136,21 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 	if !ref && k.Pattern != nil {
 		fixed := k.RenderTimeTunables()
 		for _, t := range k.Tunables {
-			val := t.Value
+			device := v.Strategy.Device
+			val := fmt.Sprint(t.On(device))
+			if t.Host > 0 && t.Host != t.Value && device == "omptarget" {
+				// one program for the GPU and the host fallback: the CPU model's value there
+				val = fmt.Sprintf("pm::device::is_gpu() ? %d : %d", t.Value, t.Host)
+			}
 			if o, ok := v.Tunables[t.Name]; ok {
-				val = o
+				val = fmt.Sprint(o)
 			}
 			if fixed[t.Name] {
-				pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = %d;", t.Name, val))
+				pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = %s;", t.Name, val))
 				continue
 			}
 			// A launch parameter: the generated value unless a --config names it.
-			pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = pm::tune(%q, %d);", t.Name, t.Name, val))
+			pro = append(pro, fmt.Sprintf("[[maybe_unused]] const int64_t %s = pm::tune(%q, %s);", t.Name, t.Name, val))
 		}
 	}
 	f.Params = strings.Join(params, ", ")

@@ -98,6 +98,16 @@ type Tunable struct {
 	Name  string
 	Value int64
 	Pos   diag.Pos // of the value, where variants/tuning.yaml's bounds are checked
+	Host  int64    // the value on a host CPU where it differs (the mapper's, from a CPU model); 0: Value
+}
+
+// On is the tunable's generated value on a harness device: Host on the
+// host where one is given, else Value.
+func (t Tunable) On(device string) int64 {
+	if device == "host" && t.Host > 0 {
+		return t.Host
+	}
+	return t.Value
 }
 
 // Node is one pattern of the tree.
