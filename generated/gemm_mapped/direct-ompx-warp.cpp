@@ -55,7 +55,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
     std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
-  const int64_t pm_scratch0_bytes = (8 * ((map_team_size * 8) * 17) + 8 * (16 * (map_vector_size * 4)) + 8 * ((map_team_size * 8) * (map_vector_size * 4))), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * ((map_team_size * 8) * 17) + 8 * (16 * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)), pm_scratch1_bytes = 0;
   // dynamic shared memory: the team buffer of the reductions (one double per
   // team thread, 16-byte aligned), then level 0 scratch
   const int64_t pm_buf_bytes = (int64_t{pm_threads} * 8 + 15) / 16 * 16, pm_shared = pm_buf_bytes + pm_scratch0_bytes;
@@ -93,13 +93,13 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
       const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
       for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
         for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-          #pragma unroll
+          #pragma unroll 1
           for (int pm_r = 0; pm_r < 8; ++pm_r) {
-          #pragma unroll
+          #pragma unroll 1
             for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
+              const int64_t i = i_tile + (pm_t * 8 + pm_r);
               const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-              pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)] = i < m && j < n ? C[i * n + j] : 0.0;
+              pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
             }
           }
         }
@@ -129,39 +129,22 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
             for (int pm_r = 0; pm_r < 8; ++pm_r) {
             #pragma unroll
               for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                pm_c[pm_r][pm_s] = pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)];
+                pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
               }
             }
             const int64_t pm_kn = (16 < (p - k_tile) ? 16 : (p - k_tile));
-            if (pm_kn == 16) {
+            #pragma unroll 2
+            for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
+              const int64_t k = k_tile + pm_kk;
               #pragma unroll
-              for (int pm_kk = 0; pm_kk < 16; ++pm_kk) {
-                const int64_t k = k_tile + pm_kk;
-                #pragma unroll
-                for (int pm_r = 0; pm_r < 8; ++pm_r) {
-                #pragma unroll
-                  for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                    const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
-                    const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                    const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t + map_team_size * pm_r) * 17 + pm_kk)};
-                    const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
-                    pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
-                  }
-                }
-              }
-            } else {
-              for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
-                const int64_t k = k_tile + pm_kk;
-                #pragma unroll
-                for (int pm_r = 0; pm_r < 8; ++pm_r) {
-                #pragma unroll
-                  for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                    const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
-                    const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                    const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t + map_team_size * pm_r) * 17 + pm_kk)};
-                    const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
-                    pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
-                  }
+              for (int pm_r = 0; pm_r < 8; ++pm_r) {
+              #pragma unroll
+                for (int pm_s = 0; pm_s < 4; ++pm_s) {
+                  const int64_t i = i_tile + (pm_t * 8 + pm_r);
+                  const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
+                  const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * 17 + pm_kk)};
+                  const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
+                  pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
                 }
               }
             }
@@ -169,7 +152,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
             for (int pm_r = 0; pm_r < 8; ++pm_r) {
             #pragma unroll
               for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)] = pm_c[pm_r][pm_s];
+                pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];
               }
             }
           }
@@ -178,13 +161,13 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
       ompx::sync_block_divergent();
       for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
         for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-          #pragma unroll
+          #pragma unroll 1
           for (int pm_r = 0; pm_r < 8; ++pm_r) {
-          #pragma unroll
+          #pragma unroll 1
             for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
+              const int64_t i = i_tile + (pm_t * 8 + pm_r);
               const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-              if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)];
+              if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
             }
           }
         }
@@ -218,13 +201,13 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
         const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
         for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
           for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-            #pragma unroll
+            #pragma unroll 1
             for (int pm_r = 0; pm_r < 8; ++pm_r) {
-            #pragma unroll
+            #pragma unroll 1
               for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
+                const int64_t i = i_tile + (pm_t * 8 + pm_r);
                 const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)] = i < m && j < n ? C[i * n + j] : 0.0;
+                pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
               }
             }
           }
@@ -254,39 +237,22 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
               for (int pm_r = 0; pm_r < 8; ++pm_r) {
               #pragma unroll
                 for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                  pm_c[pm_r][pm_s] = pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)];
+                  pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
                 }
               }
               const int64_t pm_kn = (16 < (p - k_tile) ? 16 : (p - k_tile));
-              if (pm_kn == 16) {
+              #pragma unroll 2
+              for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
+                const int64_t k = k_tile + pm_kk;
                 #pragma unroll
-                for (int pm_kk = 0; pm_kk < 16; ++pm_kk) {
-                  const int64_t k = k_tile + pm_kk;
-                  #pragma unroll
-                  for (int pm_r = 0; pm_r < 8; ++pm_r) {
-                  #pragma unroll
-                    for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                      const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
-                      const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                      const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t + map_team_size * pm_r) * 17 + pm_kk)};
-                      const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
-                      pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
-                    }
-                  }
-                }
-              } else {
-                for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
-                  const int64_t k = k_tile + pm_kk;
-                  #pragma unroll
-                  for (int pm_r = 0; pm_r < 8; ++pm_r) {
-                  #pragma unroll
-                    for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                      const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
-                      const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                      const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t + map_team_size * pm_r) * 17 + pm_kk)};
-                      const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
-                      pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
-                    }
+                for (int pm_r = 0; pm_r < 8; ++pm_r) {
+                #pragma unroll
+                  for (int pm_s = 0; pm_s < 4; ++pm_s) {
+                    const int64_t i = i_tile + (pm_t * 8 + pm_r);
+                    const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
+                    const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * 17 + pm_kk)};
+                    const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
+                    pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
                   }
                 }
               }
@@ -294,7 +260,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
               for (int pm_r = 0; pm_r < 8; ++pm_r) {
               #pragma unroll
                 for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                  pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)] = pm_c[pm_r][pm_s];
+                  pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];
                 }
               }
             }
@@ -303,13 +269,13 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
         ompx::sync_block_divergent();
         for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
           for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-            #pragma unroll
+            #pragma unroll 1
             for (int pm_r = 0; pm_r < 8; ++pm_r) {
-            #pragma unroll
+            #pragma unroll 1
               for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
+                const int64_t i = i_tile + (pm_t * 8 + pm_r);
                 const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)];
+                if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
               }
             }
           }

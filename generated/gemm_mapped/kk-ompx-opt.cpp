@@ -32,7 +32,7 @@ namespace dev {
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 8);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 16);
-  pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * 17) + 8 * (16 * (map_vector_size * 4)) + 8 * ((map_team_size * 8) * (map_vector_size * 4))))), PMKK_LAMBDA(const pmkk::Member& team) {
+  pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * 17) + 8 * (16 * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);
     double* const pm_tile_A = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
@@ -43,13 +43,13 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
     const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, map_team_size), [&](const int64_t pm_t) {
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, map_vector_size), [&](const int64_t pm_v) {
-        #pragma unroll
+        #pragma unroll 1
         for (int pm_r = 0; pm_r < 8; ++pm_r) {
-        #pragma unroll
+        #pragma unroll 1
           for (int pm_s = 0; pm_s < 4; ++pm_s) {
-            const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
+            const int64_t i = i_tile + (pm_t * 8 + pm_r);
             const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-            pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)] = i < m && j < n ? C[i * n + j] : 0.0;
+            pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
           }
         }
       });
@@ -79,39 +79,22 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
           for (int pm_r = 0; pm_r < 8; ++pm_r) {
           #pragma unroll
             for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              pm_c[pm_r][pm_s] = pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)];
+              pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
             }
           }
           const int64_t pm_kn = (16 < (p - k_tile) ? 16 : (p - k_tile));
-          if (pm_kn == 16) {
+          #pragma unroll 2
+          for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
+            const int64_t k = k_tile + pm_kk;
             #pragma unroll
-            for (int pm_kk = 0; pm_kk < 16; ++pm_kk) {
-              const int64_t k = k_tile + pm_kk;
-              #pragma unroll
-              for (int pm_r = 0; pm_r < 8; ++pm_r) {
-              #pragma unroll
-                for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                  const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
-                  const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                  const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t + map_team_size * pm_r) * 17 + pm_kk)};
-                  const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
-                  pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
-                }
-              }
-            }
-          } else {
-            for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
-              const int64_t k = k_tile + pm_kk;
-              #pragma unroll
-              for (int pm_r = 0; pm_r < 8; ++pm_r) {
-              #pragma unroll
-                for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                  const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
-                  const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                  const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t + map_team_size * pm_r) * 17 + pm_kk)};
-                  const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
-                  pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
-                }
+            for (int pm_r = 0; pm_r < 8; ++pm_r) {
+            #pragma unroll
+              for (int pm_s = 0; pm_s < 4; ++pm_s) {
+                const int64_t i = i_tile + (pm_t * 8 + pm_r);
+                const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
+                const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * 17 + pm_kk)};
+                const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
+                pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
               }
             }
           }
@@ -119,7 +102,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
           for (int pm_r = 0; pm_r < 8; ++pm_r) {
           #pragma unroll
             for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)] = pm_c[pm_r][pm_s];
+              pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];
             }
           }
         });
@@ -128,13 +111,13 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
     pmkk::team_barrier(team);
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, map_team_size), [&](const int64_t pm_t) {
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, map_vector_size), [&](const int64_t pm_v) {
-        #pragma unroll
+        #pragma unroll 1
         for (int pm_r = 0; pm_r < 8; ++pm_r) {
-        #pragma unroll
+        #pragma unroll 1
           for (int pm_s = 0; pm_s < 4; ++pm_s) {
-            const int64_t i = i_tile + (pm_t + map_team_size * pm_r);
+            const int64_t i = i_tile + (pm_t * 8 + pm_r);
             const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-            if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t + map_team_size * pm_r) * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s)];
+            if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
           }
         }
       });

@@ -40,6 +40,13 @@ const stageStep = 16
 // operand's block (two addresses: one wavefront).
 const stageLanes = 16
 
+// stageUnroll is the unrolling of a step's k loop: 2 lets a lane load the
+// next k's operands while it multiplies (nvcc 11.8 for sm_90: 126
+// registers, four teams of 8 x 16 an SM); a whole step unrolled, the
+// compiler keeps a step's operands in registers ahead of their use (254
+// registers, two teams), and 4 takes 134 (three teams).
+const stageUnroll = 2
+
 // stagedShape is the staged multiply's sizes: the micro-tile, the team
 // (threads x lanes) and the scratch bytes of a team.
 type stagedShape struct {
@@ -50,9 +57,10 @@ type stagedShape struct {
 
 // stagedScratch is a team's scratch bytes: the row operand's block BM x
 // (KT + 1) (its rows padded by one), the column operand's KT x BN and the
-// micro-tiles BM x BN, doubles.
-func stagedScratch(bm, bn int64) int64 {
-	return 8 * (bm*(stageStep+1) + stageStep*bn + bm*bn)
+// micro-tiles, TM TN + 1 for each of the team's work items, doubles.
+func stagedScratch(tm, tn, team, vector int64) int64 {
+	bm, bn := team*tm, vector*tn
+	return 8 * (bm*(stageStep+1) + stageStep*bn + team*vector*(tm*tn+1))
 }
 
 // chooseStaged picks the micro-tile and the team from the model: the
@@ -62,7 +70,7 @@ func stagedScratch(bm, bn int64) int64 {
 // least machine.MinResidentFraction of an SM's threads resident.
 func chooseStaged(m *machine.Model) stagedShape {
 	if m.Kind != machine.KindGPU {
-		return stagedShape{tm: 8, tn: 4, team: 8, vector: stageLanes, scratch: stagedScratch(64, 64), why: "the default shape (no GPU model)"}
+		return stagedShape{tm: 8, tn: 4, team: 8, vector: stageLanes, scratch: stagedScratch(8, 4, 8, stageLanes), why: "the default shape (no GPU model)"}
 	}
 	var passed []string
 	for _, c := range microTiles {
@@ -72,7 +80,7 @@ func chooseStaged(m *machine.Model) stagedShape {
 			continue
 		}
 		team := bn / tm
-		bytes := stagedScratch(bn, bn)
+		bytes := stagedScratch(tm, tn, team, stageLanes)
 		regs := microRegisters(tm, tn)
 		o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
 		if err != nil || o.Fraction < machine.MinResidentFraction {
@@ -163,8 +171,10 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	bm, bn := fmt.Sprintf("(%s * %d)", T, tm), fmt.Sprintf("(%s * %d)", V, tn)
 	ext := map[*loopnest.Loop]string{i: bm, j: bn, red: fmt.Sprint(kt)}
 	org := map[*loopnest.Loop]string{i: i.Index + "_tile", j: j.Index + "_tile", red: red.Index + "_tile"}
-	// a work item's offset in the block: rows pm_t + T r, columns pm_v + V s
-	off := map[*loopnest.Loop]string{i: fmt.Sprintf("(pm_t + %s * pm_r)", T), j: fmt.Sprintf("(pm_v + %s * pm_s)", V), red: "pm_kk"}
+	// a work item's offset in the block: rows TM t + r (consecutive, so that
+	// a row operand's elements sit at constant offsets from one address),
+	// columns v + V s (consecutive lanes, consecutive elements)
+	off := map[*loopnest.Loop]string{i: fmt.Sprintf("(pm_t * %d + pm_r)", tm), j: fmt.Sprintf("(pm_v + %s * pm_s)", V), red: "pm_kk"}
 	rowLen := func(op stagedOperand) string {
 		if op.y == red {
 			return fmt.Sprint(kt + 1) // read down a column by the team threads of a warp: padded
@@ -172,10 +182,14 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		return ext[op.y]
 	}
 	acc := "pm_acc"
+	// a work item's micro-tile is contiguous in pm_acc, TM TN + 1 doubles
+	// apart (an odd stride: the 16 work items of a half-warp meet 16
+	// different banks), so its elements sit at constant offsets
+	accLen := tm*tn + 1
 
 	t := &tiling{what: fmt.Sprintf("tiled for reuse, staged: %s accumulates over %s into %s, an element per iteration of %s and %s (a team a block of the target; %s a step at a time through team scratch; register micro-tiles)", s.Name, red.ID, target.Text, i.ID, j.ID, red.ID)}
 	t.team, t.vector = sh.team, sh.vector
-	t.note("loop %s -> league+team: parallel; the target's row: blocks of %s * %d rows, %d a team thread %s apart", i.ID, T, tm, tm, T)
+	t.note("loop %s -> league+team: parallel; the target's row: blocks of %s * %d rows, %d consecutive rows a team thread (a row operand's elements of a k at constant offsets from one address)", i.ID, T, tm, tm)
 	t.note("loop %s -> league+vector: parallel; stride-1 in the target (%s): blocks of %s * %d columns, %d a lane %s apart, so that consecutive lanes take consecutive elements", j.ID, target.Text, V, tn, tn, V)
 	t.note("loop %s -> sequential: parallel with reduction (+ into %s); steps of %d, each staged and then multiplied, in order", red.ID, target.Text, kt)
 	for _, op := range ops {
@@ -185,7 +199,7 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		}
 		t.note("stage %s (read-only input, %s) a step at a time through team scratch %s: %s x %s doubles%s; loaded with the lanes on %s (coalesced), elements past the loops' ends as 0 (never summed)", op.a.Text, op.a.Pos, tileName(op.a.Array), ext[op.x], rowLen(op), pad, op.y.ID)
 	}
-	t.note("each work item multiplies the step's blocks into a %d x %d micro-tile in registers, read from and written back to team scratch %s (%s x %s doubles) around the step: the pattern tree keeps nothing per lane across a team barrier", tm, tn, acc, bm, bn)
+	t.note("each work item multiplies the step's blocks into a %d x %d micro-tile in registers, read from and written back to team scratch %s around the step (the pattern tree keeps nothing per lane across a team barrier): %s x %s x %d doubles, a work item's micro-tile contiguous and %d doubles apart (odd: the work items of a half-warp meet different banks; its elements at constant offsets); the step's k loop unrolled by %d", tm, tn, acc, T, V, accLen, accLen, stageUnroll)
 	t.note("sums in the reference's order: %s starts from %s's value, the steps run in order, %s ascending in a step, the last step cut to the loop's end; stored once after the last step, rows and columns past the loops' ends not stored", acc, target.Array.Name, red.ID)
 	t.note("micro-tile %d x %d, vector length %d, team size %d, step %d: %s", tm, tn, sh.vector, sh.team, kt, sh.why)
 	t.note("vector length %d: %d doubles are one 128-byte shared-memory wavefront, so a row of a column operand's block costs one, and the two team threads of a warp read two rows of a row operand's block (padded: two banks, one wavefront)", sh.vector, sh.vector)
@@ -211,10 +225,14 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	at := func(x *loopnest.Loop) string {
 		return fmt.Sprintf("const int64_t %s = %s + %s;", x.Index, org[x], off[x])
 	}
-	accSlot := fmt.Sprintf("%s * %s + %s", off[i], bn, off[j])
+	accSlot := fmt.Sprintf("(pm_t * %s + pm_v) * %d + pm_r * %d + pm_s", V, accLen, tn)
 	inside := fmt.Sprintf("%s < %s && %s < %s", i.Index, hi(i), j.Index, hi(j))
-	init := items(unrolled(at(i), at(j), fmt.Sprintf("%s[%s] = %s ? %s : 0.0;", acc, accSlot, inside, lvalue(target))))
-	store := items(unrolled(at(i), at(j), fmt.Sprintf("if (%s) %s = %s[%s];", inside, lvalue(target), acc, accSlot)))
+	// once a team: rolled, so that the loads of C do not all wait in registers
+	rolled := func(body ...string) string {
+		return fmt.Sprintf("#pragma unroll 1\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n#pragma unroll 1\n  for (int pm_s = 0; pm_s < %d; ++pm_s) {\n%s\n  }\n}", tm, tn, indent(indent(strings.Join(body, "\n"))))
+	}
+	init := items(rolled(at(i), at(j), fmt.Sprintf("%s[%s] = %s ? %s : 0.0;", acc, accSlot, inside, lvalue(target))))
+	store := items(rolled(at(i), at(j), fmt.Sprintf("if (%s) %s = %s[%s];", inside, lvalue(target), acc, accSlot)))
 
 	var steps []*spec.Node
 	steps = append(steps, &spec.Node{Kind: "team_barrier"}, code(fmt.Sprintf("const int64_t %s = %s;", org[red], plus(lowerOf(red), "pm_kt * "+fmt.Sprint(kt)))))
@@ -234,13 +252,13 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	steps = append(steps, &spec.Node{Kind: "team_barrier"})
 	product := func(kEnd string) string {
 		body := unrolled(append([]string{at(i), at(j)}, append(views, fmt.Sprintf("pm_c[pm_r][pm_s] += %s;", s.Term))...)...)
-		return fmt.Sprintf("for (int pm_kk = 0; pm_kk < %s; ++pm_kk) {\n%s\n%s\n}", kEnd, indent(fmt.Sprintf("const int64_t %s = %s + pm_kk;", red.Index, org[red])), indent(body))
+		return fmt.Sprintf("#pragma unroll %d\nfor (int pm_kk = 0; pm_kk < %s; ++pm_kk) {\n%s\n%s\n}", stageUnroll, kEnd, indent(fmt.Sprintf("const int64_t %s = %s + pm_kk;", red.Index, org[red])), indent(body))
 	}
 	mul := items(
 		fmt.Sprintf("double pm_c[%d][%d];", tm, tn),
 		unrolled(fmt.Sprintf("pm_c[pm_r][pm_s] = %s[%s];", acc, accSlot)),
 		fmt.Sprintf("const int64_t pm_kn = %s;", minExpr(fmt.Sprint(kt), minus(hi(red), org[red]))),
-		fmt.Sprintf("if (pm_kn == %d) {\n%s\n} else {\n%s\n}", kt, indent("#pragma unroll\n"+product(fmt.Sprint(kt))), indent(product("pm_kn"))),
+		product("pm_kn"),
 		unrolled(fmt.Sprintf("%s[%s] = pm_c[pm_r][pm_s];", acc, accSlot)),
 	)
 	steps = append(steps, mul)
@@ -249,7 +267,7 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	for _, op := range ops {
 		scratch = append(scratch, spec.Scratch{Name: tileName(op.a.Array), Type: "double", Size: ext[op.x] + " * " + rowLen(op), Level: "0"})
 	}
-	scratch = append(scratch, spec.Scratch{Name: acc, Type: "double", Size: bm + " * " + bn, Level: "0"})
+	scratch = append(scratch, spec.Scratch{Name: acc, Type: "double", Size: fmt.Sprintf("%s * %s * %d", T, V, accLen), Level: "0"})
 	t.tree = &spec.Node{Kind: "team", League: ceilDiv(i, bm) + " * " + tilesJ, TeamSize: T, Vector: V, Scratch: scratch,
 		Body: []*spec.Node{
 			code(top...),
