@@ -16,7 +16,9 @@ package mapping
 //     indexed by the two parallel loops. The two are tiled (a team a block
 //     of the target) and unrolled and jammed: each lane keeps a micro-tile
 //     of the target in registers through the whole reduction loop, so a k
-//     step loads TM + TN elements for TM x TN multiply-adds.
+//     step loads TM + TN elements for TM x TN multiply-adds. When its
+//     operands can be staged, the reduction loop runs in steps whose blocks
+//     of the operands go through team scratch (tilestage.go).
 //
 // Both are legal when every dependence of the band has = on the parallel
 // loops (tiling a fully permutable band: the loops carry nothing, or only an
@@ -351,6 +353,10 @@ func reuseTiling(k *spec.Kernel, r *depend.Result, b []*loopnest.Loop, m *machin
 	if withinIterations(r, b, i, j) != nil {
 		return nil
 	}
+	staged, notStaged := stagedReuse(k, r, m, b, s, target, i, j, red)
+	if staged != nil {
+		return staged
+	}
 	tm, tn, team, vector, why := microTile(m)
 	t := &tiling{what: fmt.Sprintf("tiled for reuse: %s accumulates over %s into %s, an element per iteration of %s and %s (register tiling: unroll-and-jam of %s and %s)", s.Name, red.ID, target.Text, i.ID, j.ID, i.ID, j.ID)}
 	t.team, t.vector = team, vector
@@ -362,7 +368,7 @@ func reuseTiling(k *spec.Kernel, r *depend.Result, b []*loopnest.Loop, m *machin
 	t.note("loop %s -> sequential: parallel with reduction (+ into %s); it runs in each lane in order, around a %d x %d micro-tile of the target kept in registers (started from the target's value and stored once after the loop: the reference's order of the sums)", red.ID, target.Text, tm, tn)
 	t.note("micro-tile %d x %d, vector length %d, team size %d: %s", tm, tn, vector, team, why)
 	t.note("a k step loads %d elements of each row operand (one per row, the same in every lane of a warp) and %d of each column operand (consecutive in the lanes), through the L1 cache, for %d multiply-adds; rows and columns past the loops' ends (remainder tiles) compute on the last row or column and are not stored", tm, tn, tm*tn)
-	t.note("%s is not staged through team scratch a panel at a time: the micro-tile lives in the lane across the whole loop, and a team barrier between panels would end the lane's scope (a value of team-level code is one per team on host backends, not one per lane)", red.ID)
+	t.note("%s is not staged through team scratch a step at a time: %s", red.ID, notStaged)
 	t.note("legal: every dependence of the band has = on %s and %s (tiling a fully permutable band: %s carries only the accumulation)", i.ID, j.ID, red.ID)
 
 	// The tree.

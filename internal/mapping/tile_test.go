@@ -101,20 +101,124 @@ func gemmSrc(order, term string) string {
 }
 
 // A matrix multiply, in any loop order (a fully permutable band), is tiled
-// for reuse: i and j over the league, team and lanes, k sequential in each
-// lane around a micro-tile of C in registers, started from C and stored
-// once; the micro-tile and the team come from the model's registers.
+// for reuse with its operands staged: a team a block of C, for each step of
+// 16 along k A's and B's blocks loaded into level-0 team scratch (A's rows
+// padded by one), a barrier, and each work item an 8 x 4 micro-tile in
+// registers over the step's products, kept in team scratch between steps;
+// the sizes come from the model's registers and shared memory.
 func TestTileGemm(t *testing.T) {
 	for _, order := range []string{"ijk", "kij", "jki"} {
 		k, err := lower(t, gemmSrc(order, `term: "A[i * p + k] * B[k * n + j]"`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := shape(k.Pattern), "team [code] team_thread_for:pm_t thread_vector_for:pm_v [code]"; got != want {
+		want := "team [code] team_thread_for:pm_t thread_vector_for:pm_v [code] for:pm_kt team_barrier [code] " +
+			"team_thread_for:pm_x thread_vector_for:pm_y [code] team_thread_for:pm_x thread_vector_for:pm_y [code] team_barrier " +
+			"team_thread_for:pm_t thread_vector_for:pm_v [code] team_barrier team_thread_for:pm_t thread_vector_for:pm_v [code]"
+		if got := shape(k.Pattern); got != want {
 			t.Fatalf("%s: tree %s, want %s\n%s", order, got, want, k.Mapping)
 		}
+		if tunable(k, TeamTunable) != 8 || tunable(k, VectorTunable) != 16 {
+			t.Errorf("%s: team %d vector %d, want 8 x 16", order, tunable(k, TeamTunable), tunable(k, VectorTunable))
+		}
+		var sizes []string
+		for _, s := range k.Pattern.Scratch {
+			if s.Level != "0" {
+				t.Errorf("%s: scratch %s at level %s", order, s.Name, s.Level)
+			}
+			sizes = append(sizes, s.Name+": "+s.Size)
+		}
+		if got, want := strings.Join(sizes, ", "), "pm_tile_A: (map_team_size * 8) * 17, pm_tile_B: 16 * (map_vector_size * 4), pm_acc: map_team_size * map_vector_size * 33"; got != want {
+			t.Errorf("%s: scratch %s, want %s", order, got, want)
+		}
+		var b bytes.Buffer
+		PrintTree(&b, k.Pattern, "")
+		for _, want := range []string{
+			"for: pm_kt in [0, ((p + 16 - 1) / 16))",
+			"const int64_t k_tile = pm_kt * 16;",
+			"pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;",
+			"pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
+			"pm_tile_A[pm_x * 17 + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
+			"pm_tile_B[pm_x * (map_vector_size * 4) + pm_y] = k < p && j < n ? B[k * n + j] : 0.0;",
+			"double pm_c[8][4];",
+			"const int64_t pm_kn = (16 < (p - k_tile) ? 16 : (p - k_tile));",
+			"#pragma unroll 2",
+			"for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {",
+			"const int64_t i = i_tile + (pm_t * 8 + pm_r);",
+			"const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);",
+			"const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * 17 + pm_kk)};",
+			"const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};",
+			"pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];",
+			"if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
+		} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s: tree lacks %q:\n%s", order, want, b.String())
+			}
+		}
+		for _, want := range []string{
+			"tiled for reuse, staged: S1 accumulates over k into C[i][j]",
+			"stage A[i][k] (read-only input, k.yaml:",
+			"its rows padded by one",
+			"stage B[k][j] (read-only input, k.yaml:",
+			"micro-tile 8 x 4, vector length 16, team size 8, step 16: on h100-sxm5-80gb, the largest micro-tile whose block (64 x 64 of the target, team 8 x 16, 50688 bytes of team scratch)",
+			"8 x 8 (1 teams of 256 threads",
+			"sums in the reference's order",
+			"legal: every dependence of the band has = on i and j",
+		} {
+			if !strings.Contains(k.Mapping, want) {
+				t.Errorf("%s: mapping lacks %q:\n%s", order, want, k.Mapping)
+			}
+		}
+	}
+}
+
+// Loops that start past 0 keep their bounds: the blocks' origins start at
+// the lower bounds, the steps count the reduction loop's trip (none when it
+// is empty), and the guards test the upper bounds.
+func TestTileGemmBounds(t *testing.T) {
+	src := program(`params: [m, n, p]
+arrays: {A: [m, p], B: [p, n], C: [m, n]}`,
+		loopFrom("i", "1", "m", loopFrom("j", "2", "n", loopFrom("k", "3", "p", stmt(`reads: "A[i][k], B[k][j]", accumulate: "C[i][j]", term: "A[i * p + k] * B[k * n + j]"`)))))
+	k, err := lower(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	PrintTree(&b, k.Pattern, "")
+	for _, want := range []string{
+		"const int64_t i_tile = 1 + (league_rank / pm_tiles_j) * (map_team_size * 8);",
+		"const int64_t j_tile = 2 + (league_rank % pm_tiles_j) * (map_vector_size * 4);",
+		"for: pm_kt in [0, ((p - 3) > 0 ? ((p - 3) + 16 - 1) / 16 : 0))",
+		"const int64_t k_tile = 3 + pm_kt * 16;",
+		"pm_tile_A[pm_x * 17 + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("tree lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// What cannot be staged keeps the register tiling (i and j over the
+// league, team and lanes, k sequential in each lane around a micro-tile of
+// C in registers, started from C and stored once), and explain says why:
+// promote: [] (no scratch), and an operand of rank 1.
+func TestTileGemmRegisters(t *testing.T) {
+	cases := map[string]struct{ src, why string }{
+		"promote: []": {strings.Replace(gemmSrc("ijk", `term: "A[i * p + k] * B[k * n + j]"`), "arrays:", "promote: []\n  arrays:", 1),
+			"k is not staged through team scratch a step at a time: promote: does not allow inputs"},
+		"rank 1": {strings.Replace(strings.Replace(gemmSrc("ijk", `term: "A[i * p + k] * x[k]"`), `"A[i][k], B[k][j]"`, `"A[i][k], x[k]"`, 1), "C: [m, n]}", "C: [m, n], x: [p]}", 1),
+			"k is not staged through team scratch a step at a time: x[k] (k.yaml:"},
+	}
+	for name, c := range cases {
+		k, err := lower(t, c.src)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, c.src)
+		}
+		if got, want := shape(k.Pattern), "team [code] team_thread_for:pm_t thread_vector_for:pm_v [code]"; got != want {
+			t.Fatalf("%s: tree %s, want %s\n%s", name, got, want, k.Mapping)
+		}
 		if tunable(k, TeamTunable) != 4 || tunable(k, VectorTunable) != 32 {
-			t.Errorf("%s: team %d vector %d, want 4 x 32", order, tunable(k, TeamTunable), tunable(k, VectorTunable))
+			t.Errorf("%s: team %d vector %d, want 4 x 32", name, tunable(k, TeamTunable), tunable(k, VectorTunable))
 		}
 		var b bytes.Buffer
 		PrintTree(&b, k.Pattern, "")
@@ -122,22 +226,20 @@ func TestTileGemm(t *testing.T) {
 			"double pm_c[8][4];",
 			"pm_c[pm_r][pm_s] = C[i * n + j];",
 			"for (int64_t k = 0; k < p; ++k) {",
-			"pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];",
 			"if (i_0 + pm_r < m && j_0 + pm_s * map_vector_size < n) {",
 			"C[i * n + j] = pm_c[pm_r][pm_s];",
 		} {
 			if !strings.Contains(b.String(), want) {
-				t.Errorf("%s: tree lacks %q:\n%s", order, want, b.String())
+				t.Errorf("%s: tree lacks %q:\n%s", name, want, b.String())
 			}
 		}
 		for _, want := range []string{
 			"tiled for reuse: S1 accumulates over k into C[i][j]",
 			"micro-tile 8 x 4, vector length 32, team size 4: on h100-sxm5-80gb, the largest micro-tile",
-			"8 x 8 would hold fewer",
-			"legal: every dependence of the band has = on i and j",
+			c.why,
 		} {
 			if !strings.Contains(k.Mapping, want) {
-				t.Errorf("%s: mapping lacks %q:\n%s", order, want, k.Mapping)
+				t.Errorf("%s: mapping lacks %q:\n%s", name, want, k.Mapping)
 			}
 		}
 	}

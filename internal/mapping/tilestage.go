@@ -1,0 +1,280 @@
+package mapping
+
+// Reuse tiling with k panels staged in team scratch (R-Stream's and the
+// hand-written gemm_team's structure): a team owns a BM x BN block of the
+// target; for each step of KT along the reduction loop it loads the blocks
+// of the operands the step reads into level-0 team scratch (coalesced, the
+// lanes on each operand's stride-1 loop), waits at a team barrier, and each
+// work item multiplies them into a TM x TN micro-tile held in registers over
+// the step's KT products. The micro-tiles live in team scratch between steps
+// (pm_acc): the pattern tree keeps nothing per lane across a team barrier (a
+// value of team-level code is one per team on the host backends), so a lane
+// reads its micro-tile into registers at the start of a step and writes it
+// back at the end: 2 TM TN scratch accesses to KT TM TN multiply-adds.
+//
+// Each element of the target still sums its terms in the reference's order:
+// pm_acc starts from the target's value, the steps run in order and, in a
+// step, k ascending; a step past the loop's end is cut to it (no padded
+// term is added), so only FMA contraction differs, as before.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/portmatrix/portmatrix/internal/depend"
+	"github.com/portmatrix/portmatrix/internal/loopnest"
+	"github.com/portmatrix/portmatrix/internal/machine"
+	"github.com/portmatrix/portmatrix/internal/spec"
+)
+
+// stageStep is KT, the reduction loop's step: one staged block of each
+// operand a step. 16 keeps a team's three buffers under 48 KiB for a 64 x
+// 64 block of the target (the operand blocks 8.5 and 8 KiB, the micro-tiles
+// 32 KiB), so that four teams fit an SM's 228 KiB.
+const stageStep = 16
+
+// stageLanes is the vector length of the staged multiply: 16 doubles are
+// 128 bytes, one shared-memory wavefront (32 banks of 4 bytes), so a row of
+// a column operand's block read by 16 lanes costs one wavefront (32 lanes,
+// two), and the two team threads of a warp read two rows of the row
+// operand's block (two addresses: one wavefront).
+const stageLanes = 16
+
+// stageUnroll is the unrolling of a step's k loop: 2 lets a lane load the
+// next k's operands while it multiplies (nvcc 11.8 for sm_90: 126
+// registers, four teams of 8 x 16 an SM); a whole step unrolled, the
+// compiler keeps a step's operands in registers ahead of their use (254
+// registers, two teams), and 4 takes 134 (three teams).
+const stageUnroll = 2
+
+// stagedShape is the staged multiply's sizes: the micro-tile, the team
+// (threads x lanes) and the scratch bytes of a team.
+type stagedShape struct {
+	tm, tn, team, vector int64
+	scratch              int64
+	why                  string
+}
+
+// stagedScratch is a team's scratch bytes: the row operand's block BM x
+// (KT + 1) (its rows padded by one), the column operand's KT x BN and the
+// micro-tiles, TM TN + 1 for each of the team's work items, doubles.
+func stagedScratch(tm, tn, team, vector int64) int64 {
+	bm, bn := team*tm, vector*tn
+	return 8 * (bm*(stageStep+1) + stageStep*bn + team*vector*(tm*tn+1))
+}
+
+// chooseStaged picks the micro-tile and the team from the model: the
+// largest micro-tile of microTiles (most multiply-adds per scratch element
+// read) whose square block (BN = 16 TN columns, BM = BN rows: team BN / TM
+// threads) keeps, with its estimated registers and its team scratch, at
+// least machine.MinResidentFraction of an SM's threads resident.
+func chooseStaged(m *machine.Model) stagedShape {
+	if m.Kind != machine.KindGPU {
+		return stagedShape{tm: 8, tn: 4, team: 8, vector: stageLanes, scratch: stagedScratch(8, 4, 8, stageLanes), why: "the default shape (no GPU model)"}
+	}
+	var passed []string
+	for _, c := range microTiles {
+		tm, tn := c[0], c[1]
+		bn := stageLanes * tn
+		if bn%tm != 0 || bn/tm < 1 {
+			continue
+		}
+		team := bn / tm
+		bytes := stagedScratch(tm, tn, team, stageLanes)
+		regs := microRegisters(tm, tn)
+		o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
+		if err != nil || o.Fraction < machine.MinResidentFraction {
+			if err == nil {
+				passed = append(passed, fmt.Sprintf("%d x %d (%d teams of %d threads, %d bytes of scratch, %d registers: %.0f%%, bound by %s)", tm, tn, o.BlocksPerSM, team*stageLanes, bytes, regs, 100*o.Fraction, o.Limiter))
+			}
+			continue
+		}
+		why := fmt.Sprintf("on %s, the largest micro-tile whose block (%d x %d of the target, team %d x %d, %d bytes of team scratch) and registers (about %d a thread, estimated: 2 a double for %d accumulators and %d operands, 40 for the rest; ptxas counts after the build) keep at least %.0f%% of an SM's threads resident: %.0f%% (%d teams, bound by %s)",
+			m.Name, bn, bn, team, stageLanes, bytes, regs, tm*tn, tm+tn, 100*machine.MinResidentFraction, 100*o.Fraction, o.BlocksPerSM, o.Limiter)
+		if len(passed) > 0 {
+			why += "; " + strings.Join(passed, ", ") + " would hold fewer"
+		}
+		return stagedShape{tm: tm, tn: tn, team: team, vector: stageLanes, scratch: bytes, why: why}
+	}
+	return stagedShape{}
+}
+
+// stagedOperand is a read of the statement staged a step at a time: its
+// access X[x + a][y + b], the band loops of its two subscripts.
+type stagedOperand struct {
+	a    *loopnest.Access
+	x, y *loopnest.Loop
+}
+
+// stagedReuse lowers the multiply with its operands staged, or returns nil
+// and why not (the register tiling then): every read of the statement other than the
+// target must be a read-only rank-2 array of doubles read through one
+// access whose two subscripts step with the reduction loop and one of i, j
+// (coefficient 1), and promote: must allow inputs.
+func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopnest.Loop, s *loopnest.Stmt, target *loopnest.Access, i, j, red *loopnest.Loop) (*tiling, string) {
+	if !r.Program.Promotes("inputs") {
+		return nil, "promote: does not allow inputs"
+	}
+	written := map[*loopnest.Array]bool{}
+	for _, x := range b[len(b)-1].Stmts() {
+		for _, a := range x.Accesses {
+			if a.Write {
+				written[a.Array] = true
+			}
+		}
+	}
+	var ops []stagedOperand
+	seen := map[*loopnest.Array]*loopnest.Access{}
+	for _, a := range s.Accesses {
+		if a.Array == target.Array {
+			continue
+		}
+		if prev := seen[a.Array]; prev != nil {
+			if flatIndex(prev) != flatIndex(a) {
+				return nil, fmt.Sprintf("%s (%s): the statement reads %s through more than one subscript", a.Text, a.Pos, a.Array.Name)
+			}
+			continue
+		}
+		seen[a.Array] = a
+		switch {
+		case a.Write || written[a.Array]:
+			return nil, fmt.Sprintf("%s (%s): written in the nest", a.Text, a.Pos)
+		case a.Array.Rank() != 2:
+			return nil, fmt.Sprintf("%s (%s): of rank %d (a staged block is of rank 2)", a.Text, a.Pos, a.Array.Rank())
+		case elemType(k, a.Array) != "double":
+			return nil, fmt.Sprintf("%s (%s): its elements are %s (the blocks are of doubles)", a.Text, a.Pos, elemType(k, a.Array))
+		}
+		var op stagedOperand
+		op.a = a
+		for _, x := range []*loopnest.Loop{i, j, red} {
+			if onlyLoop(a.Subs[0], x, b) {
+				op.x = x
+			}
+			if onlyLoop(a.Subs[1], x, b) {
+				op.y = x
+			}
+		}
+		if op.x == nil || op.y == nil || op.x == op.y || (op.x != red && op.y != red) {
+			return nil, fmt.Sprintf("%s (%s): its subscripts do not step with %s and one of %s, %s, each alone", a.Text, a.Pos, red.ID, i.ID, j.ID)
+		}
+		ops = append(ops, op)
+	}
+	if len(ops) == 0 {
+		return nil, "the statement reads no operand to stage"
+	}
+	sh := chooseStaged(m)
+	if sh.tm == 0 {
+		return nil, "no staged block keeps enough threads resident on " + m.Name
+	}
+	tm, tn, kt := sh.tm, sh.tn, int64(stageStep)
+	T, V := TeamTunable, VectorTunable
+	bm, bn := fmt.Sprintf("(%s * %d)", T, tm), fmt.Sprintf("(%s * %d)", V, tn)
+	ext := map[*loopnest.Loop]string{i: bm, j: bn, red: fmt.Sprint(kt)}
+	org := map[*loopnest.Loop]string{i: i.Index + "_tile", j: j.Index + "_tile", red: red.Index + "_tile"}
+	// a work item's offset in the block: rows TM t + r (consecutive, so that
+	// a row operand's elements sit at constant offsets from one address),
+	// columns v + V s (consecutive lanes, consecutive elements)
+	off := map[*loopnest.Loop]string{i: fmt.Sprintf("(pm_t * %d + pm_r)", tm), j: fmt.Sprintf("(pm_v + %s * pm_s)", V), red: "pm_kk"}
+	rowLen := func(op stagedOperand) string {
+		if op.y == red {
+			return fmt.Sprint(kt + 1) // read down a column by the team threads of a warp: padded
+		}
+		return ext[op.y]
+	}
+	acc := "pm_acc"
+	// a work item's micro-tile is contiguous in pm_acc, TM TN + 1 doubles
+	// apart (an odd stride: the 16 work items of a half-warp meet 16
+	// different banks), so its elements sit at constant offsets
+	accLen := tm*tn + 1
+
+	t := &tiling{what: fmt.Sprintf("tiled for reuse, staged: %s accumulates over %s into %s, an element per iteration of %s and %s (a team a block of the target; %s a step at a time through team scratch; register micro-tiles)", s.Name, red.ID, target.Text, i.ID, j.ID, red.ID)}
+	t.team, t.vector = sh.team, sh.vector
+	t.note("loop %s -> league+team: parallel; the target's row: blocks of %s * %d rows, %d consecutive rows a team thread (a row operand's elements of a k at constant offsets from one address)", i.ID, T, tm, tm)
+	t.note("loop %s -> league+vector: parallel; stride-1 in the target (%s): blocks of %s * %d columns, %d a lane %s apart, so that consecutive lanes take consecutive elements", j.ID, target.Text, V, tn, tn, V)
+	t.note("loop %s -> sequential: parallel with reduction (+ into %s); steps of %d, each staged and then multiplied, in order", red.ID, target.Text, kt)
+	for _, op := range ops {
+		pad := ""
+		if op.y == red {
+			pad = ", its rows padded by one so that the team threads of a warp reading a column meet different banks"
+		}
+		t.note("stage %s (read-only input, %s) a step at a time through team scratch %s: %s x %s doubles%s; loaded with the lanes on %s (coalesced), elements past the loops' ends as 0 (never summed)", op.a.Text, op.a.Pos, tileName(op.a.Array), ext[op.x], rowLen(op), pad, op.y.ID)
+	}
+	t.note("each work item multiplies the step's blocks into a %d x %d micro-tile in registers, read from and written back to team scratch %s around the step (the pattern tree keeps nothing per lane across a team barrier): %s x %s x %d doubles, a work item's micro-tile contiguous and %d doubles apart (odd: the work items of a half-warp meet different banks; its elements at constant offsets); the step's k loop unrolled by %d", tm, tn, acc, T, V, accLen, accLen, stageUnroll)
+	t.note("sums in the reference's order: %s starts from %s's value, the steps run in order, %s ascending in a step, the last step cut to the loop's end; stored once after the last step, rows and columns past the loops' ends not stored", acc, target.Array.Name, red.ID)
+	t.note("micro-tile %d x %d, vector length %d, team size %d, step %d: %s", tm, tn, sh.vector, sh.team, kt, sh.why)
+	t.note("vector length %d: %d doubles are one 128-byte shared-memory wavefront, so a row of a column operand's block costs one, and the two team threads of a warp read two rows of a row operand's block (padded: two banks, one wavefront)", sh.vector, sh.vector)
+	t.note("each k of a step reads %d + %d scratch elements for %d multiply-adds; a step reads and writes the micro-tile once (%d scratch accesses to %d multiply-adds)", tm, tn, tm*tn, 2*tm*tn, kt*tm*tn)
+	t.note("legal: every dependence of the band has = on %s and %s (tiling a fully permutable band: %s carries only the accumulation); the staged arrays are not written in the nest", i.ID, j.ID, red.ID)
+
+	// The tree.
+	hi := func(x *loopnest.Loop) string { return upperOf(x) }
+	tilesJ := ceilDiv(j, bn)
+	top := []string{
+		fmt.Sprintf("const int64_t pm_tiles_%s = %s;", j.Index, tilesJ),
+		fmt.Sprintf("const int64_t %s = %s;", org[i], plus(lowerOf(i), "(league_rank / pm_tiles_"+j.Index+") * "+bm)),
+		fmt.Sprintf("const int64_t %s = %s;", org[j], plus(lowerOf(j), "(league_rank % pm_tiles_"+j.Index+") * "+bn)),
+	}
+	code := func(s ...string) *spec.Node { return &spec.Node{Kind: "code", Code: strings.Join(s, "\n")} }
+	items := func(body ...string) *spec.Node {
+		return &spec.Node{Kind: "team_thread_for", Index: "pm_t", Begin: "0", End: T, Body: []*spec.Node{
+			{Kind: "thread_vector_for", Index: "pm_v", Begin: "0", End: V, Body: []*spec.Node{code(body...)}}}}
+	}
+	unrolled := func(body ...string) string {
+		return fmt.Sprintf("#pragma unroll\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n#pragma unroll\n  for (int pm_s = 0; pm_s < %d; ++pm_s) {\n%s\n  }\n}", tm, tn, indent(indent(strings.Join(body, "\n"))))
+	}
+	at := func(x *loopnest.Loop) string {
+		return fmt.Sprintf("const int64_t %s = %s + %s;", x.Index, org[x], off[x])
+	}
+	accSlot := fmt.Sprintf("(pm_t * %s + pm_v) * %d + pm_r * %d + pm_s", V, accLen, tn)
+	inside := fmt.Sprintf("%s < %s && %s < %s", i.Index, hi(i), j.Index, hi(j))
+	// once a team: rolled, so that the loads of C do not all wait in registers
+	rolled := func(body ...string) string {
+		return fmt.Sprintf("#pragma unroll 1\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n#pragma unroll 1\n  for (int pm_s = 0; pm_s < %d; ++pm_s) {\n%s\n  }\n}", tm, tn, indent(indent(strings.Join(body, "\n"))))
+	}
+	init := items(rolled(at(i), at(j), fmt.Sprintf("%s[%s] = %s ? %s : 0.0;", acc, accSlot, inside, lvalue(target))))
+	store := items(rolled(at(i), at(j), fmt.Sprintf("if (%s) %s = %s[%s];", inside, lvalue(target), acc, accSlot)))
+
+	var steps []*spec.Node
+	steps = append(steps, &spec.Node{Kind: "team_barrier"}, code(fmt.Sprintf("const int64_t %s = %s;", org[red], plus(lowerOf(red), "pm_kt * "+fmt.Sprint(kt)))))
+	var views []string
+	for _, op := range ops {
+		x, y, a := op.x, op.y, op.a
+		load := &spec.Node{Kind: "team_thread_for", Index: "pm_x", Begin: "0", End: ext[x], Body: []*spec.Node{
+			{Kind: "thread_vector_for", Index: "pm_y", Begin: "0", End: ext[y], Body: []*spec.Node{code(
+				fmt.Sprintf("const int64_t %s = %s + pm_x;", x.Index, org[x]),
+				fmt.Sprintf("const int64_t %s = %s + pm_y;", y.Index, org[y]),
+				fmt.Sprintf("%s[pm_x * %s + pm_y] = %s < %s && %s < %s ? %s : 0.0;", tileName(a.Array), rowLen(op), x.Index, hi(x), y.Index, hi(y), lvalue(a)),
+			)}}}}
+		steps = append(steps, load)
+		slot := fmt.Sprintf("%s * %s + %s", off[x], rowLen(op), off[y])
+		views = append(views, fmt.Sprintf("const pm::TeamSlice<const double> %s{%s, (%s) - (%s)};", a.Array.Name, tileName(a.Array), flatIndex(a), slot))
+	}
+	steps = append(steps, &spec.Node{Kind: "team_barrier"})
+	product := func(kEnd string) string {
+		body := unrolled(append([]string{at(i), at(j)}, append(views, fmt.Sprintf("pm_c[pm_r][pm_s] += %s;", s.Term))...)...)
+		return fmt.Sprintf("#pragma unroll %d\nfor (int pm_kk = 0; pm_kk < %s; ++pm_kk) {\n%s\n%s\n}", stageUnroll, kEnd, indent(fmt.Sprintf("const int64_t %s = %s + pm_kk;", red.Index, org[red])), indent(body))
+	}
+	mul := items(
+		fmt.Sprintf("double pm_c[%d][%d];", tm, tn),
+		unrolled(fmt.Sprintf("pm_c[pm_r][pm_s] = %s[%s];", acc, accSlot)),
+		fmt.Sprintf("const int64_t pm_kn = %s;", minExpr(fmt.Sprint(kt), minus(hi(red), org[red]))),
+		product("pm_kn"),
+		unrolled(fmt.Sprintf("%s[%s] = pm_c[pm_r][pm_s];", acc, accSlot)),
+	)
+	steps = append(steps, mul)
+
+	var scratch []spec.Scratch
+	for _, op := range ops {
+		scratch = append(scratch, spec.Scratch{Name: tileName(op.a.Array), Type: "double", Size: ext[op.x] + " * " + rowLen(op), Level: "0"})
+	}
+	scratch = append(scratch, spec.Scratch{Name: acc, Type: "double", Size: fmt.Sprintf("%s * %s * %d", T, V, accLen), Level: "0"})
+	t.tree = &spec.Node{Kind: "team", League: ceilDiv(i, bm) + " * " + tilesJ, TeamSize: T, Vector: V, Scratch: scratch,
+		Body: []*spec.Node{
+			code(top...),
+			init,
+			{Kind: "for", Index: "pm_kt", Begin: "0", End: ceilDiv(red, fmt.Sprint(kt)), Body: steps},
+			{Kind: "team_barrier"},
+			store,
+		}}
+	return t, ""
+}
