@@ -117,7 +117,8 @@ func benchsetSection(spec *benchSpec, folders []*folder) *benchsetView {
 	w("**vendor** library where one has the nest (a kernel's vendor form under %s). Per size: the median time per call ", spec.Vendor)
 	w("over every trial's repetitions with its 95%% bootstrap interval (trials, then repetitions), the rate over the median ")
 	w("(GFLOP/s for compute-bound nests, GB/s of the kernel's bytes otherwise), and the mapped form's speed as a fraction ")
-	w("of the vendor's and of the hand-written form's (their time over the mapped form's, above 1 the mapped form is faster), ")
+	w("of the vendor's and of the hand-written form's (the mapped form's rate over theirs: their time over the mapped form's, times the mapped ")
+	w("form's flops or bytes over theirs where the shapes differ; above 1 the mapped form is faster), ")
 	w("intervals from the same run's replicates; for the transpose, each form's fraction of the device's copy bandwidth as ")
 	w("the same run measured it. Verified measurements only. docs/loopnest.md, \"The benchmark set\", says how to measure them.\n")
 	measured := map[string]bool{}
