@@ -29,12 +29,13 @@ namespace dev {
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 8 : 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 16 : 2);
-  pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * 17) + 8 * (16 * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)))), PMKK_LAMBDA(const pmkk::Member& team) {
+  [[maybe_unused]] const int64_t map_step = pm::tune("map_step", 16);
+  pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);
     double* const pm_tile_A = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
-    double* const pm_tile_B = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * 17));  // scratch level 0
-    double* const pm_acc = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * 17) + 8 * (16 * (map_vector_size * 4)));  // scratch level 0
+    double* const pm_tile_B = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)));  // scratch level 0
+    double* const pm_acc = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)));  // scratch level 0
     const int64_t pm_tiles_j = ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
     const int64_t i_tile = (league_rank / pm_tiles_j) * (map_team_size * 8);
     const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
@@ -51,17 +52,17 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
         }
       });
     });
-    for (int64_t pm_kt = 0; pm_kt < ((p + 16 - 1) / 16); ++pm_kt) {
+    for (int64_t pm_kt = 0; pm_kt < ((p + map_step - 1) / map_step); ++pm_kt) {
       pmkk::team_barrier(team);
-      const int64_t k_tile = pm_kt * 16;
+      const int64_t k_tile = pm_kt * map_step;
       pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, (map_team_size * 8)), [&](const int64_t pm_x) {
-        pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, 16), [&](const int64_t pm_y) {
+        pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, map_step), [&](const int64_t pm_y) {
           const int64_t i = i_tile + pm_x;
           const int64_t k = k_tile + pm_y;
-          pm_tile_A[pm_x * 17 + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;
+          pm_tile_A[pm_x * (map_step + 1) + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;
         });
       });
-      pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, 16), [&](const int64_t pm_x) {
+      pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, map_step), [&](const int64_t pm_x) {
         pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, (map_vector_size * 4)), [&](const int64_t pm_y) {
           const int64_t k = k_tile + pm_x;
           const int64_t j = j_tile + pm_y;
@@ -79,7 +80,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
               pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
             }
           }
-          const int64_t pm_kn = (16 < (p - k_tile) ? 16 : (p - k_tile));
+          const int64_t pm_kn = (map_step < (p - k_tile) ? map_step : (p - k_tile));
           #pragma unroll 2
           for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
             const int64_t k = k_tile + pm_kk;
@@ -89,7 +90,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
               for (int pm_s = 0; pm_s < 4; ++pm_s) {
                 const int64_t i = i_tile + (pm_t * 8 + pm_r);
                 const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * 17 + pm_kk)};
+                const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * (map_step + 1) + pm_kk)};
                 const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};
                 pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];
               }

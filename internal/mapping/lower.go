@@ -32,6 +32,10 @@ const DefaultGPU = "h100-sxm5-80gb"
 const (
 	TeamTunable   = "map_team_size"
 	VectorTunable = "map_vector_size"
+	// StepTunable is the staged multiply's step along its reduction loop
+	// (tilestage.go): the scratch sizes and the loops use it, so any value
+	// stays correct.
+	StepTunable = "map_step"
 )
 
 // LowerAll maps every loop-nest kernel (spec.Kernel.Loops) with the model
@@ -119,7 +123,7 @@ func lowerOne(k *spec.Kernel, m *machine.Model, info *launchInfo) error {
 
 // mapperTunablesFree refuses a kernel that declares the mapper's tunables.
 func mapperTunablesFree(k *spec.Kernel, errs *diag.List) bool {
-	for _, t := range []string{TeamTunable, VectorTunable} {
+	for _, t := range []string{TeamTunable, VectorTunable, StepTunable} {
 		if slices.ContainsFunc(k.Tunables, func(x spec.Tunable) bool { return x.Name == t }) {
 			errs.Add(k.Loops.Pos, "loops: tunable %s is the mapper's; choose another name", t)
 			return false

@@ -56,6 +56,7 @@ func lowerTiled(k *spec.Kernel, r *depend.Result, n Nest, m *machine.Model, info
 	}
 	k.Pattern = t.tree
 	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: t.team}, spec.Tunable{Name: VectorTunable, Value: t.vector})
+	k.Tunables = append(k.Tunables, t.tunables...)
 	if info != nil {
 		info.parallel = 2
 	}
@@ -75,6 +76,7 @@ type tiling struct {
 	notes        []string
 	tree         *spec.Node
 	team, vector int64
+	tunables     []spec.Tunable // beyond the team and vector (the staged multiply's step)
 }
 
 func (t *tiling) note(format string, args ...any) {

@@ -102,7 +102,7 @@ func gemmSrc(order, term string) string {
 
 // A matrix multiply, in any loop order (a fully permutable band), is tiled
 // for reuse with its operands staged: a team a block of C, for each step of
-// 16 along k A's and B's blocks loaded into level-0 team scratch (A's rows
+// map_step (16) along k A's and B's blocks loaded into level-0 team scratch (A's rows
 // padded by one), a barrier, and each work item an 8 x 4 micro-tile in
 // registers over the step's products, kept in team scratch between steps;
 // the sizes come from the model's registers and shared memory.
@@ -118,8 +118,8 @@ func TestTileGemm(t *testing.T) {
 		if got := shape(k.Pattern); got != want {
 			t.Fatalf("%s: tree %s, want %s\n%s", order, got, want, k.Mapping)
 		}
-		if tunable(k, TeamTunable) != 8 || tunable(k, VectorTunable) != 16 {
-			t.Errorf("%s: team %d vector %d, want 8 x 16", order, tunable(k, TeamTunable), tunable(k, VectorTunable))
+		if tunable(k, TeamTunable) != 8 || tunable(k, VectorTunable) != 16 || tunable(k, StepTunable) != 16 {
+			t.Errorf("%s: team %d vector %d step %d, want 8 x 16, 16", order, tunable(k, TeamTunable), tunable(k, VectorTunable), tunable(k, StepTunable))
 		}
 		var sizes []string
 		for _, s := range k.Pattern.Scratch {
@@ -128,25 +128,25 @@ func TestTileGemm(t *testing.T) {
 			}
 			sizes = append(sizes, s.Name+": "+s.Size)
 		}
-		if got, want := strings.Join(sizes, ", "), "pm_tile_A: (map_team_size * 8) * 17, pm_tile_B: 16 * (map_vector_size * 4), pm_acc: map_team_size * map_vector_size * 33"; got != want {
+		if got, want := strings.Join(sizes, ", "), "pm_tile_A: (map_team_size * 8) * (map_step + 1), pm_tile_B: map_step * (map_vector_size * 4), pm_acc: map_team_size * map_vector_size * 33"; got != want {
 			t.Errorf("%s: scratch %s, want %s", order, got, want)
 		}
 		var b bytes.Buffer
 		PrintTree(&b, k.Pattern, "")
 		for _, want := range []string{
-			"for: pm_kt in [0, ((p + 16 - 1) / 16))",
-			"const int64_t k_tile = pm_kt * 16;",
+			"for: pm_kt in [0, ((p + map_step - 1) / map_step))",
+			"const int64_t k_tile = pm_kt * map_step;",
 			"pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;",
 			"pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
-			"pm_tile_A[pm_x * 17 + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
+			"pm_tile_A[pm_x * (map_step + 1) + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
 			"pm_tile_B[pm_x * (map_vector_size * 4) + pm_y] = k < p && j < n ? B[k * n + j] : 0.0;",
 			"double pm_c[8][4];",
-			"const int64_t pm_kn = (16 < (p - k_tile) ? 16 : (p - k_tile));",
+			"const int64_t pm_kn = (map_step < (p - k_tile) ? map_step : (p - k_tile));",
 			"#pragma unroll 2",
 			"for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {",
 			"const int64_t i = i_tile + (pm_t * 8 + pm_r);",
 			"const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);",
-			"const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * 17 + pm_kk)};",
+			"const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * (map_step + 1) + pm_kk)};",
 			"const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};",
 			"pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];",
 			"if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
@@ -160,8 +160,9 @@ func TestTileGemm(t *testing.T) {
 			"stage A[i][k] (read-only input, k.yaml:",
 			"its rows padded by one",
 			"stage B[k][j] (read-only input, k.yaml:",
-			"micro-tile 8 x 4, vector length 16, team size 8, step 16: on h100-sxm5-80gb, the largest micro-tile whose block (64 x 64 of the target, team 8 x 16, 50688 bytes of team scratch)",
+			"micro-tile 8 x 4, vector length 16, team size 8, step 16: on h100-sxm5-80gb, the largest micro-tile whose block (64 x 64 of the target, team 8 x 16, 50688 bytes of team scratch at step 16, the micro-tiles in team scratch between steps",
 			"8 x 8 (1 teams of 256 threads",
+			"step 16, the longest of 64, 32, 16, 8 that keeps it (step 64 (99840 bytes: 2 teams, 12%, bound by shared memory); step 32 (67072 bytes: 3 teams, 19%, bound by shared memory))",
 			"sums in the reference's order",
 			"legal: every dependence of the band has = on i and j",
 		} {
@@ -188,9 +189,9 @@ arrays: {A: [m, p], B: [p, n], C: [m, n]}`,
 	for _, want := range []string{
 		"const int64_t i_tile = 1 + (league_rank / pm_tiles_j) * (map_team_size * 8);",
 		"const int64_t j_tile = 2 + (league_rank % pm_tiles_j) * (map_vector_size * 4);",
-		"for: pm_kt in [0, ((p - 3) > 0 ? ((p - 3) + 16 - 1) / 16 : 0))",
-		"const int64_t k_tile = 3 + pm_kt * 16;",
-		"pm_tile_A[pm_x * 17 + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
+		"for: pm_kt in [0, ((p - 3) > 0 ? ((p - 3) + map_step - 1) / map_step : 0))",
+		"const int64_t k_tile = 3 + pm_kt * map_step;",
+		"pm_tile_A[pm_x * (map_step + 1) + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("tree lacks %q:\n%s", want, b.String())

@@ -27,11 +27,13 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
-// stageStep is KT, the reduction loop's step: one staged block of each
-// operand a step. 16 keeps a team's three buffers under 48 KiB for a 64 x
-// 64 block of the target (the operand blocks 8.5 and 8 KiB, the micro-tiles
-// 32 KiB), so that four teams fit an SM's 228 KiB.
-const stageStep = 16
+// stageSteps are the steps KT along the reduction loop the model weighs,
+// the longest first: a step reads and writes each work item's micro-tile
+// in team scratch once (pm_acc), so a step of 32 halves that traffic per
+// multiply-add against 16, and takes a longer block of each operand. The
+// step is the kernel's run-time tunable map_step (StepTunable): the
+// scratch sizes and the loops use it, so any value stays correct.
+var stageSteps = []int64{64, 32, 16, 8}
 
 // stageLanes is the vector length of the staged multiply: 16 doubles are
 // 128 bytes, one shared-memory wavefront (32 banks of 4 bytes), so a row of
@@ -48,29 +50,40 @@ const stageLanes = 16
 const stageUnroll = 2
 
 // stagedShape is the staged multiply's sizes: the micro-tile, the team
-// (threads x lanes) and the scratch bytes of a team.
+// (threads x lanes), the step and the scratch bytes of a team.
 type stagedShape struct {
-	tm, tn, team, vector int64
-	scratch              int64
-	why                  string
+	tm, tn, team, vector, step int64
+	scratch                    int64
+	why                        string
 }
 
-// stagedScratch is a team's scratch bytes: the row operand's block BM x
-// (KT + 1) (its rows padded by one), the column operand's KT x BN and the
-// micro-tiles, TM TN + 1 for each of the team's work items, doubles.
-func stagedScratch(tm, tn, team, vector int64) int64 {
+// stagedScratch is a team's scratch bytes at step kt: the row operand's
+// block BM x (KT + 1) (its rows padded by one), the column operand's KT x
+// BN and, where the micro-tiles live in team scratch (acc), TM TN + 1
+// doubles for each of the team's work items.
+func stagedScratch(tm, tn, team, vector, kt int64, acc bool) int64 {
 	bm, bn := team*tm, vector*tn
-	return 8 * (bm*(stageStep+1) + stageStep*bn + team*vector*(tm*tn+1))
+	b := bm*(kt+1) + kt*bn
+	if acc {
+		b += team * vector * (tm*tn + 1)
+	}
+	return 8 * b
 }
 
-// chooseStaged picks the micro-tile and the team from the model: the
-// largest micro-tile of microTiles (most multiply-adds per scratch element
-// read) whose square block (BN = 16 TN columns, BM = BN rows: team BN / TM
-// threads) keeps, with its estimated registers and its team scratch, at
-// least machine.MinResidentFraction of an SM's threads resident.
-func chooseStaged(m *machine.Model) stagedShape {
+// chooseStaged picks the micro-tile, the team and the step from the model:
+// the largest micro-tile of microTiles (most multiply-adds per scratch
+// element read) whose square block (BN = 16 TN columns, BM = BN rows: team
+// BN / TM threads) keeps, with its estimated registers and its team scratch
+// at some step of stageSteps, at least machine.MinResidentFraction of an
+// SM's threads resident; of those steps the longest. acc: the micro-tiles
+// live in team scratch between steps (counted in the scratch).
+func chooseStaged(m *machine.Model, acc bool) stagedShape {
 	if m.Kind != machine.KindGPU {
-		return stagedShape{tm: 8, tn: 4, team: 8, vector: stageLanes, scratch: stagedScratch(8, 4, 8, stageLanes), why: "the default shape (no GPU model)"}
+		return stagedShape{tm: 8, tn: 4, team: 8, vector: stageLanes, step: 16, scratch: stagedScratch(8, 4, 8, stageLanes, 16, acc), why: "the default shape (no GPU model)"}
+	}
+	where := "in registers across the steps (not in the scratch)"
+	if acc {
+		where = "in team scratch between steps (counted in the scratch)"
 	}
 	var passed []string
 	for _, c := range microTiles {
@@ -80,23 +93,44 @@ func chooseStaged(m *machine.Model) stagedShape {
 			continue
 		}
 		team := bn / tm
-		bytes := stagedScratch(tm, tn, team, stageLanes)
 		regs := microRegisters(tm, tn)
-		o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
-		if err != nil || o.Fraction < machine.MinResidentFraction {
-			if err == nil {
-				passed = append(passed, fmt.Sprintf("%d x %d (%d teams of %d threads, %d bytes of scratch, %d registers: %.0f%%, bound by %s)", tm, tn, o.BlocksPerSM, team*stageLanes, bytes, regs, 100*o.Fraction, o.Limiter))
+		var longer []string
+		for _, kt := range stageSteps {
+			bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
+			o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
+			if err != nil || o.Fraction < machine.MinResidentFraction {
+				if err == nil {
+					longer = append(longer, fmt.Sprintf("step %d (%d bytes: %d teams, %.0f%%, bound by %s)", kt, bytes, o.BlocksPerSM, 100*o.Fraction, o.Limiter))
+				}
+				continue
 			}
-			continue
+			why := fmt.Sprintf("on %s, the largest micro-tile whose block (%d x %d of the target, team %d x %d, %d bytes of team scratch at step %d, the micro-tiles %s) and registers (about %d a thread, estimated: 2 a double for %d accumulators and %d operands, 40 for the rest; ptxas counts after the build) keep at least %.0f%% of an SM's threads resident: %.0f%% (%d teams, bound by %s)",
+				m.Name, bn, bn, team, stageLanes, bytes, kt, where, regs, tm*tn, tm+tn, 100*machine.MinResidentFraction, 100*o.Fraction, o.BlocksPerSM, o.Limiter)
+			if len(passed) > 0 {
+				why += "; " + strings.Join(passed, ", ") + " would hold fewer"
+			}
+			why += fmt.Sprintf("; step %d, the longest of %s that keeps it", kt, joinInts(stageSteps))
+			if len(longer) > 0 {
+				why += " (" + strings.Join(longer, "; ") + ")"
+			}
+			return stagedShape{tm: tm, tn: tn, team: team, vector: stageLanes, step: kt, scratch: bytes, why: why}
 		}
-		why := fmt.Sprintf("on %s, the largest micro-tile whose block (%d x %d of the target, team %d x %d, %d bytes of team scratch) and registers (about %d a thread, estimated: 2 a double for %d accumulators and %d operands, 40 for the rest; ptxas counts after the build) keep at least %.0f%% of an SM's threads resident: %.0f%% (%d teams, bound by %s)",
-			m.Name, bn, bn, team, stageLanes, bytes, regs, tm*tn, tm+tn, 100*machine.MinResidentFraction, 100*o.Fraction, o.BlocksPerSM, o.Limiter)
-		if len(passed) > 0 {
-			why += "; " + strings.Join(passed, ", ") + " would hold fewer"
+		// the micro-tile at its shortest step, the most it could hold
+		kt := stageSteps[len(stageSteps)-1]
+		bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
+		if o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true}); err == nil {
+			passed = append(passed, fmt.Sprintf("%d x %d (%d teams of %d threads, %d bytes of scratch at step %d, %d registers: %.0f%%, bound by %s)", tm, tn, o.BlocksPerSM, team*stageLanes, bytes, kt, regs, 100*o.Fraction, o.Limiter))
 		}
-		return stagedShape{tm: tm, tn: tn, team: team, vector: stageLanes, scratch: bytes, why: why}
 	}
 	return stagedShape{}
+}
+
+func joinInts(xs []int64) string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, fmt.Sprint(x))
+	}
+	return strings.Join(out, ", ")
 }
 
 // stagedOperand is a read of the statement staged a step at a time: its
@@ -162,14 +196,14 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	if len(ops) == 0 {
 		return nil, "the statement reads no operand to stage"
 	}
-	sh := chooseStaged(m)
+	sh := chooseStaged(m, true)
 	if sh.tm == 0 {
 		return nil, "no staged block keeps enough threads resident on " + m.Name
 	}
-	tm, tn, kt := sh.tm, sh.tn, int64(stageStep)
-	T, V := TeamTunable, VectorTunable
+	tm, tn := sh.tm, sh.tn
+	T, V, KT := TeamTunable, VectorTunable, StepTunable
 	bm, bn := fmt.Sprintf("(%s * %d)", T, tm), fmt.Sprintf("(%s * %d)", V, tn)
-	ext := map[*loopnest.Loop]string{i: bm, j: bn, red: fmt.Sprint(kt)}
+	ext := map[*loopnest.Loop]string{i: bm, j: bn, red: KT}
 	org := map[*loopnest.Loop]string{i: i.Index + "_tile", j: j.Index + "_tile", red: red.Index + "_tile"}
 	// a work item's offset in the block: rows TM t + r (consecutive, so that
 	// a row operand's elements sit at constant offsets from one address),
@@ -177,7 +211,7 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	off := map[*loopnest.Loop]string{i: fmt.Sprintf("(pm_t * %d + pm_r)", tm), j: fmt.Sprintf("(pm_v + %s * pm_s)", V), red: "pm_kk"}
 	rowLen := func(op stagedOperand) string {
 		if op.y == red {
-			return fmt.Sprint(kt + 1) // read down a column by the team threads of a warp: padded
+			return "(" + KT + " + 1)" // read down a column by the team threads of a warp: padded
 		}
 		return ext[op.y]
 	}
@@ -189,9 +223,10 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 
 	t := &tiling{what: fmt.Sprintf("tiled for reuse, staged: %s accumulates over %s into %s, an element per iteration of %s and %s (a team a block of the target; %s a step at a time through team scratch; register micro-tiles)", s.Name, red.ID, target.Text, i.ID, j.ID, red.ID)}
 	t.team, t.vector = sh.team, sh.vector
+	t.tunables = []spec.Tunable{{Name: KT, Value: sh.step}}
 	t.note("loop %s -> league+team: parallel; the target's row: blocks of %s * %d rows, %d consecutive rows a team thread (a row operand's elements of a k at constant offsets from one address)", i.ID, T, tm, tm)
 	t.note("loop %s -> league+vector: parallel; stride-1 in the target (%s): blocks of %s * %d columns, %d a lane %s apart, so that consecutive lanes take consecutive elements", j.ID, target.Text, V, tn, tn, V)
-	t.note("loop %s -> sequential: parallel with reduction (+ into %s); steps of %d, each staged and then multiplied, in order", red.ID, target.Text, kt)
+	t.note("loop %s -> sequential: parallel with reduction (+ into %s); steps of %s, each staged and then multiplied, in order", red.ID, target.Text, KT)
 	for _, op := range ops {
 		pad := ""
 		if op.y == red {
@@ -201,9 +236,9 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	}
 	t.note("each work item multiplies the step's blocks into a %d x %d micro-tile in registers, read from and written back to team scratch %s around the step (the pattern tree keeps nothing per lane across a team barrier): %s x %s x %d doubles, a work item's micro-tile contiguous and %d doubles apart (odd: the work items of a half-warp meet different banks; its elements at constant offsets); the step's k loop unrolled by %d", tm, tn, acc, T, V, accLen, accLen, stageUnroll)
 	t.note("sums in the reference's order: %s starts from %s's value, the steps run in order, %s ascending in a step, the last step cut to the loop's end; stored once after the last step, rows and columns past the loops' ends not stored", acc, target.Array.Name, red.ID)
-	t.note("micro-tile %d x %d, vector length %d, team size %d, step %d: %s", tm, tn, sh.vector, sh.team, kt, sh.why)
+	t.note("micro-tile %d x %d, vector length %d, team size %d, step %d: %s", tm, tn, sh.vector, sh.team, sh.step, sh.why)
 	t.note("vector length %d: %d doubles are one 128-byte shared-memory wavefront, so a row of a column operand's block costs one, and the two team threads of a warp read two rows of a row operand's block (padded: two banks, one wavefront)", sh.vector, sh.vector)
-	t.note("each k of a step reads %d + %d scratch elements for %d multiply-adds; a step reads and writes the micro-tile once (%d scratch accesses to %d multiply-adds)", tm, tn, tm*tn, 2*tm*tn, kt*tm*tn)
+	t.note("each k of a step reads %d + %d scratch elements for %d multiply-adds; a step reads and writes the micro-tile once (%d scratch accesses to %s x %d multiply-adds: at step %d, %.3g a multiply-add beside the operands' %.3g)", tm, tn, tm*tn, 2*tm*tn, KT, tm*tn, sh.step, 2/float64(sh.step), float64(tm+tn)/float64(tm*tn))
 	t.note("legal: every dependence of the band has = on %s and %s (tiling a fully permutable band: %s carries only the accumulation); the staged arrays are not written in the nest", i.ID, j.ID, red.ID)
 
 	// The tree.
@@ -235,7 +270,7 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	store := items(rolled(at(i), at(j), fmt.Sprintf("if (%s) %s = %s[%s];", inside, lvalue(target), acc, accSlot)))
 
 	var steps []*spec.Node
-	steps = append(steps, &spec.Node{Kind: "team_barrier"}, code(fmt.Sprintf("const int64_t %s = %s;", org[red], plus(lowerOf(red), "pm_kt * "+fmt.Sprint(kt)))))
+	steps = append(steps, &spec.Node{Kind: "team_barrier"}, code(fmt.Sprintf("const int64_t %s = %s;", org[red], plus(lowerOf(red), "pm_kt * "+KT))))
 	var views []string
 	for _, op := range ops {
 		x, y, a := op.x, op.y, op.a
@@ -257,7 +292,7 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	mul := items(
 		fmt.Sprintf("double pm_c[%d][%d];", tm, tn),
 		unrolled(fmt.Sprintf("pm_c[pm_r][pm_s] = %s[%s];", acc, accSlot)),
-		fmt.Sprintf("const int64_t pm_kn = %s;", minExpr(fmt.Sprint(kt), minus(hi(red), org[red]))),
+		fmt.Sprintf("const int64_t pm_kn = %s;", minExpr(KT, minus(hi(red), org[red]))),
 		product("pm_kn"),
 		unrolled(fmt.Sprintf("%s[%s] = pm_c[pm_r][pm_s];", acc, accSlot)),
 	)
@@ -272,7 +307,7 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		Body: []*spec.Node{
 			code(top...),
 			init,
-			{Kind: "for", Index: "pm_kt", Begin: "0", End: ceilDiv(red, fmt.Sprint(kt)), Body: steps},
+			{Kind: "for", Index: "pm_kt", Begin: "0", End: ceilDiv(red, KT), Body: steps},
 			{Kind: "team_barrier"},
 			store,
 		}}
