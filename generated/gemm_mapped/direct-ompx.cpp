@@ -48,7 +48,7 @@ namespace dev {
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 8 : 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 16 : 2);
-  [[maybe_unused]] const int64_t map_step = pm::tune("map_step", 16);
+  [[maybe_unused]] const int64_t map_step = pm::tune("map_step", 32);
   const int64_t league_size = ((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
   const int pm_lanes = static_cast<int>(map_vector_size);  // x: vector lanes
   const int pm_threads = static_cast<int>(map_team_size);  // y: team threads
@@ -56,7 +56,7 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
     std::fprintf(stderr, "direct-ompx: vector length %d must be a power of two up to the warp size %d\n", pm_lanes, pm::kWarpSize);
     std::exit(2);
   }
-  const int64_t pm_scratch0_bytes = (8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)), pm_scratch1_bytes = 0;
+  const int64_t pm_scratch0_bytes = (8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4))), pm_scratch1_bytes = 0;
   // dynamic shared memory: the team buffer of the reductions (one double per
   // team thread, 16-byte aligned), then level 0 scratch
   const int64_t pm_buf_bytes = (int64_t{pm_threads} * 8 + 15) / 16 * 16, pm_shared = pm_buf_bytes + pm_scratch0_bytes;
@@ -87,20 +87,20 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
       [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
       double* const pm_tile_A = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
       double* const pm_tile_B = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)));  // scratch level 0
-      double* const pm_acc = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)));  // scratch level 0
       const int64_t league_rank = ompx::block_id_x();
       const int64_t pm_tiles_j = ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
       const int64_t i_tile = (league_rank / pm_tiles_j) * (map_team_size * 8);
       const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
+      double pm_c[8][4];  // a work item's micro-tile, in its registers from the first step to the store
       for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
         for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-          #pragma unroll 1
+          #pragma unroll
           for (int pm_r = 0; pm_r < 8; ++pm_r) {
-          #pragma unroll 1
+          #pragma unroll
             for (int pm_s = 0; pm_s < 4; ++pm_s) {
               const int64_t i = i_tile + (pm_t * 8 + pm_r);
               const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-              pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
+              pm_c[pm_r][pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
             }
           }
         }
@@ -125,14 +125,6 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
         ompx::sync_block_divergent();
         for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
           for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-            double pm_c[8][4];
-            #pragma unroll
-            for (int pm_r = 0; pm_r < 8; ++pm_r) {
-            #pragma unroll
-              for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
-              }
-            }
             const int64_t pm_kn = (map_step < (p - k_tile) ? map_step : (p - k_tile));
             #pragma unroll 2
             for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
@@ -149,26 +141,20 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
                 }
               }
             }
-            #pragma unroll
-            for (int pm_r = 0; pm_r < 8; ++pm_r) {
-            #pragma unroll
-              for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];
-              }
-            }
           }
         }
       }
-      ompx::sync_block_divergent();
       for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
         for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-          #pragma unroll 1
+          #pragma unroll
           for (int pm_r = 0; pm_r < 8; ++pm_r) {
-          #pragma unroll 1
-            for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              const int64_t i = i_tile + (pm_t * 8 + pm_r);
-              const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-              if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
+            const int64_t i = i_tile + (pm_t * 8 + pm_r);
+            if (i < m) {
+          #pragma unroll
+              for (int pm_s = 0; pm_s < 4; ++pm_s) {
+                const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
+                if (j < n) C[i * n + j] = pm_c[pm_r][pm_s];
+              }
             }
           }
         }
@@ -195,20 +181,20 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
       [[maybe_unused]] char* const pm_scratch1 = pm_global + int64_t{ompx::block_id_x()} * pm_scratch1_bytes;
       double* const pm_tile_A = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
       double* const pm_tile_B = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)));  // scratch level 0
-      double* const pm_acc = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)));  // scratch level 0
       for (int64_t league_rank = ompx::block_id_x(); league_rank < league_size; league_rank += ompx::grid_dim_x()) {
         const int64_t pm_tiles_j = ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
         const int64_t i_tile = (league_rank / pm_tiles_j) * (map_team_size * 8);
         const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
+        double pm_c[8][4];  // a work item's micro-tile, in its registers from the first step to the store
         for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
           for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-            #pragma unroll 1
+            #pragma unroll
             for (int pm_r = 0; pm_r < 8; ++pm_r) {
-            #pragma unroll 1
+            #pragma unroll
               for (int pm_s = 0; pm_s < 4; ++pm_s) {
                 const int64_t i = i_tile + (pm_t * 8 + pm_r);
                 const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
+                pm_c[pm_r][pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
               }
             }
           }
@@ -233,14 +219,6 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
           ompx::sync_block_divergent();
           for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
             for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-              double pm_c[8][4];
-              #pragma unroll
-              for (int pm_r = 0; pm_r < 8; ++pm_r) {
-              #pragma unroll
-                for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                  pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
-                }
-              }
               const int64_t pm_kn = (map_step < (p - k_tile) ? map_step : (p - k_tile));
               #pragma unroll 2
               for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
@@ -257,26 +235,20 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
                   }
                 }
               }
-              #pragma unroll
-              for (int pm_r = 0; pm_r < 8; ++pm_r) {
-              #pragma unroll
-                for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                  pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];
-                }
-              }
             }
           }
         }
-        ompx::sync_block_divergent();
         for (int64_t pm_t = pm_thread; pm_t < map_team_size; pm_t += pm_threads) {
           for (int64_t pm_v = pm_lane; pm_v < map_vector_size; pm_v += pm_lanes) {
-            #pragma unroll 1
+            #pragma unroll
             for (int pm_r = 0; pm_r < 8; ++pm_r) {
-            #pragma unroll 1
-              for (int pm_s = 0; pm_s < 4; ++pm_s) {
-                const int64_t i = i_tile + (pm_t * 8 + pm_r);
-                const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-                if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
+              const int64_t i = i_tile + (pm_t * 8 + pm_r);
+              if (i < m) {
+            #pragma unroll
+                for (int pm_s = 0; pm_s < 4; ++pm_s) {
+                  const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
+                  if (j < n) C[i * n + j] = pm_c[pm_r][pm_s];
+                }
               }
             }
           }

@@ -32,25 +32,25 @@ namespace dev {
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 8 : 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 16 : 2);
-  [[maybe_unused]] const int64_t map_step = pm::tune("map_step", 16);
-  pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)))), PMKK_LAMBDA(const pmkk::Member& team) {
+  [[maybe_unused]] const int64_t map_step = pm::tune("map_step", 32);
+  pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4))))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();
     char* const pm_scratch0 = pmkk::team_scratch(team, 0);
     double* const pm_tile_A = reinterpret_cast<double*>(pm_scratch0);  // scratch level 0
     double* const pm_tile_B = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)));  // scratch level 0
-    double* const pm_acc = reinterpret_cast<double*>(pm_scratch0 + 8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)));  // scratch level 0
     const int64_t pm_tiles_j = ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
     const int64_t i_tile = (league_rank / pm_tiles_j) * (map_team_size * 8);
     const int64_t j_tile = (league_rank % pm_tiles_j) * (map_vector_size * 4);
+    double pm_c[8][4];  // a work item's micro-tile, in its registers from the first step to the store
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, map_team_size), [&](const int64_t pm_t) {
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, map_vector_size), [&](const int64_t pm_v) {
-        #pragma unroll 1
+        #pragma unroll
         for (int pm_r = 0; pm_r < 8; ++pm_r) {
-        #pragma unroll 1
+        #pragma unroll
           for (int pm_s = 0; pm_s < 4; ++pm_s) {
             const int64_t i = i_tile + (pm_t * 8 + pm_r);
             const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-            pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
+            pm_c[pm_r][pm_s] = i < m && j < n ? C[i * n + j] : 0.0;
           }
         }
       });
@@ -75,14 +75,6 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
       pmkk::team_barrier(team);
       pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, map_team_size), [&](const int64_t pm_t) {
         pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, map_vector_size), [&](const int64_t pm_v) {
-          double pm_c[8][4];
-          #pragma unroll
-          for (int pm_r = 0; pm_r < 8; ++pm_r) {
-          #pragma unroll
-            for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
-            }
-          }
           const int64_t pm_kn = (map_step < (p - k_tile) ? map_step : (p - k_tile));
           #pragma unroll 2
           for (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {
@@ -99,26 +91,20 @@ void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const
               }
             }
           }
-          #pragma unroll
-          for (int pm_r = 0; pm_r < 8; ++pm_r) {
-          #pragma unroll
-            for (int pm_s = 0; pm_s < 4; ++pm_s) {
-              pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];
-            }
-          }
         });
       });
     }
-    pmkk::team_barrier(team);
     pmkk::parallel_for(pmkk::TeamThreadRange(team, 0, map_team_size), [&](const int64_t pm_t) {
       pmkk::parallel_for(pmkk::ThreadVectorRange(team, 0, map_vector_size), [&](const int64_t pm_v) {
-        #pragma unroll 1
+        #pragma unroll
         for (int pm_r = 0; pm_r < 8; ++pm_r) {
-        #pragma unroll 1
-          for (int pm_s = 0; pm_s < 4; ++pm_s) {
-            const int64_t i = i_tile + (pm_t * 8 + pm_r);
-            const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
-            if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];
+          const int64_t i = i_tile + (pm_t * 8 + pm_r);
+          if (i < m) {
+        #pragma unroll
+            for (int pm_s = 0; pm_s < 4; ++pm_s) {
+              const int64_t j = j_tile + (pm_v + map_vector_size * pm_s);
+              if (j < n) C[i * n + j] = pm_c[pm_r][pm_s];
+            }
           }
         }
       });

@@ -44,7 +44,7 @@ func cellTunables(c *matrix.Cell, uses ...*spec.Kernel) map[string]int64 {
 			if _, ok := out[t.Name]; ok {
 				continue
 			}
-			out[t.Name] = t.On(c.Variant.Strategy.Device)
+			out[t.Name] = t.OnItems(c.Variant.Strategy.Device, c.Variant.Strategy.ItemRegisters)
 			if v, ok := c.Variant.Tunables[t.Name]; ok {
 				out[t.Name] = v
 			}

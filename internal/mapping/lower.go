@@ -579,6 +579,17 @@ func PrintTree(w io.Writer, n *spec.Node, prefix string) {
 		fmt.Fprintf(w, "%steam_barrier\n", prefix)
 	case spec.Launches:
 		fmt.Fprintf(w, "%slaunches: %d teams, one after the other\n", prefix, len(n.Body))
+	case spec.ItemState:
+		fmt.Fprintf(w, "%sitem_state: a work item's state across the team's barriers, in one of two forms by the strategy\n", prefix)
+		fmt.Fprintf(w, "%s  in registers (item_registers):\n", prefix)
+		for _, c := range n.Body {
+			PrintTree(w, c, prefix+"    ")
+		}
+		fmt.Fprintf(w, "%s  else in team scratch (its views marked item):\n", prefix)
+		for _, c := range n.Else {
+			PrintTree(w, c, prefix+"    ")
+		}
+		return
 	default:
 		if len(n.Indices) > 0 {
 			var ranges []string

@@ -54,7 +54,7 @@ const stageUnroll = 2
 type stagedShape struct {
 	tm, tn, team, vector, step int64
 	scratch                    int64
-	why                        string
+	why, stepWhy               string
 }
 
 // stagedScratch is a team's scratch bytes at step kt: the row operand's
@@ -75,15 +75,11 @@ func stagedScratch(tm, tn, team, vector, kt int64, acc bool) int64 {
 // element read) whose square block (BN = 16 TN columns, BM = BN rows: team
 // BN / TM threads) keeps, with its estimated registers and its team scratch
 // at some step of stageSteps, at least machine.MinResidentFraction of an
-// SM's threads resident; of those steps the longest. acc: the micro-tiles
-// live in team scratch between steps (counted in the scratch).
+// SM's threads resident; of those steps the longest (stagedStep). acc: the
+// micro-tiles live in team scratch between steps (counted in the scratch).
 func chooseStaged(m *machine.Model, acc bool) stagedShape {
 	if m.Kind != machine.KindGPU {
 		return stagedShape{tm: 8, tn: 4, team: 8, vector: stageLanes, step: 16, scratch: stagedScratch(8, 4, 8, stageLanes, 16, acc), why: "the default shape (no GPU model)"}
-	}
-	where := "in registers across the steps (not in the scratch)"
-	if acc {
-		where = "in team scratch between steps (counted in the scratch)"
 	}
 	var passed []string
 	for _, c := range microTiles {
@@ -93,34 +89,54 @@ func chooseStaged(m *machine.Model, acc bool) stagedShape {
 			continue
 		}
 		team := bn / tm
-		regs := microRegisters(tm, tn)
-		var longer []string
-		for _, kt := range stageSteps {
-			bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
-			o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
-			if err != nil || o.Fraction < machine.MinResidentFraction {
-				if err == nil {
-					longer = append(longer, fmt.Sprintf("step %d (%d bytes: %d teams, %.0f%%, bound by %s)", kt, bytes, o.BlocksPerSM, 100*o.Fraction, o.Limiter))
-				}
-				continue
-			}
-			why := fmt.Sprintf("on %s, the largest micro-tile whose block (%d x %d of the target, team %d x %d, %d bytes of team scratch at step %d, the micro-tiles %s) and registers (about %d a thread, estimated: 2 a double for %d accumulators and %d operands, 40 for the rest; ptxas counts after the build) keep at least %.0f%% of an SM's threads resident: %.0f%% (%d teams, bound by %s)",
-				m.Name, bn, bn, team, stageLanes, bytes, kt, where, regs, tm*tn, tm+tn, 100*machine.MinResidentFraction, 100*o.Fraction, o.BlocksPerSM, o.Limiter)
+		if sh := stagedStep(m, tm, tn, team, acc); sh.step > 0 {
 			if len(passed) > 0 {
-				why += "; " + strings.Join(passed, ", ") + " would hold fewer"
+				sh.why += "; " + strings.Join(passed, ", ") + " would hold fewer"
 			}
-			why += fmt.Sprintf("; step %d, the longest of %s that keeps it", kt, joinInts(stageSteps))
-			if len(longer) > 0 {
-				why += " (" + strings.Join(longer, "; ") + ")"
-			}
-			return stagedShape{tm: tm, tn: tn, team: team, vector: stageLanes, step: kt, scratch: bytes, why: why}
+			return sh
 		}
 		// the micro-tile at its shortest step, the most it could hold
 		kt := stageSteps[len(stageSteps)-1]
 		bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
+		regs := microRegisters(tm, tn)
 		if o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true}); err == nil {
 			passed = append(passed, fmt.Sprintf("%d x %d (%d teams of %d threads, %d bytes of scratch at step %d, %d registers: %.0f%%, bound by %s)", tm, tn, o.BlocksPerSM, team*stageLanes, bytes, kt, regs, 100*o.Fraction, o.Limiter))
 		}
+	}
+	return stagedShape{}
+}
+
+// stagedStep is the longest step of stageSteps at which a TM x TN
+// micro-tile's block, its team scratch (the micro-tiles counted where acc)
+// and its estimated registers keep at least machine.MinResidentFraction of
+// an SM's threads resident, with the reasons; step 0 when none does. A
+// longer step takes longer blocks of the operands (more scratch) and
+// fewer barriers, and, with the micro-tiles in team scratch, reads and
+// writes them less often a multiply-add.
+func stagedStep(m *machine.Model, tm, tn, team int64, acc bool) stagedShape {
+	where := "in registers across the steps (not in the scratch)"
+	if acc {
+		where = "in team scratch between steps (counted in the scratch)"
+	}
+	bn := stageLanes * tn
+	regs := microRegisters(tm, tn)
+	var longer []string
+	for _, kt := range stageSteps {
+		bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
+		o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
+		if err != nil || o.Fraction < machine.MinResidentFraction {
+			if err == nil {
+				longer = append(longer, fmt.Sprintf("step %d (%d bytes: %d teams, %.0f%%, bound by %s)", kt, bytes, o.BlocksPerSM, 100*o.Fraction, o.Limiter))
+			}
+			continue
+		}
+		why := fmt.Sprintf("on %s, the largest micro-tile whose block (%d x %d of the target, team %d x %d, %d bytes of team scratch at step %d, the micro-tiles %s) and registers (about %d a thread, estimated: 2 a double for %d accumulators and %d operands, 40 for the rest; ptxas counts after the build) keep at least %.0f%% of an SM's threads resident: %.0f%% (%d teams, bound by %s)",
+			m.Name, bn, bn, team, stageLanes, bytes, kt, where, regs, tm*tn, tm+tn, 100*machine.MinResidentFraction, 100*o.Fraction, o.BlocksPerSM, o.Limiter)
+		step := fmt.Sprintf("step %d, the longest of %s that keeps it", kt, joinInts(stageSteps))
+		if len(longer) > 0 {
+			step += " (" + strings.Join(longer, "; ") + ")"
+		}
+		return stagedShape{tm: tm, tn: tn, team: team, vector: stageLanes, step: kt, scratch: bytes, why: why, stepWhy: step}
 	}
 	return stagedShape{}
 }
@@ -201,6 +217,12 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		return nil, "no staged block keeps enough threads resident on " + m.Name
 	}
 	tm, tn := sh.tm, sh.tn
+	// the register form: the same micro-tile and team, the pm_acc views not
+	// allocated, so its step may be longer
+	shr := stagedStep(m, tm, tn, sh.team, false)
+	if shr.step == 0 {
+		shr = sh
+	}
 	T, V, KT := TeamTunable, VectorTunable, StepTunable
 	bm, bn := fmt.Sprintf("(%s * %d)", T, tm), fmt.Sprintf("(%s * %d)", V, tn)
 	ext := map[*loopnest.Loop]string{i: bm, j: bn, red: KT}
@@ -223,7 +245,11 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 
 	t := &tiling{what: fmt.Sprintf("tiled for reuse, staged: %s accumulates over %s into %s, an element per iteration of %s and %s (a team a block of the target; %s a step at a time through team scratch; register micro-tiles)", s.Name, red.ID, target.Text, i.ID, j.ID, red.ID)}
 	t.team, t.vector = sh.team, sh.vector
-	t.tunables = []spec.Tunable{{Name: KT, Value: sh.step}}
+	step := spec.Tunable{Name: KT, Value: sh.step}
+	if shr.step != sh.step {
+		step.Registers = shr.step
+	}
+	t.tunables = []spec.Tunable{step}
 	t.note("loop %s -> league+team: parallel; the target's row: blocks of %s * %d rows, %d consecutive rows a team thread (a row operand's elements of a k at constant offsets from one address)", i.ID, T, tm, tm)
 	t.note("loop %s -> league+vector: parallel; stride-1 in the target (%s): blocks of %s * %d columns, %d a lane %s apart, so that consecutive lanes take consecutive elements", j.ID, target.Text, V, tn, tn, V)
 	t.note("loop %s -> sequential: parallel with reduction (+ into %s); steps of %s, each staged and then multiplied, in order", red.ID, target.Text, KT)
@@ -234,11 +260,15 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		}
 		t.note("stage %s (read-only input, %s) a step at a time through team scratch %s: %s x %s doubles%s; loaded with the lanes on %s (coalesced), elements past the loops' ends as 0 (never summed)", op.a.Text, op.a.Pos, tileName(op.a.Array), ext[op.x], rowLen(op), pad, op.y.ID)
 	}
-	t.note("each work item multiplies the step's blocks into a %d x %d micro-tile in registers, read from and written back to team scratch %s around the step (the pattern tree keeps nothing per lane across a team barrier): %s x %s x %d doubles, a work item's micro-tile contiguous and %d doubles apart (odd: the work items of a half-warp meet different banks; its elements at constant offsets); the step's k loop unrolled by %d", tm, tn, acc, T, V, accLen, accLen, stageUnroll)
-	t.note("sums in the reference's order: %s starts from %s's value, the steps run in order, %s ascending in a step, the last step cut to the loop's end; stored once after the last step, rows and columns past the loops' ends not stored", acc, target.Array.Name, red.ID)
-	t.note("micro-tile %d x %d, vector length %d, team size %d, step %d: %s", tm, tn, sh.vector, sh.team, sh.step, sh.why)
+	t.note("each work item multiplies the step's blocks into a %d x %d micro-tile pm_c in registers, the step's k loop unrolled by %d; the micro-tiles are a work item's state across the team's barriers (item_state), in one of two forms by the strategy:", tm, tn, stageUnroll)
+	t.note("  in registers (strategies with item_registers: a work item one hardware thread for the whole team body, the team barrier a real barrier): pm_c declared once at the top of the team body, started from %s's value, stored once after the last step; no scratch traffic for it", target.Array.Name)
+	t.note("  in team scratch (every other strategy; on the host a team's threads and lanes run in one thread, so the team body keeps nothing per work item): %s, %s x %s x %d doubles, a work item's micro-tile contiguous and %d doubles apart (odd: the work items of a half-warp meet different banks; its elements at constant offsets), read into pm_c and written back around each step", acc, T, V, accLen, accLen)
+	t.note("sums in the reference's order: each micro-tile starts from %s's value, the steps run in order, %s ascending in a step, the last step cut to the loop's end; stored once after the last step, rows and columns past the loops' ends not stored", target.Array.Name, red.ID)
+	t.note("micro-tile %d x %d, vector length %d, team size %d: %s", tm, tn, sh.vector, sh.team, sh.why)
+	t.note("step %s = %d with the micro-tiles in team scratch: %s", KT, sh.step, sh.stepWhy)
+	t.note("step %s = %d with the micro-tiles in registers (%d bytes of team scratch): %s", KT, shr.step, shr.scratch, shr.stepWhy)
 	t.note("vector length %d: %d doubles are one 128-byte shared-memory wavefront, so a row of a column operand's block costs one, and the two team threads of a warp read two rows of a row operand's block (padded: two banks, one wavefront)", sh.vector, sh.vector)
-	t.note("each k of a step reads %d + %d scratch elements for %d multiply-adds; a step reads and writes the micro-tile once (%d scratch accesses to %s x %d multiply-adds: at step %d, %.3g a multiply-add beside the operands' %.3g)", tm, tn, tm*tn, 2*tm*tn, KT, tm*tn, sh.step, 2/float64(sh.step), float64(tm+tn)/float64(tm*tn))
+	t.note("each k of a step reads %d + %d scratch elements for %d multiply-adds (%.3g a multiply-add); in team scratch a step also reads and writes the micro-tile once (%d accesses to %s x %d multiply-adds: %.3g a multiply-add at step %d, %.3g at %d)", tm, tn, tm*tn, float64(tm+tn)/float64(tm*tn), 2*tm*tn, KT, tm*tn, 2/float64(sh.step), sh.step, 1/float64(sh.step), 2*sh.step)
 	t.note("legal: every dependence of the band has = on %s and %s (tiling a fully permutable band: %s carries only the accumulation); the staged arrays are not written in the nest", i.ID, j.ID, red.ID)
 
 	// The tree.
@@ -254,23 +284,23 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		return &spec.Node{Kind: "team_thread_for", Index: "pm_t", Begin: "0", End: T, Body: []*spec.Node{
 			{Kind: "thread_vector_for", Index: "pm_v", Begin: "0", End: V, Body: []*spec.Node{code(body...)}}}}
 	}
-	unrolled := func(body ...string) string {
-		return fmt.Sprintf("#pragma unroll\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n#pragma unroll\n  for (int pm_s = 0; pm_s < %d; ++pm_s) {\n%s\n  }\n}", tm, tn, indent(indent(strings.Join(body, "\n"))))
+	loops := func(unroll string, body ...string) string {
+		return fmt.Sprintf("#pragma unroll%s\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n#pragma unroll%s\n  for (int pm_s = 0; pm_s < %d; ++pm_s) {\n%s\n  }\n}", unroll, tm, unroll, tn, indent(indent(strings.Join(body, "\n"))))
 	}
+	unrolled := func(body ...string) string { return loops("", body...) }
+	// once a team in the scratch form: rolled, so that the loads of C do not
+	// all wait in registers (in registers they must be unrolled: pm_c's
+	// elements are registers only at constant indices)
+	rolled := func(body ...string) string { return loops(" 1", body...) }
 	at := func(x *loopnest.Loop) string {
 		return fmt.Sprintf("const int64_t %s = %s + %s;", x.Index, org[x], off[x])
 	}
 	accSlot := fmt.Sprintf("(pm_t * %s + pm_v) * %d + pm_r * %d + pm_s", V, accLen, tn)
 	inside := fmt.Sprintf("%s < %s && %s < %s", i.Index, hi(i), j.Index, hi(j))
-	// once a team: rolled, so that the loads of C do not all wait in registers
-	rolled := func(body ...string) string {
-		return fmt.Sprintf("#pragma unroll 1\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n#pragma unroll 1\n  for (int pm_s = 0; pm_s < %d; ++pm_s) {\n%s\n  }\n}", tm, tn, indent(indent(strings.Join(body, "\n"))))
-	}
-	init := items(rolled(at(i), at(j), fmt.Sprintf("%s[%s] = %s ? %s : 0.0;", acc, accSlot, inside, lvalue(target))))
-	store := items(rolled(at(i), at(j), fmt.Sprintf("if (%s) %s = %s[%s];", inside, lvalue(target), acc, accSlot)))
+	decl := fmt.Sprintf("double pm_c[%d][%d];", tm, tn)
 
-	var steps []*spec.Node
-	steps = append(steps, &spec.Node{Kind: "team_barrier"}, code(fmt.Sprintf("const int64_t %s = %s;", org[red], plus(lowerOf(red), "pm_kt * "+KT))))
+	var stage []*spec.Node
+	stage = append(stage, &spec.Node{Kind: "team_barrier"}, code(fmt.Sprintf("const int64_t %s = %s;", org[red], plus(lowerOf(red), "pm_kt * "+KT))))
 	var views []string
 	for _, op := range ops {
 		x, y, a := op.x, op.y, op.a
@@ -280,36 +310,56 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 				fmt.Sprintf("const int64_t %s = %s + pm_y;", y.Index, org[y]),
 				fmt.Sprintf("%s[pm_x * %s + pm_y] = %s < %s && %s < %s ? %s : 0.0;", tileName(a.Array), rowLen(op), x.Index, hi(x), y.Index, hi(y), lvalue(a)),
 			)}}}}
-		steps = append(steps, load)
+		stage = append(stage, load)
 		slot := fmt.Sprintf("%s * %s + %s", off[x], rowLen(op), off[y])
 		views = append(views, fmt.Sprintf("const pm::TeamSlice<const double> %s{%s, (%s) - (%s)};", a.Array.Name, tileName(a.Array), flatIndex(a), slot))
 	}
-	steps = append(steps, &spec.Node{Kind: "team_barrier"})
-	product := func(kEnd string) string {
+	stage = append(stage, &spec.Node{Kind: "team_barrier"})
+	kn := fmt.Sprintf("const int64_t pm_kn = %s;", minExpr(KT, minus(hi(red), org[red])))
+	product := func() string {
 		body := unrolled(append([]string{at(i), at(j)}, append(views, fmt.Sprintf("pm_c[pm_r][pm_s] += %s;", s.Term))...)...)
-		return fmt.Sprintf("#pragma unroll %d\nfor (int pm_kk = 0; pm_kk < %s; ++pm_kk) {\n%s\n%s\n}", stageUnroll, kEnd, indent(fmt.Sprintf("const int64_t %s = %s + pm_kk;", red.Index, org[red])), indent(body))
+		return fmt.Sprintf("#pragma unroll %d\nfor (int pm_kk = 0; pm_kk < pm_kn; ++pm_kk) {\n%s\n%s\n}", stageUnroll, indent(fmt.Sprintf("const int64_t %s = %s + pm_kk;", red.Index, org[red])), indent(body))
 	}
-	mul := items(
-		fmt.Sprintf("double pm_c[%d][%d];", tm, tn),
-		unrolled(fmt.Sprintf("pm_c[pm_r][pm_s] = %s[%s];", acc, accSlot)),
-		fmt.Sprintf("const int64_t pm_kn = %s;", minExpr(KT, minus(hi(red), org[red]))),
-		product("pm_kn"),
-		unrolled(fmt.Sprintf("%s[%s] = pm_c[pm_r][pm_s];", acc, accSlot)),
-	)
-	steps = append(steps, mul)
+	steps := func(mul *spec.Node) *spec.Node {
+		body := append(append([]*spec.Node{}, stage...), mul)
+		return &spec.Node{Kind: "for", Index: "pm_kt", Begin: "0", End: ceilDiv(red, KT), Body: body}
+	}
+
+	// in registers: pm_c declared once, a work item's for the whole body;
+	// the store tests a row once and then its columns (one guard of all
+	// 32 elements took nvcc 11.8 for sm_90 to 138 registers, three teams
+	// an SM; so, 126)
+	storeRows := fmt.Sprintf("#pragma unroll\nfor (int pm_r = 0; pm_r < %d; ++pm_r) {\n  %s\n  if (%s < %s) {\n#pragma unroll\n    for (int pm_s = 0; pm_s < %d; ++pm_s) {\n      %s\n      if (%s < %s) %s = pm_c[pm_r][pm_s];\n    }\n  }\n}",
+		tm, at(i), i.Index, hi(i), tn, at(j), j.Index, hi(j), lvalue(target))
+	inRegs := []*spec.Node{
+		code(decl + "  // a work item's micro-tile, in its registers from the first step to the store"),
+		items(unrolled(at(i), at(j), fmt.Sprintf("pm_c[pm_r][pm_s] = %s ? %s : 0.0;", inside, lvalue(target)))),
+		steps(items(kn, product())),
+		items(storeRows),
+	}
+	// in team scratch: pm_acc between steps
+	inScratch := []*spec.Node{
+		items(rolled(at(i), at(j), fmt.Sprintf("%s[%s] = %s ? %s : 0.0;", acc, accSlot, inside, lvalue(target)))),
+		steps(items(
+			decl,
+			unrolled(fmt.Sprintf("pm_c[pm_r][pm_s] = %s[%s];", acc, accSlot)),
+			kn,
+			product(),
+			unrolled(fmt.Sprintf("%s[%s] = pm_c[pm_r][pm_s];", acc, accSlot)),
+		)),
+		{Kind: "team_barrier"},
+		items(rolled(at(i), at(j), fmt.Sprintf("if (%s) %s = %s[%s];", inside, lvalue(target), acc, accSlot))),
+	}
 
 	var scratch []spec.Scratch
 	for _, op := range ops {
 		scratch = append(scratch, spec.Scratch{Name: tileName(op.a.Array), Type: "double", Size: ext[op.x] + " * " + rowLen(op), Level: "0"})
 	}
-	scratch = append(scratch, spec.Scratch{Name: acc, Type: "double", Size: fmt.Sprintf("%s * %s * %d", T, V, accLen), Level: "0"})
+	scratch = append(scratch, spec.Scratch{Name: acc, Type: "double", Size: fmt.Sprintf("%s * %s * %d", T, V, accLen), Level: "0", Item: true})
 	t.tree = &spec.Node{Kind: "team", League: ceilDiv(i, bm) + " * " + tilesJ, TeamSize: T, Vector: V, Scratch: scratch,
 		Body: []*spec.Node{
 			code(top...),
-			init,
-			{Kind: "for", Index: "pm_kt", Begin: "0", End: ceilDiv(red, KT), Body: steps},
-			{Kind: "team_barrier"},
-			store,
+			{Kind: spec.ItemState, Body: inRegs, Else: inScratch},
 		}}
 	return t, ""
 }

@@ -51,6 +51,12 @@ type Strategy struct {
 	// only (spec.Kernel.Loops, the mapper's; `loops_only: true`): mapcheck,
 	// which checks the mapper's parallel loops.
 	LoopsOnly bool
+	// ItemRegisters: a work item (a team thread's vector lane) is one
+	// hardware thread for the whole team body and the team barrier is a
+	// real barrier, so state private to a work item may stay in its
+	// registers across barriers (`item_registers: true`; spec.ItemState).
+	// False, the default: such state lives in team scratch.
+	ItemRegisters bool
 	// Vendor: the strategy calls a vendor library (cublas): a kernel's
 	// vendor form of that name (spec.Kernel.Vendor) instead of its
 	// patterns; it applies to the kernels that declare one only.
@@ -182,7 +188,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "flags", "library", "twins", "vendor")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "item_registers", "flags", "library", "twins", "vendor")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -191,7 +197,8 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 			Device: d.String(sf["device"], "device"), Lang: d.String(sf["lang"], "lang"),
 			Requires: d.Strings(sf["requires"], "requires"), Optional: d.Strings(sf["optional"], "optional"),
 			Kernels: d.Strings(sf["kernels"], "kernels"), LoopsOnly: d.Bool(sf["loops_only"], "loops_only"),
-			Vendor: d.String(sf["vendor"], "vendor"), VendorAt: d.Pos(sf["vendor"]),
+			ItemRegisters: d.Bool(sf["item_registers"], "item_registers"),
+			Vendor:        d.String(sf["vendor"], "vendor"), VendorAt: d.Pos(sf["vendor"]),
 			Pos: d.Pos(item), DeviceAt: d.Pos(sf["device"])}
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		s.Library = libraryRef(d, sf["library"])

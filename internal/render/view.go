@@ -137,7 +137,7 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 		fixed := k.RenderTimeTunables()
 		for _, t := range k.Tunables {
 			device := v.Strategy.Device
-			val := fmt.Sprint(t.On(device))
+			val := fmt.Sprint(t.OnItems(device, v.Strategy.ItemRegisters))
 			if t.Host > 0 && t.Host != t.Value && device == "omptarget" {
 				// one program for the GPU and the host fallback: the CPU model's value there
 				val = fmt.Sprintf("pm::device::is_gpu() ? %d : %d", t.Value, t.Host)
@@ -289,7 +289,8 @@ func (f *Func) Lowered() (string, error) {
 		}
 		return strings.TrimSpace(form.Code), nil
 	}
-	out, err := f.node(f.Kernel.Pattern, 0, "").Render()
+	// the form of a work item's state the strategy takes (spec.ItemState)
+	out, err := f.node(f.Kernel.Pattern.ItemForm(f.p.Variant.Strategy.ItemRegisters), 0, "").Render()
 	if err == nil && f.Kernel.Pattern.LeagueReduces() {
 		out = leagueReduce(f.Kernel.Pattern.Acc, out)
 	}

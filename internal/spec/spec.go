@@ -99,6 +99,20 @@ type Tunable struct {
 	Value int64
 	Pos   diag.Pos // of the value, where variants/tuning.yaml's bounds are checked
 	Host  int64    // the value on a host CPU where it differs (the mapper's, from a CPU model); 0: Value
+	// Registers is the value where the strategy keeps a work item's state in
+	// registers (item_registers: true; the mapper's, ItemState) and it
+	// differs; 0: Value.
+	Registers int64
+}
+
+// OnItems is the tunable's generated value on a harness device for a
+// strategy that keeps a work item's state in registers or not
+// (item_registers): Registers there where one is given, else On(device).
+func (t Tunable) OnItems(device string, registers bool) int64 {
+	if registers && t.Registers > 0 {
+		return t.Registers
+	}
+	return t.On(device)
 }
 
 // On is the tunable's generated value on a harness device: Host on the
@@ -124,6 +138,7 @@ type Node struct {
 	Vector   string
 	Seq      Sequence // sequence and indexset_for (sequence.go)
 	Body     []*Node
+	Else     []*Node // item_state: the body that keeps the state in team scratch (itemstate.go)
 	Pos      diag.Pos
 	// Multi-dimensional loops (team.go): one index, begin and end per dimension.
 	Indices, Begins, Ends []string
@@ -159,8 +174,13 @@ func (k *Kernel) Kinds() []string {
 		if n == nil {
 			return
 		}
-		seen[n.Hook()] = true
+		if n.Kind != ItemState { // lowered by the renderer, both forms' patterns needed
+			seen[n.Hook()] = true
+		}
 		for _, c := range n.Body {
+			walk(c)
+		}
+		for _, c := range n.Else {
 			walk(c)
 		}
 	}

@@ -24,6 +24,10 @@ type Scratch struct {
 	Size  string // C++ expression over the arguments, size and tunables: elements per team
 	Level string // "0", "1", or a tunable whose value (0 or 1) is the level
 	Pos   diag.Pos
+	// Item: the view holds the state private to each work item of an
+	// item_state node of the team (the mapper's; ItemState): a strategy
+	// that keeps that state in registers does not allocate it.
+	Item bool
 }
 
 // ScratchTypes are the element types a scratch view may have (8 bytes each).
