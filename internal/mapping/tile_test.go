@@ -2,8 +2,11 @@ package mapping
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/portmatrix/portmatrix/internal/spec"
 )
 
 var transposeNest = program(`params: [m, n]
@@ -102,42 +105,65 @@ func gemmSrc(order, term string) string {
 
 // A matrix multiply, in any loop order (a fully permutable band), is tiled
 // for reuse with its operands staged: a team a block of C, for each step of
-// map_step (16) along k A's and B's blocks loaded into level-0 team scratch (A's rows
-// padded by one), a barrier, and each work item an 8 x 4 micro-tile in
-// registers over the step's products, kept in team scratch between steps;
-// the sizes come from the model's registers and shared memory.
+// map_step along k A's and B's blocks loaded into level-0 team scratch (A's
+// rows padded by one), a barrier, and each work item an 8 x 4 micro-tile
+// over the step's products. The micro-tiles are a work item's state across
+// the barriers (item_state): in its registers from the first step to the
+// store where the strategy allows it, else in team scratch (pm_acc, a view
+// marked Item) between steps, read and written back around each. The sizes
+// come from the model's registers and shared memory: step 16 with pm_acc
+// counted (32 holds 3 teams), 32 without it.
 func TestTileGemm(t *testing.T) {
 	for _, order := range []string{"ijk", "kij", "jki"} {
 		k, err := lower(t, gemmSrc(order, `term: "A[i * p + k] * B[k * n + j]"`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "team [code] team_thread_for:pm_t thread_vector_for:pm_v [code] for:pm_kt team_barrier [code] " +
-			"team_thread_for:pm_x thread_vector_for:pm_y [code] team_thread_for:pm_x thread_vector_for:pm_y [code] team_barrier " +
-			"team_thread_for:pm_t thread_vector_for:pm_v [code] team_barrier team_thread_for:pm_t thread_vector_for:pm_v [code]"
-		if got := shape(k.Pattern); got != want {
-			t.Fatalf("%s: tree %s, want %s\n%s", order, got, want, k.Mapping)
+		if got, want := shape(k.Pattern), "team [code] item_state"; !strings.HasPrefix(got, want) {
+			t.Fatalf("%s: tree %s, want %s ...\n%s", order, got, want, k.Mapping)
+		}
+		load := "for:pm_kt team_barrier [code] team_thread_for:pm_x thread_vector_for:pm_y [code] team_thread_for:pm_x thread_vector_for:pm_y [code] team_barrier "
+		items := "team_thread_for:pm_t thread_vector_for:pm_v [code]"
+		forms := map[bool]string{
+			false: "team [code] " + items + " " + load + items + " team_barrier " + items,
+			true:  "team [code] [code] " + items + " " + load + items + " " + items,
+		}
+		for regs, want := range forms {
+			if got := shape(k.Pattern.ItemForm(regs)); got != want {
+				t.Errorf("%s: registers %v: tree %s, want %s", order, regs, got, want)
+			}
 		}
 		if tunable(k, TeamTunable) != 8 || tunable(k, VectorTunable) != 16 || tunable(k, StepTunable) != 16 {
 			t.Errorf("%s: team %d vector %d step %d, want 8 x 16, 16", order, tunable(k, TeamTunable), tunable(k, VectorTunable), tunable(k, StepTunable))
 		}
-		var sizes []string
-		for _, s := range k.Pattern.Scratch {
-			if s.Level != "0" {
-				t.Errorf("%s: scratch %s at level %s", order, s.Name, s.Level)
+		for _, x := range k.Tunables {
+			if x.Name == StepTunable && (x.OnItems("cuda", true) != 32 || x.OnItems("cuda", false) != 16 || x.OnItems("host", false) != 16) {
+				t.Errorf("%s: map_step %d in registers, %d in scratch, %d on the host; want 32, 16, 16", order, x.OnItems("cuda", true), x.OnItems("cuda", false), x.OnItems("host", false))
 			}
-			sizes = append(sizes, s.Name+": "+s.Size)
 		}
-		if got, want := strings.Join(sizes, ", "), "pm_tile_A: (map_team_size * 8) * (map_step + 1), pm_tile_B: map_step * (map_vector_size * 4), pm_acc: map_team_size * map_vector_size * 33"; got != want {
+		scratch := func(n *spec.Node) string {
+			var sizes []string
+			for _, s := range n.Scratch {
+				if s.Level != "0" {
+					t.Errorf("%s: scratch %s at level %s", order, s.Name, s.Level)
+				}
+				sizes = append(sizes, fmt.Sprintf("%s: %s%s", s.Name, s.Size, map[bool]string{true: " (item)"}[s.Item]))
+			}
+			return strings.Join(sizes, ", ")
+		}
+		tiles := "pm_tile_A: (map_team_size * 8) * (map_step + 1), pm_tile_B: map_step * (map_vector_size * 4)"
+		if got, want := scratch(k.Pattern), tiles+", pm_acc: map_team_size * map_vector_size * 33 (item)"; got != want {
 			t.Errorf("%s: scratch %s, want %s", order, got, want)
 		}
-		var b bytes.Buffer
-		PrintTree(&b, k.Pattern, "")
-		for _, want := range []string{
+		if got, want := scratch(k.Pattern.ItemForm(false)), tiles+", pm_acc: map_team_size * map_vector_size * 33 (item)"; got != want {
+			t.Errorf("%s: scratch form's scratch %s, want %s", order, got, want)
+		}
+		if got := scratch(k.Pattern.ItemForm(true)); got != tiles {
+			t.Errorf("%s: register form's scratch %s, want %s", order, got, tiles)
+		}
+		common := []string{
 			"for: pm_kt in [0, ((p + map_step - 1) / map_step))",
 			"const int64_t k_tile = pm_kt * map_step;",
-			"pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;",
-			"pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
 			"pm_tile_A[pm_x * (map_step + 1) + pm_y] = i < m && k < p ? A[i * p + k] : 0.0;",
 			"pm_tile_B[pm_x * (map_vector_size * 4) + pm_y] = k < p && j < n ? B[k * n + j] : 0.0;",
 			"double pm_c[8][4];",
@@ -149,10 +175,42 @@ func TestTileGemm(t *testing.T) {
 			"const pm::TeamSlice<const double> A{pm_tile_A, (i * p + k) - ((pm_t * 8 + pm_r) * (map_step + 1) + pm_kk)};",
 			"const pm::TeamSlice<const double> B{pm_tile_B, (k * n + j) - (pm_kk * (map_vector_size * 4) + (pm_v + map_vector_size * pm_s))};",
 			"pm_c[pm_r][pm_s] += A[i * p + k] * B[k * n + j];",
-			"if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
-		} {
-			if !strings.Contains(b.String(), want) {
-				t.Errorf("%s: tree lacks %q:\n%s", order, want, b.String())
+		}
+		want := map[bool][]string{
+			false: append([]string{
+				"pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = i < m && j < n ? C[i * n + j] : 0.0;",
+				"pm_c[pm_r][pm_s] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
+				"pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s] = pm_c[pm_r][pm_s];",
+				"if (i < m && j < n) C[i * n + j] = pm_acc[(pm_t * map_vector_size + pm_v) * 33 + pm_r * 4 + pm_s];",
+				"#pragma unroll 1",
+			}, common...),
+			true: append([]string{
+				"double pm_c[8][4];  // a work item's micro-tile, in its registers from the first step to the store",
+				"pm_c[pm_r][pm_s] = i < m && j < n ? C[i * n + j] : 0.0;",
+				"  if (i < m) {",
+				"      if (j < n) C[i * n + j] = pm_c[pm_r][pm_s];",
+			}, common...),
+		}
+		for regs, lines := range want {
+			var b bytes.Buffer
+			PrintTree(&b, k.Pattern.ItemForm(regs), "")
+			for _, w := range lines {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("%s: registers %v: tree lacks %q:\n%s", order, regs, w, b.String())
+				}
+			}
+			if regs && (strings.Contains(b.String(), "pm_acc") || strings.Contains(b.String(), "#pragma unroll 1")) {
+				t.Errorf("%s: the register form reads pm_acc or rolls a loop over pm_c (its elements are registers only at constant indices):\n%s", order, b.String())
+			}
+			if regs && strings.Count(b.String(), "double pm_c[8][4];") != 1 {
+				t.Errorf("%s: the register form declares pm_c more than once:\n%s", order, b.String())
+			}
+		}
+		var b bytes.Buffer
+		PrintTree(&b, k.Pattern, "")
+		for _, w := range []string{"item_state: a work item's state across the team's barriers", "  in registers (item_registers):", "  else in team scratch (its views marked item):"} {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: printed tree lacks %q:\n%s", order, w, b.String())
 			}
 		}
 		for _, want := range []string{
@@ -160,9 +218,14 @@ func TestTileGemm(t *testing.T) {
 			"stage A[i][k] (read-only input, k.yaml:",
 			"its rows padded by one",
 			"stage B[k][j] (read-only input, k.yaml:",
-			"micro-tile 8 x 4, vector length 16, team size 8, step 16: on h100-sxm5-80gb, the largest micro-tile whose block (64 x 64 of the target, team 8 x 16, 50688 bytes of team scratch at step 16, the micro-tiles in team scratch between steps",
+			"the micro-tiles are a work item's state across the team's barriers (item_state), in one of two forms by the strategy",
+			"in registers (strategies with item_registers: a work item one hardware thread for the whole team body, the team barrier a real barrier)",
+			"in team scratch (every other strategy; on the host a team's threads and lanes run in one thread",
+			"micro-tile 8 x 4, vector length 16, team size 8: on h100-sxm5-80gb, the largest micro-tile whose block (64 x 64 of the target, team 8 x 16, 50688 bytes of team scratch at step 16, the micro-tiles in team scratch between steps",
 			"8 x 8 (1 teams of 256 threads",
-			"step 16, the longest of 64, 32, 16, 8 that keeps it (step 64 (99840 bytes: 2 teams, 12%, bound by shared memory); step 32 (67072 bytes: 3 teams, 19%, bound by shared memory))",
+			"step map_step = 16 with the micro-tiles in team scratch: step 16, the longest of 64, 32, 16, 8 that keeps it (step 64 (99840 bytes: 2 teams, 12%, bound by shared memory); step 32 (67072 bytes: 3 teams, 19%, bound by shared memory))",
+			"step map_step = 32 with the micro-tiles in registers (33280 bytes of team scratch): step 32, the longest of 64, 32, 16, 8 that keeps it (step 64 (66048 bytes: 3 teams, 19%, bound by shared memory))",
+			"in team scratch a step also reads and writes the micro-tile once (64 accesses to map_step x 32 multiply-adds: 0.125 a multiply-add at step 16, 0.0625 at 32)",
 			"sums in the reference's order",
 			"legal: every dependence of the band has = on i and j",
 		} {
@@ -170,6 +233,25 @@ func TestTileGemm(t *testing.T) {
 				t.Errorf("%s: mapping lacks %q:\n%s", order, want, k.Mapping)
 			}
 		}
+	}
+}
+
+// A tree without item_state is its own form; ItemForm changes nothing in
+// the tree it is given.
+func TestItemFormOther(t *testing.T) {
+	k, err := lower(t, gemmSrc("ijk", `term: "A[i * p + k] * B[k * n + j]"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := shape(k.Pattern)
+	n := len(k.Pattern.Scratch)
+	_ = k.Pattern.ItemForm(true)
+	if shape(k.Pattern) != before || len(k.Pattern.Scratch) != n {
+		t.Errorf("ItemForm changed the tree it was given")
+	}
+	plain := &spec.Node{Kind: "team", Body: []*spec.Node{{Kind: "code", Code: "x();"}}}
+	if plain.ItemForm(true) != plain || plain.ItemForm(false) != plain {
+		t.Errorf("a tree without item_state is not returned as it is")
 	}
 }
 

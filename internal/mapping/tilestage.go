@@ -2,20 +2,26 @@ package mapping
 
 // Reuse tiling with k panels staged in team scratch (R-Stream's and the
 // hand-written gemm_team's structure): a team owns a BM x BN block of the
-// target; for each step of KT along the reduction loop it loads the blocks
-// of the operands the step reads into level-0 team scratch (coalesced, the
-// lanes on each operand's stride-1 loop), waits at a team barrier, and each
-// work item multiplies them into a TM x TN micro-tile held in registers over
-// the step's KT products. The micro-tiles live in team scratch between steps
-// (pm_acc): the pattern tree keeps nothing per lane across a team barrier (a
-// value of team-level code is one per team on the host backends), so a lane
-// reads its micro-tile into registers at the start of a step and writes it
-// back at the end: 2 TM TN scratch accesses to KT TM TN multiply-adds.
+// target; for each step of KT (the tunable map_step) along the reduction
+// loop it loads the blocks of the operands the step reads into level-0 team
+// scratch (coalesced, the lanes on each operand's stride-1 loop), waits at a
+// team barrier, and each work item multiplies them into a TM x TN
+// micro-tile held in registers over the step's KT products.
+//
+// The micro-tiles are each work item's state across the team's barriers,
+// an item_state node (spec.ItemState) holding two forms of the team body:
+// in the work item's registers from the first step to the store, for the
+// strategies whose work item is one hardware thread for the whole team body
+// (item_registers); or in team scratch between steps (pm_acc, a view marked
+// Item), read into registers at the start of a step and written back at
+// its end, 2 TM TN scratch accesses to KT TM TN multiply-adds: every other
+// strategy (on the host a team's threads and lanes run in one thread, so
+// the team body keeps nothing per work item).
 //
 // Each element of the target still sums its terms in the reference's order:
-// pm_acc starts from the target's value, the steps run in order and, in a
-// step, k ascending; a step past the loop's end is cut to it (no padded
-// term is added), so only FMA contraction differs, as before.
+// the micro-tile starts from the target's value, the steps run in order
+// and, in a step, k ascending; a step past the loop's end is cut to it (no
+// padded term is added), so only FMA contraction differs, as before.
 
 import (
 	"fmt"

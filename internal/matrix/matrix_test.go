@@ -218,6 +218,32 @@ func TestLoopsOnly(t *testing.T) {
 	assert.Equal(t, "mapcheck", ss[i].Backend)
 }
 
+// item_registers says a strategy keeps a work item's state in registers
+// across team barriers (spec.ItemState); it is false unless written, and a
+// value other than true or false is an error at its position.
+func TestItemRegisters(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: threads
+    backend: kokkos
+    device: cuda
+    item_registers: true
+  - name: plain
+    backend: serial
+    device: host
+  - name: bad
+    backend: serial
+    device: host
+    item_registers: often
+`), 0o644))
+	ss, err := Load(f, caps)
+	require.EqualError(t, err, f+`:12:21: item_registers must be true or false, not "often"`)
+	assert.True(t, ss[0].ItemRegisters)
+	assert.False(t, ss[1].ItemRegisters)
+}
+
 // A vendor strategy applies to the kernels that declare its library's form
 // only, whatever patterns the backend lowers; a form no strategy calls is an
 // error at its line.
