@@ -50,6 +50,18 @@ func TestTuningSeesTheMapperTunables(t *testing.T) {
 	assert.Greater(t, s.Len(), 1, "the mapper's sizes are searched, not held")
 }
 
+// The staged multiply's step is searched, and its default is the one the
+// strategy's program is generated with: 32 where the micro-tiles stay in
+// registers (item_registers), 16 where they live in team scratch.
+func TestTuningSeesTheStep(t *testing.T) {
+	for cell, want := range map[string]int64{"gemm_mapped.kk-cuda-3lvl.nvcc-sm90": 32, "gemm_mapped.kk-omp-b.clang22-sm90": 16} {
+		s := space(t, cell, 2001)
+		assert.Contains(t, s.Names, "map_step", cell)
+		assert.Equal(t, want, s.Default["map_step"], cell)
+		assert.Equal(t, []int64{8, 16, 32, 64}, s.Values["map_step"], cell)
+	}
+}
+
 // max_teams is a launch parameter of kernel-mode team launches without team
 // scratch: a launch with scratch takes its teams by occupancy and its
 // program refuses a max_teams configuration (the H100 tuning's 120 failed

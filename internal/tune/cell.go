@@ -112,10 +112,14 @@ func (s *Spaces) Record(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant) 
 		for _, t := range kk.Tunables {
 			if _, dup := c.Default[t.Name]; !dup {
 				c.Default[t.Name] = t.Value
+				if v.Strategy.ItemRegisters && t.Registers > 0 { // the value its program is generated with
+					c.Default[t.Name] = t.Registers
+				}
 			}
 		}
 		c.Env = append(c.Env, envArgs(kk))
-		teams = append(teams, kk.Pattern.Teams()...)
+		// the teams as the strategy's program has them (a work item's state in registers: no scratch for it)
+		teams = append(teams, kk.Pattern.ItemForm(v.Strategy.ItemRegisters).Teams()...)
 		c.OtherLaunch = c.OtherLaunch || usesPattern(kk.Pattern, nonTeamLaunches, false)
 	}
 	scratch := withConsts(teams, consts)
