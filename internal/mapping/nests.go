@@ -5,15 +5,16 @@ package mapping
 // Each nest is mapped on its own, as a kernel of one nest is, and the nests
 // run as launches in order, the way a composite kernel runs its parallel
 // loops. Two adjacent nests become one launch only where fusing their outer
-// loops is legal (no dependence between them would run backward) with the
-// same bounds, and the fused nest runs as many loops in parallel as each
-// did alone: the outer loop then goes to the league once, and where the
-// second nest reads what other points of the first wrote in the same
-// iteration the fused loop is phased, a team barrier between the two
-// (phases.go). A fusion that needs a shift (the second nest's iteration v
-// run with the first's v+s) would make the fused loop carry the dependence
-// it shifts: explain says which shift would make it legal, and the nests
-// stay apart.
+// loops is legal (no dependence between them would run backward), with a
+// shift where every dependence between them has one constant distance (the
+// second nest's iteration v run with the first's v+s, each dependence
+// loop-independent) and guards where the ranges differ (shift.go), and the
+// fused nest runs as many loops in parallel as each did alone: the outer
+// loop then goes to the league once, and where the second nest reads what
+// other points of the first wrote in the same iteration the fused loop is
+// phased, a team barrier between the two (phases.go). Where the distances
+// are mixed, no shift keeps the fused loop parallel: explain names them,
+// and the nests stay apart.
 
 import (
 	"bytes"
