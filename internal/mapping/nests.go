@@ -204,7 +204,7 @@ func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program,
 			why, distances(dists), v.Carried[0])
 	}
 	if r0, err := unionRange(a.loop, b.loop, 0); err == nil {
-		f0, err := shiftedFusion(cur, a.loop, b.loop, 0, r0)
+		f0, err := shiftedFusion(cur, a.loop, b.loop, 0, r0, 1)
 		if err != nil {
 			return nil, nil, "separate launches, in order: " + err.Error()
 		}
@@ -234,7 +234,7 @@ func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program,
 	if err != nil {
 		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", shifted, err)
 	}
-	fp, err := shiftedFusion(cur, a.loop, b.loop, s, r)
+	fp, err := shiftedFusion(cur, a.loop, b.loop, s, r, 1)
 	if err != nil {
 		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", shifted, err)
 	}
@@ -255,12 +255,20 @@ func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program,
 	fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
 	l := &launch{}
 	sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
+	deep := ""
 	if err := lowerOne(sk, m, &l.info); err != nil {
-		seq := ""
-		if !parallel {
-			seq = fmt.Sprintf("%s and %s each run sequentially alone, so a shift costs no parallelism; ", a.loop.ID, b.loop.ID)
+		if parallel {
+			return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest is not lowered (%v)", shifted, err)
 		}
-		return nil, nil, fmt.Sprintf("separate launches, in order: %sfusing with %s is legal, but the fused nest is not lowered (%v)", seq, shifted, err)
+		// A sequential fused loop around the two nests' bands is not
+		// lowered; with the bands fused too it may be, as one nest.
+		dp, dsk, dinfo, d := fuseBands(k, m, orig, cur, a.loop, b.loop, s, r, ia)
+		if dp == nil {
+			return nil, nil, fmt.Sprintf("separate launches, in order: %s and %s each run sequentially alone, so a shift costs no parallelism; fusing with %s is legal, but the fused nest is not lowered (%v), nor with their bands fused", a.loop.ID, b.loop.ID, shifted, err)
+		}
+		fp, sk, l.info = dp, dsk, dinfo
+		fl = fp.p.Body[ia].Loop
+		deep = fmt.Sprintf("the bands fused %d loops deep (%s), as one nest; ", d, ids(band(fl)[:d]))
 	}
 	l.kernel = sk
 	if want := max(a.info.parallel, b.info.parallel); l.info.parallel < want {
@@ -272,11 +280,41 @@ func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program,
 		why = fmt.Sprintf("one launch: fusing with %s makes every dependence between them loop-independent (distance %d becomes 0), so the fused loop stays parallel; ", shifted, -s)
 	case s != 0:
 		why = fmt.Sprintf("one launch: fusing with %s runs no dependence between them backward; %s and %s each run sequentially alone, so the fused loop loses no parallelism; ", shifted, a.loop.ID, b.loop.ID)
-	default:
+	case parallel:
 		why = "one launch: fusing is legal (no dependence between them runs backward) and keeps the loops parallel; their bounds differ: "
+	default:
+		why = fmt.Sprintf("one launch: fusing is legal (no dependence between them runs backward); %s and %s each run sequentially alone; their bounds differ: ", a.loop.ID, b.loop.ID)
 	}
-	why += r.describe(fl, b.loop) + "; " + bodiesText(a.loop, l.info)
+	why += r.describe(fl, b.loop) + "; " + deep + bodiesText(a.loop, l.info)
 	return fp.p, l, why
+}
+
+// fuseBands fuses the sequential nests a and b with the shift s and their
+// bands below the outer loop too, as deep as their bounds agree, when no
+// dependence between them then runs backward and the fused nest lowers:
+// the program, its kernel, its lowering and the depth, or nil.
+func fuseBands(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRange, ia int) (*fusedProgram, *spec.Kernel, launchInfo, int) {
+	best := 0
+	for d := 2; ; d++ {
+		if _, err := shiftedFusion(cur, a, b, s, r, d); err != nil {
+			break
+		}
+		best = d
+	}
+	for d := best; d >= 2; d-- {
+		fp, _ := shiftedFusion(cur, a, b, s, r, d)
+		fr := depend.Analyze(fp.p)
+		if slices.ContainsFunc(shiftDeps(fr, fp, a, b), func(x shiftDep) bool { return x.backward }) {
+			continue
+		}
+		fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
+		var info launchInfo
+		sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
+		if lowerOne(sk, m, &info) == nil {
+			return fp, sk, info, d
+		}
+	}
+	return nil, nil, launchInfo{}, 0
 }
 
 // fuseSame fuses a and b, legal with the same bounds and no shift, when the

@@ -138,7 +138,7 @@ arrays: {A: [n, m], B: [n, m], C: [n, m]}`,
 	p = parse(t, "k.yaml", []byte(short))
 	r, err := unionRange(p.Body[0].Loop, p.Body[1].Loop, 0)
 	require.NoError(t, err)
-	guarded, err := shiftedFusion(p, p.Body[0].Loop, p.Body[1].Loop, 0, r)
+	guarded, err := shiftedFusion(p, p.Body[0].Loop, p.Body[1].Loop, 0, r, 1)
 	require.NoError(t, err)
 	require.NoError(t, sameOrder(p, guarded.p, []map[string]int64{{"n": 2, "m": 3}, {"n": 3, "m": 4}}))
 }

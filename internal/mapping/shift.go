@@ -89,47 +89,63 @@ func (r *fusedRange) describe(a, b *loopnest.Loop) string {
 // loop over r: a's index, a's body then b's, b's index i read as a's minus
 // s (in its subscripts, its loops' bounds and, through an alias, its C++),
 // each body's statements under its guards (their facts for the analysis, an
-// if around their C++), every loop keeping its ID. An error when a loop inside b uses a's index name.
-func shiftedFusion(p *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRange) (*fusedProgram, error) {
-	if a.Index != b.Index {
-		var inner func(body []loopnest.Node) error
-		inner = func(body []loopnest.Node) error {
-			for _, n := range body {
-				if n.Loop == nil {
-					continue
-				}
-				if n.Loop.Index == a.Index {
-					return fmt.Errorf("loop %s inside %s uses %s's index name", n.Loop.ID, b.ID, a.ID)
-				}
-				if err := inner(n.Loop.Body); err != nil {
-					return err
-				}
+// if around their C++), every loop keeping its ID. With depth d > 1 the
+// bands below fuse too, d loops deep (b's band indices renamed to a's):
+// their bounds must be the same. An error when a loop of b would take the
+// name of one of a's fused indices, or the bands' bounds differ.
+func shiftedFusion(p *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRange, depth int) (*fusedProgram, error) {
+	ab, bb := band(a), band(b)
+	if depth > len(ab) || depth > len(bb) {
+		return nil, fmt.Errorf("their bands are not %d loops deep", depth)
+	}
+	// b's band indices as a's: the outer one shifted
+	type target struct {
+		to  string
+		off int64
+	}
+	sub := map[string]target{}
+	taken := map[string]bool{}
+	for k := 0; k < depth; k++ {
+		off := int64(0)
+		if k == 0 {
+			off = -s
+		}
+		if bb[k].Index != ab[k].Index || off != 0 {
+			sub[bb[k].Index] = target{to: ab[k].Index, off: off}
+		}
+		taken[ab[k].Index] = true
+	}
+	var inner func(body []loopnest.Node) error
+	inner = func(body []loopnest.Node) error {
+		for _, n := range body {
+			if n.Loop == nil {
+				continue
 			}
-			return nil
+			if !slices.Contains(bb[:depth], n.Loop) && taken[n.Loop.Index] {
+				return fmt.Errorf("loop %s inside %s uses the name of a fused index (%s)", n.Loop.ID, b.ID, n.Loop.Index)
+			}
+			if err := inner(n.Loop.Body); err != nil {
+				return err
+			}
 		}
-		if err := inner(b.Body); err != nil {
-			return nil, err
-		}
+		return nil
+	}
+	if err := inner(b.Body); err != nil {
+		return nil, err
 	}
 	f := &fusedProgram{p: &loopnest.Program{Params: p.Params, Assume: p.Assume, Assumptions: p.Assumptions, Arrays: p.Arrays, Pos: p.Pos, Promote: p.Promote},
 		stmtOrig: map[*loopnest.Stmt]*loopnest.Stmt{}, loopOrig: map[*loopnest.Loop]*loopnest.Loop{}}
-	t := a.Index
-	// sub rewrites b's index as t - s; nil outside b
-	type subst struct {
-		from string
-		off  int64
-	}
-	rewrite := func(xs []loopnest.Affine, sub *subst) []loopnest.Affine {
-		if sub == nil {
+	rewrite := func(xs []loopnest.Affine, on bool) []loopnest.Affine {
+		if !on {
 			return slices.Clone(xs)
 		}
 		out := make([]loopnest.Affine, len(xs))
 		for i, x := range xs {
 			out[i] = loopnest.Affine{Const: x.Const, Terms: map[string]int64{}}
 			for name, c := range x.Terms {
-				if name == sub.from {
-					name = t
-					out[i].Const += c * sub.off
+				if t, ok := sub[name]; ok {
+					name = t.to
+					out[i].Const += c * t.off
 				}
 				out[i].Terms[name] += c
 				if out[i].Terms[name] == 0 {
@@ -138,6 +154,11 @@ func shiftedFusion(p *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRa
 			}
 		}
 		return out
+	}
+	for k := 1; k < depth; k++ {
+		if affines(rewrite(bb[k].Lower, true)) != affines(ab[k].Lower) || affines(rewrite(bb[k].Upper, true)) != affines(ab[k].Upper) {
+			return nil, fmt.Errorf("band loops %s and %s have different bounds", ab[k].ID, bb[k].ID)
+		}
 	}
 	newLoop := func(l, parent *loopnest.Loop, lower, upper []loopnest.Affine) *loopnest.Loop {
 		n := &loopnest.Loop{Index: l.Index, ID: l.ID, Lower: lower, Upper: upper, Parent: parent, Pos: l.Pos, Order: len(f.p.Loops)}
@@ -148,19 +169,19 @@ func shiftedFusion(p *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRa
 		f.loopOrig[n] = l
 		return n
 	}
-	var copyBody func(body []loopnest.Node, parent *loopnest.Loop, sub *subst, gs []guard, alias string) []loopnest.Node
-	copyBody = func(body []loopnest.Node, parent *loopnest.Loop, sub *subst, gs []guard, alias string) []loopnest.Node {
+	var copyBody func(body []loopnest.Node, parent *loopnest.Loop, on bool, gs []guard, alias string) []loopnest.Node
+	copyBody = func(body []loopnest.Node, parent *loopnest.Loop, on bool, gs []guard, alias string) []loopnest.Node {
 		var out []loopnest.Node
 		for _, n := range body {
 			if n.Loop != nil {
-				l := newLoop(n.Loop, parent, rewrite(n.Loop.Lower, sub), rewrite(n.Loop.Upper, sub))
-				l.Body = copyBody(n.Loop.Body, l, sub, gs, alias)
+				l := newLoop(n.Loop, parent, rewrite(n.Loop.Lower, on), rewrite(n.Loop.Upper, on))
+				l.Body = copyBody(n.Loop.Body, l, on, gs, alias)
 				out = append(out, loopnest.Node{Loop: l})
 				continue
 			}
 			o := n.Stmt
 			st := &loopnest.Stmt{Name: o.Name, Loops: enclosingLoops(parent), Code: o.Code, Term: o.Term, Value: o.Value, Order: len(f.p.Stmts), Pos: o.Pos,
-				Guard: rewrite(o.Guard, sub)}
+				Guard: rewrite(o.Guard, on)}
 			var conds []string
 			for _, g := range gs {
 				st.Guard = append(st.Guard, g.fact)
@@ -180,7 +201,7 @@ func shiftedFusion(p *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRa
 			}
 			for _, acc := range o.Accesses {
 				c := *acc
-				c.Stmt, c.Subs = st, rewrite(acc.Subs, sub)
+				c.Stmt, c.Subs = st, rewrite(acc.Subs, on)
 				st.Accesses = append(st.Accesses, &c)
 			}
 			f.p.Stmts = append(f.p.Stmts, st)
@@ -191,45 +212,55 @@ func shiftedFusion(p *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRa
 	}
 	for i := 0; i < len(p.Body); i++ {
 		n := p.Body[i]
-		switch {
-		case n.Stmt != nil:
-			out := copyBody(p.Body[i:i+1], nil, nil, nil, "")
-			f.p.Body = append(f.p.Body, out...)
-		case n.Loop == a:
-			l := newLoop(a, nil, []loopnest.Affine{r.lo}, []loopnest.Affine{r.hi})
-			l.Body = copyBody(a.Body, l, nil, r.ga, "")
-			var sub *subst
-			alias := ""
-			if b.Index != t || s != 0 {
-				sub = &subst{from: b.Index, off: -s}
-				alias = shiftAlias(b.Index, t, s)
-			}
-			l.Body = append(l.Body, copyBody(b.Body, l, sub, r.gb, alias)...)
-			f.p.Body = append(f.p.Body, loopnest.Node{Loop: l})
-			i++ // b is in it
-		default:
-			f.p.Body = append(f.p.Body, copyBody(p.Body[i:i+1], nil, nil, nil, "")...)
+		if n.Loop != a {
+			f.p.Body = append(f.p.Body, copyBody(p.Body[i:i+1], nil, false, nil, "")...)
+			continue
 		}
+		top := newLoop(a, nil, []loopnest.Affine{r.lo}, []loopnest.Affine{r.hi})
+		in := top
+		for _, l := range ab[1:depth] {
+			c := newLoop(l, in, slices.Clone(l.Lower), slices.Clone(l.Upper))
+			in.Body = []loopnest.Node{{Loop: c}}
+			in = c
+		}
+		in.Body = copyBody(ab[depth-1].Body, in, false, r.ga, "")
+		in.Body = append(in.Body, copyBody(bb[depth-1].Body, in, len(sub) > 0, r.gb, bandAlias(bb[:depth], ab[:depth], s))...)
+		f.p.Body = append(f.p.Body, loopnest.Node{Loop: top})
+		i++ // b is in it
 	}
 	return f, nil
 }
 
-// shiftAlias declares the second nest's index under its own name as the
-// fused index minus s (through a temporary where the names are the same: a
-// declaration cannot read the name it declares).
-func shiftAlias(from, to string, s int64) string {
-	value := to
-	switch {
-	case s > 0:
-		value = fmt.Sprintf("%s - %d", to, s)
-	case s < 0:
-		value = fmt.Sprintf("%s + %d", to, -s)
+// bandAlias declares the second nest's band indices under their own names:
+// the outer one as the fused index minus s, the others as the first's. One
+// alias that does not read its own name is written directly; others go
+// through temporaries (a declaration cannot read the name it declares, and
+// a later one must not read a name an earlier one declared).
+func bandAlias(from, to []*loopnest.Loop, s int64) string {
+	type alias struct{ name, value, reads string }
+	var as []alias
+	for k := range from {
+		value := to[k].Index
+		if k == 0 && s > 0 {
+			value = fmt.Sprintf("%s - %d", value, s)
+		} else if k == 0 && s < 0 {
+			value = fmt.Sprintf("%s + %d", value, -s)
+		}
+		if value != from[k].Index {
+			as = append(as, alias{from[k].Index, value, to[k].Index})
+		}
 	}
-	if from != to {
-		return fmt.Sprintf("  const int64_t %s = %s;\n", from, value)
+	if len(as) == 1 && as[0].reads != as[0].name {
+		return fmt.Sprintf("  const int64_t %s = %s;\n", as[0].name, as[0].value)
 	}
-	tmp := "pm_shifted_" + from
-	return fmt.Sprintf("  const int64_t %s = %s;\n  const int64_t %s = %s;\n", tmp, value, from, tmp)
+	var out string
+	for _, a := range as {
+		out += fmt.Sprintf("  const int64_t pm_shifted_%s = %s;\n", a.name, a.value)
+	}
+	for _, a := range as {
+		out += fmt.Sprintf("  const int64_t %s = pm_shifted_%s;\n", a.name, a.name)
+	}
+	return out
 }
 
 // shiftDeps are the dependences of the program fused with a shift between

@@ -146,7 +146,7 @@ func fusedShifted(t *testing.T, p *loopnest.Program, s int64) *loopnest.Program 
 	t.Helper()
 	r, err := unionRange(p.Body[0].Loop, p.Body[1].Loop, s)
 	require.NoError(t, err)
-	f, err := shiftedFusion(p, p.Body[0].Loop, p.Body[1].Loop, s, r)
+	f, err := shiftedFusion(p, p.Body[0].Loop, p.Body[1].Loop, s, r, 1)
 	require.NoError(t, err)
 	return f.p
 }
@@ -242,24 +242,43 @@ func TestShiftFusionRefusedForMixedDistances(t *testing.T) {
 
 // Nests whose outer loop each carries its own dependence run it
 // sequentially anyway: a shift that makes the fusion legal costs no
-// parallelism. The least such shift is chosen and the fused program keeps
-// every dependence's order, but the fused nest (a sequential loop around
-// two nests) is not lowered yet: the nests stay apart, and explain says so.
+// parallelism, and the least such shift is taken. A sequential loop around
+// two nests is not lowered, so their bands fuse too (the second's column
+// index renamed), and the fused nest lowers as one: the row loop inside the
+// lanes. The fused program keeps every dependence's order; without the
+// shift it would not.
 func TestShiftFusionSequential(t *testing.T) {
 	src := program(`params: [n, m]
 assume: [n >= 3, m >= 1]
 arrays: {A: [n, m], B: [n, m], x: [m]}`,
 		loopFrom("i", "1", "n", loop("j", "m", stmt(`name: sweep, reads: "A[i-1][j], x[j]", writes: "A[i][j]", code: "A[i * m + j] = A[(i - 1) * m + j] + x[j];"`))),
-		loopFrom("i", "1", "n - 1", loop("j", "m", stmt(`name: follow, reads: "B[i-1][j], A[i+1][j]", writes: "B[i][j]", code: "B[i * m + j] = B[(i - 1) * m + j] + A[(i + 1) * m + j];"`))))
+		loopFrom("i", "1", "n - 1", loop("r", "m", stmt(`name: follow, reads: "B[i-1][r], A[i+1][r]", writes: "B[i][r]", code: "B[i * m + r] = B[(i - 1) * m + r] + A[(i + 1) * m + r];"`))))
 	k, err := lower(t, src)
 	require.NoError(t, err)
-	assert.Equal(t, spec.Launches, k.Pattern.Kind)
-	assert.Contains(t, k.Mapping, "i#1 and i#2: separate launches, in order: i#1 and i#2 each run sequentially alone, so a shift costs no parallelism; fusing with a shift of 1 (i#2's iteration v run with i#1's v+1) is legal, but the fused nest is not lowered (a top-level statement, or a loop whose band holds no parallel loop")
+	assert.Equal(t, "team", k.Pattern.Kind, "one launch")
+	assert.Contains(t, k.Mapping, "i#1 and i#2: one launch: fusing with a shift of 1 (i#2's iteration v run with i#1's v+1) runs no dependence between them backward; i#1 and i#2 each run sequentially alone, so the fused loop loses no parallelism; the fused loop runs i from 1 to n, i#1's body in every iteration, i#2's where i >= 2; the bands fused 2 loops deep (i#1, j), as one nest")
+	assert.Contains(t, k.Mapping, "loop i#1: sequential, moved inside the mapped loops")
+	var tree bytes.Buffer
+	PrintTree(&tree, k.Pattern, "")
+	assert.Contains(t, tree.String(), `|   if (i >= 2) {
+      |     {
+      |       const int64_t pm_shifted_i = i - 1;
+      |       const int64_t pm_shifted_r = j;
+      |       const int64_t i = pm_shifted_i;
+      |       const int64_t r = pm_shifted_r;`)
 
 	p := parse(t, "k.yaml", []byte(src))
-	fused := fusedShifted(t, p, 1)
-	require.NoError(t, sameOrder(p, fused, []map[string]int64{{"n": 3, "m": 2}, {"n": 5, "m": 3}}))
+	sizes := []map[string]int64{{"n": 3, "m": 2}, {"n": 5, "m": 3}}
+	r, err := unionRange(p.Body[0].Loop, p.Body[1].Loop, 1)
+	require.NoError(t, err)
+	deep, err := shiftedFusion(p, p.Body[0].Loop, p.Body[1].Loop, 1, r, 2)
+	require.NoError(t, err)
+	require.NoError(t, sameOrder(p, deep.p, sizes))
+	assert.Equal(t, evaluate(p, sizes[1]), evaluate(deep.p, sizes[1]))
+	require.NoError(t, sameOrder(p, fusedShifted(t, p, 1), sizes))
 	assert.ErrorContains(t, sameOrder(p, fusedShifted(t, p, 0), []map[string]int64{{"n": 4, "m": 1}}), "fusion reorders", "without the shift it is illegal")
+	_, err = shiftedFusion(p, p.Body[0].Loop, p.Body[1].Loop, 1, r, 3)
+	assert.EqualError(t, err, "their bands are not 3 loops deep")
 }
 
 // Ranges that differ by more than a constant have no affine union: the
@@ -317,7 +336,7 @@ func TestShiftChainKernel(t *testing.T) {
 	q := fusedShifted(t, p, 1)
 	r, err := unionRange(q.Body[0].Loop, q.Body[1].Loop, 0)
 	require.NoError(t, err)
-	f, err := shiftedFusion(q, q.Body[0].Loop, q.Body[1].Loop, 0, r)
+	f, err := shiftedFusion(q, q.Body[0].Loop, q.Body[1].Loop, 0, r, 1)
 	require.NoError(t, err)
 	assert.True(t, depend.Analyze(f.p).Verdict(f.p.Loops[0]).Parallel)
 	sizes := []map[string]int64{{"n": 2}, {"n": 3}, {"n": 8}}
