@@ -8,8 +8,9 @@ package mapping
 // shift s = -d makes each loop-independent, so the fused loop stays
 // parallel (a producer writing b[i] and a consumer reading b[i+1]: s = 1).
 // Where the fused loop runs sequentially in both nests anyway, the least
-// shift that reverses no dependence costs no parallelism. Bounds that
-// differ without a shift get the same guards.
+// shift that reverses no dependence costs no parallelism (and the bands
+// below fuse too where the lowering needs one band). Bounds that differ
+// without a shift get the same guards.
 
 import (
 	"fmt"
