@@ -81,7 +81,7 @@ func (pr *pair) add(r []int64, side int, a loopnest.Affine, scale int64) {
 	}
 }
 
-// domain adds the loop bounds of one side's statement.
+// domain adds the loop bounds of one side's statement, and its guard.
 func (pr *pair) domain(s *system, side int) {
 	loops := pr.x.Stmt.Loops
 	if side == 1 {
@@ -101,6 +101,15 @@ func (pr *pair) domain(s *system, side int) {
 			r[len(r)-1]--
 			s.geqs = append(s.geqs, r)
 		}
+	}
+	st := pr.x.Stmt
+	if side == 1 {
+		st = pr.y.Stmt
+	}
+	for _, g := range st.Guard { // g >= 0
+		r := s.row()
+		pr.add(r, side, g, 1)
+		s.geqs = append(s.geqs, r)
 	}
 }
 

@@ -124,6 +124,22 @@ type Stmt struct {
 	Value    string // a write: the C++ value assigned to its one writes target
 	Order    int    // textual position in Program.Stmts
 	Pos      diag.Pos
+	// Guard: facts g >= 0, affine in the parameters and the enclosing
+	// indices, that narrow the statement's instances beyond its loops'
+	// bounds (a body of a loop fused over the union of two ranges runs only
+	// in its own). The mapper makes them; a description cannot write them.
+	Guard []Affine
+}
+
+// Runs reports whether the statement runs at the values in env (its guard
+// holds).
+func (s *Stmt) Runs(env map[string]int64) bool {
+	for _, g := range s.Guard {
+		if g.Eval(env) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Access is one read or write of an array element. An accumulation

@@ -20,7 +20,9 @@ func (p *Program) Walk(params map[string]int64, visit func(Instance)) {
 	run = func(body []Node) {
 		for _, n := range body {
 			if n.Stmt != nil {
-				visit(Instance{Stmt: n.Stmt, Iter: iter})
+				if n.Stmt.Runs(env) {
+					visit(Instance{Stmt: n.Stmt, Iter: iter})
+				}
 				continue
 			}
 			l := n.Loop

@@ -50,7 +50,7 @@ func fuseNests(p *loopnest.Program, a, b *loopnest.Loop, d int) *fusedProgram {
 		for i := 0; i < len(body); i++ {
 			n := body[i]
 			if n.Stmt != nil {
-				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Term: n.Stmt.Term, Value: n.Stmt.Value, Order: len(f.p.Stmts), Pos: n.Stmt.Pos}
+				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Term: n.Stmt.Term, Value: n.Stmt.Value, Order: len(f.p.Stmts), Pos: n.Stmt.Pos, Guard: renamed(n.Stmt.Guard, rn)}
 				if alias != "" {
 					// its code in the old names, under the aliases (a term
 					// or value becomes code: a register would need them too)

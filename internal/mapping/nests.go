@@ -5,15 +5,16 @@ package mapping
 // Each nest is mapped on its own, as a kernel of one nest is, and the nests
 // run as launches in order, the way a composite kernel runs its parallel
 // loops. Two adjacent nests become one launch only where fusing their outer
-// loops is legal (no dependence between them would run backward) with the
-// same bounds, and the fused nest runs as many loops in parallel as each
-// did alone: the outer loop then goes to the league once, and where the
-// second nest reads what other points of the first wrote in the same
-// iteration the fused loop is phased, a team barrier between the two
-// (phases.go). A fusion that needs a shift (the second nest's iteration v
-// run with the first's v+s) would make the fused loop carry the dependence
-// it shifts: explain says which shift would make it legal, and the nests
-// stay apart.
+// loops is legal (no dependence between them would run backward), with a
+// shift where every dependence between them has one constant distance (the
+// second nest's iteration v run with the first's v+s, each dependence
+// loop-independent) and guards where the ranges differ (shift.go), and the
+// fused nest runs as many loops in parallel as each did alone: the outer
+// loop then goes to the league once, and where the second nest reads what
+// other points of the first wrote in the same iteration the fused loop is
+// phased, a team barrier between the two (phases.go). Where the distances
+// are mixed, no shift keeps the fused loop parallel: explain names them,
+// and the nests stay apart.
 
 import (
 	"bytes"
@@ -169,27 +170,156 @@ func lowerNests(k *spec.Kernel, m *machine.Model, errs *diag.List) {
 }
 
 // tryFuseNests fuses the outer loops of the adjacent nests a and b of cur
-// when that is legal with the same bounds and the fused nest runs as many
-// loops in parallel as each did alone. It returns the new program and the
-// fused launch, or nil, and why.
+// when that is legal, with a shift where every dependence between them has
+// one constant distance on the fused loop (it becomes loop-independent) or
+// where the fused loop runs sequentially in both anyway, with guards where
+// the ranges differ, and the fused nest runs as many loops in parallel as
+// each did alone. It returns the new program and the fused launch, or nil,
+// and why.
 func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, rc *depend.Result, a, b *launch) (*loopnest.Program, *launch, string) {
 	i := slices.IndexFunc(rc.Fusions, func(f depend.Fusion) bool { return f.First == a.loop && f.Second == b.loop })
 	if i < 0 {
 		return nil, nil, "separate launches, in order: fusion not judged by the dependence analysis"
 	}
 	f := rc.Fusions[i]
+	illegal := ""
 	if !f.Legal {
-		why := fmt.Sprintf("separate launches, in order: fusing %s and %s is illegal: %s would run backward (%s)", a.loop.ID, b.loop.ID, count(len(f.Preventing), "dependence"), f.Preventing[0])
-		if s, ok := fusionShift(f); ok {
-			why += fmt.Sprintf("; a shift of %d (%s's iteration v run with %s's v+%d) would make it legal, but the fused loop would then carry that dependence (distance %d), so it could not run in parallel: a shifted fusion is not done", s, b.loop.ID, a.loop.ID, s, s)
-		} else {
-			why += "; no constant shift makes it legal (a distance that is not constant)"
+		illegal = fmt.Sprintf("separate launches, in order: fusing %s and %s is illegal: %s would run backward (%s)", a.loop.ID, b.loop.ID, count(len(f.Preventing), "dependence"), f.Preventing[0])
+	}
+	// The shift, from the dependences of the fusion without one (guards
+	// where the ranges differ).
+	parallel := rc.Verdict(a.loop).Parallel || rc.Verdict(b.loop).Parallel
+	s, dists := int64(0), []int64(nil)
+	// mixed is why a fused loop that carries a dependence keeps the nests
+	// apart where either ran in parallel alone.
+	mixed := func(v depend.LoopVerdict, s int64) string {
+		why := illegal
+		if why == "" {
+			why = fmt.Sprintf("separate launches, in order: fusing %s and %s is legal", a.loop.ID, b.loop.ID)
 		}
-		return nil, nil, why
+		if s != 0 {
+			why += fmt.Sprintf("; a shift of %d (%s) would make it legal", s, shiftText(a.loop, b.loop, s))
+		}
+		return fmt.Sprintf("%s, but the dependences between them have distances %s on the fused loop, so no one shift makes them all loop-independent: the fused loop would carry %s and could not run in parallel",
+			why, distances(dists), v.Carried[0])
 	}
-	if !f.SameBounds {
-		return nil, nil, "separate launches, in order: fusing is legal, but their bounds differ (the fused loop would need guards, not done)"
+	if r0, err := unionRange(a.loop, b.loop, 0); err == nil {
+		f0, err := shiftedFusion(cur, a.loop, b.loop, 0, r0, 1)
+		if err != nil {
+			return nil, nil, "separate launches, in order: " + err.Error()
+		}
+		fr0 := depend.Analyze(f0.p)
+		var ok bool
+		s, dists, ok = chooseShift(shiftDeps(fr0, f0, a.loop, b.loop), parallel)
+		if !ok {
+			return nil, nil, illegal + "; no constant shift makes it legal (a distance that is not constant)"
+		}
+		ia := slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })
+		if v := fr0.Verdict(f0.p.Body[ia].Loop); s == 0 && parallel && !v.Parallel {
+			return nil, nil, mixed(v, 0)
+		}
+	} else if !f.Legal {
+		if s, ok := fusionShift(f); ok {
+			return nil, nil, fmt.Sprintf("%s; a shift of %d (%s) would make it legal, but %v", illegal, s, shiftText(a.loop, b.loop, s), err)
+		}
+		return nil, nil, illegal + "; no constant shift makes it legal (a distance that is not constant)"
+	} else if !f.SameBounds {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing is legal, but %v", err)
 	}
+	if s == 0 && f.SameBounds && f.Legal {
+		return fuseSame(k, m, orig, cur, a, b)
+	}
+	shifted := fmt.Sprintf("a shift of %d (%s)", s, shiftText(a.loop, b.loop, s))
+	r, err := unionRange(a.loop, b.loop, s)
+	if err != nil {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", shifted, err)
+	}
+	fp, err := shiftedFusion(cur, a.loop, b.loop, s, r, 1)
+	if err != nil {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", shifted, err)
+	}
+	ia := slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })
+	fl := fp.p.Body[ia].Loop
+	// The analysis of the fused program: no dependence between them may
+	// run backward, and where either nest's loop ran in parallel the fused
+	// loop must carry none.
+	fr := depend.Analyze(fp.p)
+	for _, d := range shiftDeps(fr, fp, a.loop, b.loop) {
+		if d.backward {
+			return nil, nil, fmt.Sprintf("separate launches, in order: fused with %s, %s would run backward", shifted, d.dep)
+		}
+	}
+	if v := fr.Verdict(fl); parallel && !v.Parallel {
+		return nil, nil, mixed(v, s)
+	}
+	fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
+	l := &launch{}
+	sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
+	deep := ""
+	if err := lowerOne(sk, m, &l.info); err != nil {
+		if parallel {
+			return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest is not lowered (%v)", shifted, err)
+		}
+		// A sequential fused loop around the two nests' bands is not
+		// lowered; with the bands fused too it may be, as one nest.
+		dp, dsk, dinfo, d := fuseBands(k, m, orig, cur, a.loop, b.loop, s, r, ia)
+		if dp == nil {
+			return nil, nil, fmt.Sprintf("separate launches, in order: %s and %s each run sequentially alone, so a shift costs no parallelism; fusing with %s is legal, but the fused nest is not lowered (%v), nor with their bands fused", a.loop.ID, b.loop.ID, shifted, err)
+		}
+		fp, sk, l.info = dp, dsk, dinfo
+		fl = fp.p.Body[ia].Loop
+		deep = fmt.Sprintf("the bands fused %d loops deep (%s), as one nest; ", d, ids(band(fl)[:d]))
+	}
+	l.kernel = sk
+	if want := max(a.info.parallel, b.info.parallel); l.info.parallel < want {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest would run %d loops in parallel where each alone runs up to %d", shifted, l.info.parallel, want)
+	}
+	var why string
+	switch {
+	case s != 0 && parallel:
+		why = fmt.Sprintf("one launch: fusing with %s makes every dependence between them loop-independent (distance %d becomes 0), so the fused loop stays parallel; ", shifted, -s)
+	case s != 0:
+		why = fmt.Sprintf("one launch: fusing with %s runs no dependence between them backward; %s and %s each run sequentially alone, so the fused loop loses no parallelism; ", shifted, a.loop.ID, b.loop.ID)
+	case parallel:
+		why = "one launch: fusing is legal (no dependence between them runs backward) and keeps the loops parallel; their bounds differ: "
+	default:
+		why = fmt.Sprintf("one launch: fusing is legal (no dependence between them runs backward); %s and %s each run sequentially alone; their bounds differ: ", a.loop.ID, b.loop.ID)
+	}
+	why += r.describe(fl, b.loop) + "; " + deep + bodiesText(a.loop, l.info)
+	return fp.p, l, why
+}
+
+// fuseBands fuses the sequential nests a and b with the shift s and their
+// bands below the outer loop too, as deep as their bounds agree, when no
+// dependence between them then runs backward and the fused nest lowers:
+// the program, its kernel, its lowering and the depth, or nil.
+func fuseBands(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, a, b *loopnest.Loop, s int64, r *fusedRange, ia int) (*fusedProgram, *spec.Kernel, launchInfo, int) {
+	best := 0
+	for d := 2; ; d++ {
+		if _, err := shiftedFusion(cur, a, b, s, r, d); err != nil {
+			break
+		}
+		best = d
+	}
+	for d := best; d >= 2; d-- {
+		fp, _ := shiftedFusion(cur, a, b, s, r, d)
+		fr := depend.Analyze(fp.p)
+		if slices.ContainsFunc(shiftDeps(fr, fp, a, b), func(x shiftDep) bool { return x.backward }) {
+			continue
+		}
+		fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
+		var info launchInfo
+		sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
+		if lowerOne(sk, m, &info) == nil {
+			return fp, sk, info, d
+		}
+	}
+	return nil, nil, launchInfo{}, 0
+}
+
+// fuseSame fuses a and b, legal with the same bounds and no shift, when the
+// fused nest lowers and keeps the loops parallel.
+func fuseSame(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, a, b *launch) (*loopnest.Program, *launch, string) {
 	fp := fuseNests(cur, a.loop, b.loop, 1)
 	for n, o := range fp.loopOrig {
 		n.ID = o.ID
@@ -206,15 +336,30 @@ func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program,
 		return nil, nil, fmt.Sprintf("separate launches, in order: fusing is legal with the same bounds, but the fused nest would run %d loops in parallel where each alone runs up to %d", l.info.parallel, want)
 	}
 	why := "one launch: fusing is legal with the same bounds (no dependence between them runs backward) and the fused nest runs as many loops in parallel as each alone; "
+	return fp.p, l, why + bodiesText(a.loop, l.info)
+}
+
+// bodiesText says how the fused nest runs the two bodies.
+func bodiesText(a *loopnest.Loop, info launchInfo) string {
 	switch {
-	case l.info.phased && len(l.info.barriers) > 0:
-		why += fmt.Sprintf("%s on the league, a team per iteration, the nests phases of the team with a team barrier where a dependence crosses them (%s stays within the team)", a.loop.ID, l.info.barriers[0])
-	case l.info.phased:
-		why += fmt.Sprintf("%s on the league, a team per iteration, the nests phases of the team with no barrier needed", a.loop.ID)
-	default:
-		why += "each iteration runs both bodies in the same thread and lane"
+	case info.phased && len(info.barriers) > 0:
+		return fmt.Sprintf("%s on the league, a team per iteration, the nests phases of the team with a team barrier where a dependence crosses them (%s stays within the team)", a.ID, info.barriers[0])
+	case info.phased:
+		return fmt.Sprintf("%s on the league, a team per iteration, the nests phases of the team with no barrier needed", a.ID)
 	}
-	return fp.p, l, why
+	return "each iteration runs both bodies in the same thread and lane"
+}
+
+// distances writes distinct distances: "-1 and 1", "0, 1 and 2".
+func distances(ds []int64) string {
+	var s []string
+	for _, d := range ds {
+		s = append(s, fmt.Sprint(d))
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // fusionShift is the least s such that fusing with the second loop's
@@ -263,7 +408,7 @@ func copyProgram(p *loopnest.Program, items []loopnest.Node) *loopnest.Program {
 		var out []loopnest.Node
 		for _, n := range body {
 			if n.Stmt != nil {
-				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Term: n.Stmt.Term, Value: n.Stmt.Value, Order: len(q.Stmts), Pos: n.Stmt.Pos}
+				s := &loopnest.Stmt{Name: n.Stmt.Name, Loops: enclosingLoops(parent), Code: n.Stmt.Code, Term: n.Stmt.Term, Value: n.Stmt.Value, Order: len(q.Stmts), Pos: n.Stmt.Pos, Guard: n.Stmt.Guard}
 				for _, acc := range n.Stmt.Accesses {
 					c := *acc
 					c.Stmt = s
