@@ -30,7 +30,7 @@ namespace dev {
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", 4);
   [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", 2);
-  [[maybe_unused]] const int64_t map_step = pm::tune("map_step", 16);
+  [[maybe_unused]] const int64_t map_step = 16;
   pm::mapcheck::begin_call();
   const int64_t league_size = ((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
   const int64_t pm_scratch0_bytes = (8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4)) + 8 * (map_team_size * map_vector_size * 33)), pm_scratch1_bytes = 0;

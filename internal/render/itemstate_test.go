@@ -52,11 +52,11 @@ func TestItemStateForms(t *testing.T) {
 		if r {
 			assert.Contains(t, s, "double pm_c[8][4];  // a work item's micro-tile, in its registers", v.ID)
 			assert.NotContains(t, s, "pm_acc", v.ID)
-			assert.Contains(t, s, `pm::tune("map_step", 32)`, v.ID)
+			assert.Contains(t, s, "const int64_t map_step = 32;", v.ID)
 		} else {
 			assert.NotContains(t, s, "in its registers from the first step", v.ID)
 			assert.Contains(t, s, "pm_c[pm_r][pm_s] = pm_acc[", v.ID)
-			assert.Contains(t, s, `pm::tune("map_step", 16)`, v.ID)
+			assert.Contains(t, s, "const int64_t map_step = 16;", v.ID)
 		}
 	}
 	assert.Equal(t, map[bool]int{true: 10, false: 12}, n, "gemm_mapped's programs in registers and in team scratch")

@@ -103,6 +103,11 @@ type Tunable struct {
 	// registers (item_registers: true; the mapper's, ItemState) and it
 	// differs; 0: Value.
 	Registers int64
+	// Rendered: a constant of the program, not read at run time: the
+	// compiler folds it into trip counts and scratch strides (the staged
+	// multiply's step ran 1.6x slower as a run-time value on an H200).
+	// A strategy's value renders another program; the tuner holds it.
+	Rendered bool
 }
 
 // OnItems is the tunable's generated value on a harness device for a

@@ -252,8 +252,9 @@ func parseExtra(d diag.Decoder, val *yaml.Node, f map[string]*yaml.Node, node *N
 }
 
 // RenderTimeTunables are the tunables the renderer decides with (a scratch
-// view's level picks the code it renders): they stay constants of the
-// generated program; every other tunable is read at run time (pm::tune).
+// view's level picks the code it renders) and those marked Rendered: they
+// stay constants of the generated program; every other tunable is read at
+// run time (pm::tune).
 func (k *Kernel) RenderTimeTunables() map[string]bool {
 	out := map[string]bool{}
 	var walk func(n *Node)
@@ -271,6 +272,11 @@ func (k *Kernel) RenderTimeTunables() map[string]bool {
 		}
 	}
 	walk(k.Pattern)
+	for _, t := range k.Tunables {
+		if t.Rendered {
+			out[t.Name] = true
+		}
+	}
 	return out
 }
 

@@ -172,6 +172,16 @@ func (s *Spaces) Record(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant) 
 			}
 		}
 	}
+	for _, kk := range append([]*spec.Kernel{k}, uses...) {
+		for _, t := range kk.Tunables {
+			if t.Rendered && !slices.Contains(c.Rendered, t.Name) {
+				// a constant of the program: another value is another program
+				c.Values[t.Name] = []int64{c.Default[t.Name]}
+				c.Fixed[t.Name] = "a constant of the program: chosen when the program is rendered"
+				c.Rendered = append(c.Rendered, t.Name)
+			}
+		}
+	}
 	slices.Sort(c.Rendered)
 	for i, kn := range v.Strategy.Knobs {
 		for name, val := range v.Values[i].Tunables {
