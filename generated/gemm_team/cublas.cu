@@ -26,7 +26,6 @@ void gemm_team(const int64_t m, const double* A, const double* B, double* C) {
 namespace dev {
 
 void gemm_team_kernel(const int64_t m, const double* A, const double* B, double* C) {
-  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 16);
   const double one = 1.0;
   const int n = pm::cublas::dim(m, "m");
   PM_CUBLAS(cublasDgemm(pm::cublas::handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &one, C, n));

@@ -22,7 +22,6 @@ void transpose_team(const int64_t m, const int64_t n, const double* A, double* B
 namespace dev {
 
 void transpose_team_kernel(const int64_t m, const int64_t n, const double* A, double* B) {
-  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 8);
   const double one = 1.0, zero = 0.0;
   const int rows = pm::cublas::dim(m, "m"), cols = pm::cublas::dim(n, "n");
   PM_CUBLAS(cublasDgeam(pm::cublas::handle(), CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &one, A, cols, &zero, A, cols, B, rows));

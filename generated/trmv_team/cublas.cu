@@ -24,9 +24,6 @@ void trmv_team(const int64_t m, const double* L, const double* x, double* y) {
 namespace dev {
 
 void trmv_team_kernel(const int64_t m, const double* L, const double* x, double* y) {
-  [[maybe_unused]] const int64_t rows_per_team = pm::tune("rows_per_team", 16);
-  [[maybe_unused]] const int64_t team_size = pm::tune("team_size", 16);
-  [[maybe_unused]] const int64_t vector_size = pm::tune("vector_size", 32);
   const int n = pm::cublas::dim(m, "m");
   pm::device::copy(y, x, static_cast<size_t>(m) * sizeof(double));
   PM_CUBLAS(cublasDtrmv(pm::cublas::handle(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n, L, n, y, 1));

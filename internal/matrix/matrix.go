@@ -5,6 +5,7 @@ package matrix
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -62,6 +63,12 @@ type Strategy struct {
 	// patterns; it applies to the kernels that declare one only.
 	Vendor   string
 	VendorAt diag.Pos
+	// HostIgnores are the strategy's launch tunables its layer does not
+	// read when the program runs on the host CPU (`host_ignores`: kk-omp's
+	// layer lowers its launches there as Kokkos' host backend does, without
+	// the target clauses): a host cell's tuning space leaves them out.
+	HostIgnores   []string
+	HostIgnoresAt []diag.Pos
 }
 
 // LibraryRef names one install of a library a strategy builds against: the
@@ -188,7 +195,7 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 	seen := map[string]bool{}
 	for _, item := range d.Seq(f["strategies"], "strategies") {
 		sf := d.Fields(item, "strategy", "name", "doc", "backend", "layer", "device", "lang", "requires",
-			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "item_registers", "flags", "library", "twins", "vendor")
+			"optional", "tunables", "model_defaults", "knobs", "kernels", "loops_only", "item_registers", "flags", "library", "twins", "vendor", "host_ignores")
 		if !d.Require(item, sf, "strategy", "name", "backend", "device") {
 			continue
 		}
@@ -203,6 +210,12 @@ func Load(file string, caps *toolchain.Table) ([]*Strategy, error) {
 		s.Tunables, s.TuneAt = tunables(d, sf["tunables"])
 		s.Library = libraryRef(d, sf["library"])
 		s.Twins, s.TwinsAt = names(d, sf["twins"], "twins")
+		s.HostIgnores, s.HostIgnoresAt = names(d, sf["host_ignores"], "host_ignores")
+		for i, name := range s.HostIgnores {
+			if _, ok := s.Tunables[name]; !ok {
+				errs.Add(s.HostIgnoresAt[i], "strategy %s: host_ignores names %s, which is not one of its tunables (%s)", s.Name, name, strings.Join(slices.Sorted(maps.Keys(s.Tunables)), ", "))
+			}
+		}
 		s.ModelDefaults = modelDefaults(d, sf["model_defaults"])
 		if n := sf["kernels"]; n != nil && n.Kind == yaml.SequenceNode {
 			for _, kn := range n.Content {

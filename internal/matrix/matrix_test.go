@@ -267,3 +267,26 @@ func TestVendorStrategy(t *testing.T) {
 	assert.EqualError(t, CheckVendors(ss, []*spec.Kernel{gemm, odd}),
 		`k.yaml:9:3: kernel "k": vendor form "cublass": no strategy calls it (a strategy's vendor:; known: cublas); did you mean "cublas"?`)
 }
+
+// host_ignores names launch tunables of the strategy's own; another name is
+// an error at its position, listing the strategy's tunables.
+func TestHostIgnores(t *testing.T) {
+	caps, err := toolchain.LoadTable("../../variants/capabilities.yaml")
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`strategies:
+  - name: teams
+    backend: kokkos
+    device: omptarget
+    tunables: {team_size: 32, range_num_teams: 0}
+    host_ignores: [range_num_teams, range_thread_limit]
+`), 0o644))
+	ss, err := Load(f, caps)
+	require.EqualError(t, err, f+`:6:37: strategy teams: host_ignores names range_thread_limit, which is not one of its tunables (range_num_teams, team_size)`)
+	assert.Equal(t, []string{"range_num_teams", "range_thread_limit"}, ss[0].HostIgnores)
+	ss, err = Load("../../variants/strategies.yaml", caps)
+	require.NoError(t, err)
+	i := slices.IndexFunc(ss, func(s *Strategy) bool { return s.Name == "kk-omp" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.Contains(t, ss[i].HostIgnores, "range_num_teams")
+}

@@ -88,7 +88,13 @@ type TeamScratch struct {
 // Cell is the space of kernel k (with the kernels a composite uses) under
 // variant v at size (Record, then At).
 func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64) (*CellSpace, error) {
-	r, err := s.Record(k, uses, v)
+	return s.CellOn(k, uses, v, size, false)
+}
+
+// CellOn is Cell for a program that runs on the host CPU (host) or on a
+// GPU: on the host the strategy's host_ignores are not part of it.
+func (s *Spaces) CellOn(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, size int64, host bool) (*CellSpace, error) {
+	r, err := s.RecordOn(k, uses, v, host)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +107,15 @@ func (s *Spaces) Cell(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, si
 // value sets is held at that value, since the knob value is what makes the
 // variant (2 levels means vector_size 1).
 func (s *Spaces) Record(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant) (*Recorded, error) {
+	return s.RecordOn(k, uses, v, false)
+}
+
+// RecordOn is Record for a program that runs on the host CPU (host) or on
+// a GPU. The space holds only what the program reads at run time: on the
+// host not the launch tunables the strategy's layer ignores there
+// (matrix.Strategy.HostIgnores), and none for a vendor form (a library
+// call: the kernel's tunables are not its launch).
+func (s *Spaces) RecordOn(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant, host bool) (*Recorded, error) {
 	c := &Recorded{Values: map[string][]int64{}, Fixed: map[string]string{}, Default: Config{},
 		Machine: slices.Sorted(maps.Keys(s.Machine)), Exact: exactLaunch(v)}
 	consts := map[string]int64{}
@@ -110,6 +125,9 @@ func (s *Spaces) Record(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant) 
 			maps.Copy(consts, sc.ScratchConsts)
 		}
 		for _, t := range kk.Tunables {
+			if v.Strategy.Vendor != "" {
+				break
+			}
 			if _, dup := c.Default[t.Name]; !dup {
 				c.Default[t.Name] = t.Value
 				if v.Strategy.ItemRegisters && t.Registers > 0 { // the value its program is generated with
@@ -131,6 +149,9 @@ func (s *Spaces) Record(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant) 
 		c.Teams = append(c.Teams, team)
 	}
 	for name, val := range v.Tunables {
+		if v.Strategy.Vendor != "" || host && slices.Contains(v.Strategy.HostIgnores, name) {
+			continue
+		}
 		if _, ok := c.Default[name]; ok || s.launches(name, k, uses) {
 			c.Default[name] = val
 		}
@@ -470,7 +491,7 @@ func number(f float64) spec.Value {
 // Target is the tuning target of a cell of the matrix at one size, its
 // binary named by buildKey; kernels resolves the kernels a composite uses.
 func (s *Spaces) Target(c *matrix.Cell, kernels map[string]*spec.Kernel, size int64, buildKey string) (Target, error) {
-	space, err := s.Cell(c.Kernel, c.Kernel.Used(kernels), c.Variant, size)
+	space, err := s.CellOn(c.Kernel, c.Kernel.Used(kernels), c.Variant, size, onHost(c))
 	if err != nil {
 		return Target{}, err
 	}

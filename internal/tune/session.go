@@ -58,7 +58,7 @@ func LoadTree(root string) (Tree, error) {
 // composite uses. A space that cannot be made is recorded with its error,
 // which the tune stage reports for that cell.
 func (s *Spaces) RecordCell(c *matrix.Cell, kernels map[string]*spec.Kernel) json.RawMessage {
-	r, err := s.Record(c.Kernel, c.Kernel.Used(kernels), c.Variant)
+	r, err := s.RecordOn(c.Kernel, c.Kernel.Used(kernels), c.Variant, onHost(c))
 	if err != nil {
 		r = &Recorded{Error: err.Error()}
 	}
@@ -164,3 +164,7 @@ func kernelOf(t Target) string {
 	k, _, _ := strings.Cut(t.Cell, ".")
 	return k
 }
+
+// onHost says whether cell c's program runs on the host CPU (its
+// toolchain's target is the host).
+func onHost(c *matrix.Cell) bool { return c.Toolchain != nil && !c.Toolchain.GPU() }

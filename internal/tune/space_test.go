@@ -248,3 +248,34 @@ func TestSnapScratchIsChecked(t *testing.T) {
 	assert.False(t, teamBytes(32) <= g.SharedMemoryPerBlockOptin, "the measured failures: 32 pairs a team")
 	assert.True(t, teamBytes(16) <= g.SharedMemoryPerBlockOptin, "16 pairs a team ran and verified")
 }
+
+// A space holds only what the program reads at run time: kk-omp's layer
+// launches on the host CPU as Kokkos' host backend does, so a host cell's
+// space has none of its target clauses (every configuration of them once
+// failed: "range_num_teams is no run-time tunable of this program"), while
+// omp-raw's host fallback keeps its clauses; a vendor form (a library call)
+// reads none of the kernel's tunables.
+func TestSpacesHoldWhatTheProgramReads(t *testing.T) {
+	spaces, kernels, strategies := project(t)
+	byName := spec.ByName(kernels)
+	variants := map[string]*matrix.Variant{}
+	for _, v := range matrix.Variants(strategies) {
+		variants[v.ID] = v
+	}
+	gpu, err := spaces.CellOn(byName["dot"], nil, variants["kk-omp-b"], 1000, false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"range_num_teams", "range_thread_limit"}, gpu.Names)
+	host, err := spaces.CellOn(byName["dot"], nil, variants["kk-omp-b"], 1000, true)
+	require.NoError(t, err)
+	assert.Empty(t, host.Names)
+	assert.Equal(t, 1, host.Len())
+	spmv, err := spaces.CellOn(byName["spmv"], nil, variants["kk-omp-a"], 100, true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rows_per_team", "team_size", "vector_size"}, spmv.Names, "the kernel's own tunables stay")
+	raw, err := spaces.CellOn(byName["dot"], nil, variants["omp-raw"], 1000, true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"range_num_teams", "range_thread_limit"}, raw.Names)
+	cublas, err := spaces.CellOn(byName["gemm_team"], nil, variants["cublas"], 1001, false)
+	require.NoError(t, err)
+	assert.Empty(t, cublas.Names)
+}
