@@ -39,6 +39,9 @@ func (k Kernel) Resources() machine.Resources {
 // each the variant's override where it has one.
 func cellTunables(c *matrix.Cell, uses ...*spec.Kernel) map[string]int64 {
 	out := map[string]int64{}
+	if !c.Variant.Strategy.DeclaresTunables() {
+		return out
+	}
 	for _, k := range append([]*spec.Kernel{c.Kernel}, uses...) {
 		for _, t := range k.Tunables {
 			if _, ok := out[t.Name]; ok {

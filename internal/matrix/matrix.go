@@ -71,6 +71,12 @@ type Strategy struct {
 	HostIgnoresAt []diag.Pos
 }
 
+// DeclaresTunables says whether the strategy's programs declare the
+// kernels' tunables: a vendor form calls its library, whose launch they are
+// not, so its programs declare and read none (the renderer, the recorded
+// tunables and the tuning space all follow this).
+func (s *Strategy) DeclaresTunables() bool { return s.Vendor == "" }
+
 // LibraryRef names one install of a library a strategy builds against: the
 // library (kokkos, raja) and its backend (cuda, omptarget, openmp, ...); the
 // toolchain is the cell's.

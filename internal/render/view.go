@@ -133,9 +133,7 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 			params = append(params, "const "+cType(a.Type)+" "+a.Name)
 		}
 	}
-	// A vendor form calls its library: the kernel's tunables are not its
-	// launch, so its program reads none (tune.RecordOn leaves them out).
-	if !ref && k.Pattern != nil && v.Strategy.Vendor == "" {
+	if !ref && k.Pattern != nil && v.Strategy.DeclaresTunables() {
 		fixed := k.RenderTimeTunables()
 		for _, t := range k.Tunables {
 			device := v.Strategy.Device

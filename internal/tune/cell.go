@@ -125,7 +125,7 @@ func (s *Spaces) RecordOn(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant
 			maps.Copy(consts, sc.ScratchConsts)
 		}
 		for _, t := range kk.Tunables {
-			if v.Strategy.Vendor != "" {
+			if !v.Strategy.DeclaresTunables() {
 				break
 			}
 			if _, dup := c.Default[t.Name]; !dup {
@@ -149,7 +149,7 @@ func (s *Spaces) RecordOn(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant
 		c.Teams = append(c.Teams, team)
 	}
 	for name, val := range v.Tunables {
-		if v.Strategy.Vendor != "" || host && slices.Contains(v.Strategy.HostIgnores, name) {
+		if !v.Strategy.DeclaresTunables() || host && slices.Contains(v.Strategy.HostIgnores, name) {
 			continue
 		}
 		if _, ok := c.Default[name]; ok || s.launches(name, k, uses) {
@@ -183,24 +183,19 @@ func (s *Spaces) RecordOn(k *spec.Kernel, uses []*spec.Kernel, v *matrix.Variant
 			}
 		}
 	}
-	for _, t := range teams {
-		for _, sv := range t.Scratch {
-			if _, ok := c.Default[sv.Level]; ok && !slices.Contains(c.Rendered, sv.Level) {
-				// The level picks the code rendered: one value per binary.
-				c.Values[sv.Level] = []int64{c.Default[sv.Level]}
-				c.Fixed[sv.Level] = "scratch level: chosen when the program is rendered"
-				c.Rendered = append(c.Rendered, sv.Level)
-			}
-		}
-	}
+	// The constants of the program (spec.Kernel.RenderTimeTunables, as the
+	// renderer has them): one value per binary.
 	for _, kk := range append([]*spec.Kernel{k}, uses...) {
-		for _, t := range kk.Tunables {
-			if t.Rendered && !slices.Contains(c.Rendered, t.Name) {
-				// a constant of the program: another value is another program
-				c.Values[t.Name] = []int64{c.Default[t.Name]}
-				c.Fixed[t.Name] = "a constant of the program: chosen when the program is rendered"
-				c.Rendered = append(c.Rendered, t.Name)
+		for _, name := range slices.Sorted(maps.Keys(kk.RenderTimeTunables())) {
+			if _, ok := c.Default[name]; !ok || slices.Contains(c.Rendered, name) {
+				continue
 			}
+			c.Values[name] = []int64{c.Default[name]}
+			c.Fixed[name] = "scratch level: chosen when the program is rendered" // the level picks the code rendered
+			if slices.ContainsFunc(kk.Tunables, func(t spec.Tunable) bool { return t.Name == name && t.Rendered }) {
+				c.Fixed[name] = "a constant of the program: chosen when the program is rendered"
+			}
+			c.Rendered = append(c.Rendered, name)
 		}
 	}
 	slices.Sort(c.Rendered)
