@@ -55,7 +55,7 @@ func lowerTiled(k *spec.Kernel, r *depend.Result, n Nest, m *machine.Model, info
 		return false
 	}
 	k.Pattern = t.tree
-	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: t.team}, spec.Tunable{Name: VectorTunable, Value: t.vector})
+	k.Tunables = append(k.Tunables, spec.Tunable{Name: TeamTunable, Value: t.team, Registers: t.teamRegisters}, spec.Tunable{Name: VectorTunable, Value: t.vector, Registers: t.vectorRegisters})
 	k.Tunables = append(k.Tunables, t.tunables...)
 	if info != nil {
 		info.parallel = 2
@@ -76,7 +76,10 @@ type tiling struct {
 	notes        []string
 	tree         *spec.Node
 	team, vector int64
-	tunables     []spec.Tunable // beyond the team and vector (the staged multiply's step)
+	// the team and vector where a strategy keeps a work item's state in
+	// registers (item_registers) and they differ; 0: team, vector
+	teamRegisters, vectorRegisters int64
+	tunables                       []spec.Tunable // beyond the team and vector (the staged multiply's step)
 }
 
 func (t *tiling) note(format string, args ...any) {

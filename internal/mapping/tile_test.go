@@ -136,9 +136,19 @@ func TestTileGemm(t *testing.T) {
 		if tunable(k, TeamTunable) != 8 || tunable(k, VectorTunable) != 16 || tunable(k, StepTunable) != 16 {
 			t.Errorf("%s: team %d vector %d step %d, want 8 x 16, 16", order, tunable(k, TeamTunable), tunable(k, VectorTunable), tunable(k, StepTunable))
 		}
-		for _, x := range k.Tunables {
-			if x.Name == StepTunable && (x.OnItems("cuda", true) != 32 || x.OnItems("cuda", false) != 16 || x.OnItems("host", false) != 16) {
-				t.Errorf("%s: map_step %d in registers, %d in scratch, %d on the host; want 32, 16, 16", order, x.OnItems("cuda", true), x.OnItems("cuda", false), x.OnItems("host", false))
+		// the register form: a wider block (64 x 128: 8 x 32) at a longer step
+		for name, want := range map[string][3]int64{StepTunable: {64, 16, 16}, TeamTunable: {8, 8, 0}, VectorTunable: {32, 16, 0}} {
+			for _, x := range k.Tunables {
+				if x.Name != name {
+					continue
+				}
+				got := [3]int64{x.OnItems("cuda", true), x.OnItems("cuda", false), x.OnItems("host", false)}
+				if want[2] == 0 {
+					got[2] = 0 // the host's is LowerHost's
+				}
+				if got != want {
+					t.Errorf("%s: %s %d in registers, %d in scratch, %d on the host; want %v", order, name, got[0], got[1], got[2], want)
+				}
 			}
 		}
 		scratch := func(n *spec.Node) string {
@@ -224,7 +234,8 @@ func TestTileGemm(t *testing.T) {
 			"micro-tile 8 x 4, vector length 16, team size 8: on h100-sxm5-80gb, the largest micro-tile whose block (64 x 64 of the target, team 8 x 16, 50688 bytes of team scratch at step 16, the micro-tiles in team scratch between steps",
 			"8 x 8 (1 teams of 256 threads",
 			"step map_step = 16 with the micro-tiles in team scratch: step 16, the longest of 64, 32, 16, 8 that keeps it (step 64 (99840 bytes: 2 teams, 12%, bound by shared memory); step 32 (67072 bytes: 3 teams, 19%, bound by shared memory))",
-			"step map_step = 32 with the micro-tiles in registers (33280 bytes of team scratch): step 32, the longest of 64, 32, 16, 8 that keeps it (step 64 (66048 bytes: 3 teams, 19%, bound by shared memory))",
+			"with the micro-tiles in registers, vector length 32, team size 8: the micro-tiles in registers: at step 64 the largest block (64 x 128 of the target, team 8 x 32, 98816 bytes of team scratch, about 128 registers a thread) that keeps at least 25% of an SM's threads and two teams resident: 25% (2 teams, bound by registers); of equal blocks the wider lanes",
+			"step map_step = 64 with the micro-tiles in registers (98816 bytes of team scratch): step 64, the longest of 64, 32, 16, 8 that some block keeps",
 			"in team scratch a step also reads and writes the micro-tile once (64 accesses to map_step x 32 multiply-adds: 0.125 a multiply-add at step 16, 0.0625 at 32)",
 			"sums in the reference's order",
 			"legal: every dependence of the band has = on i and j",

@@ -152,6 +152,59 @@ func stagedStep(m *machine.Model, tm, tn, team int64, acc bool) stagedShape {
 	return stagedShape{}
 }
 
+// registerLanes are the vector lengths the register form weighs, a warp
+// first: with 32 lanes a team thread is a whole warp, so a row operand's
+// element of a k is one broadcast address to the warp (a row of the column
+// operand's block, 256 bytes, two wavefronts).
+var registerLanes = []int64{32, stageLanes}
+
+// stagedRegisterBlock is the register form's block for a TM x TN
+// micro-tile: with no micro-tiles in team scratch a team can be wider and
+// its step longer than the scratch form's square block. At the longest
+// step of stageSteps that some block keeps, the block (team threads x
+// lanes of registerLanes) with the most elements of the target (the most
+// multiply-adds for each operand element a step loads) that keeps at least
+// machine.MinResidentFraction of an SM's threads and two teams resident (a
+// team waits at its barriers while the other multiplies); of equal blocks,
+// the wider lanes. On an H200 (nvcc 13, m = 2001, docs/analysis/gemm)
+// 64 x 128 at step 64 ran 10.1 TFLOP/s, 128 x 64 at 64 9.85, 64 x 128 at
+// 32 9.77, the square 64 x 64 at 32 9.35 and at 64 (three teams) 6.6.
+// A zero step when none fits.
+func stagedRegisterBlock(m *machine.Model, tm, tn int64) stagedShape {
+	if m.Kind != machine.KindGPU {
+		return stagedShape{}
+	}
+	regs := microRegisters(tm, tn)
+	var fewer []string
+	for _, kt := range stageSteps {
+		var best stagedShape
+		for _, lanes := range registerLanes {
+			for team := int64(1); team*lanes <= 1024; team *= 2 {
+				bytes := stagedScratch(tm, tn, team, lanes, kt, false)
+				o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * lanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
+				if err != nil || o.Fraction < machine.MinResidentFraction || o.BlocksPerSM < 2 {
+					continue
+				}
+				if best.step > 0 && team*tm*lanes*tn <= best.team*tm*best.vector*tn {
+					continue
+				}
+				best = stagedShape{tm: tm, tn: tn, team: team, vector: lanes, step: kt, scratch: bytes,
+					why: fmt.Sprintf("the micro-tiles in registers: at step %d the largest block (%d x %d of the target, team %d x %d, %d bytes of team scratch, about %d registers a thread) that keeps at least %.0f%% of an SM's threads and two teams resident: %.0f%% (%d teams, bound by %s); of equal blocks the wider lanes",
+						kt, team*tm, lanes*tn, team, lanes, bytes, regs, 100*machine.MinResidentFraction, 100*o.Fraction, o.BlocksPerSM, o.Limiter)}
+			}
+		}
+		if best.step > 0 {
+			best.stepWhy = fmt.Sprintf("step %d, the longest of %s that some block keeps", kt, joinInts(stageSteps))
+			if len(fewer) > 0 {
+				best.stepWhy += " (" + strings.Join(fewer, ", ") + " keep no block so)"
+			}
+			return best
+		}
+		fewer = append(fewer, fmt.Sprint(kt))
+	}
+	return stagedShape{}
+}
+
 func joinInts(xs []int64) string {
 	var out []string
 	for _, x := range xs {
@@ -228,9 +281,12 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 		return nil, "no staged block keeps enough threads resident on " + m.Name
 	}
 	tm, tn := sh.tm, sh.tn
-	// the register form: the same micro-tile and team, the pm_acc views not
-	// allocated, so its step may be longer
-	shr := stagedStep(m, tm, tn, sh.team, false)
+	// the register form: the same micro-tile, the pm_acc views not
+	// allocated, so its block may be wider and its step longer
+	shr := stagedRegisterBlock(m, tm, tn)
+	if shr.step == 0 {
+		shr = stagedStep(m, tm, tn, sh.team, false)
+	}
 	if shr.step == 0 {
 		shr = sh
 	}
@@ -256,6 +312,9 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 
 	t := &tiling{what: fmt.Sprintf("tiled for reuse, staged: %s accumulates over %s into %s, an element per iteration of %s and %s (a team a block of the target; %s a step at a time through team scratch; register micro-tiles)", s.Name, red.ID, target.Text, i.ID, j.ID, red.ID)}
 	t.team, t.vector = sh.team, sh.vector
+	if shr.team != sh.team || shr.vector != sh.vector {
+		t.teamRegisters, t.vectorRegisters = shr.team, shr.vector
+	}
 	step := spec.Tunable{Name: KT, Value: sh.step, Rendered: true}
 	if shr.step != sh.step {
 		step.Registers = shr.step
@@ -276,6 +335,9 @@ func stagedReuse(k *spec.Kernel, r *depend.Result, m *machine.Model, b []*loopne
 	t.note("  in team scratch (every other strategy; on the host a team's threads and lanes run in one thread, so the team body keeps nothing per work item): %s, %s x %s x %d doubles, a work item's micro-tile contiguous and %d doubles apart (odd: the work items of a half-warp meet different banks; its elements at constant offsets), read into pm_c and written back around each step", acc, T, V, accLen, accLen)
 	t.note("sums in the reference's order: each micro-tile starts from %s's value, the steps run in order, %s ascending in a step, the last step cut to the loop's end; stored once after the last step, rows and columns past the loops' ends not stored", target.Array.Name, red.ID)
 	t.note("micro-tile %d x %d, vector length %d, team size %d: %s", tm, tn, sh.vector, sh.team, sh.why)
+	if t.teamRegisters > 0 {
+		t.note("with the micro-tiles in registers, vector length %d, team size %d: %s", shr.vector, shr.team, shr.why)
+	}
 	t.note("step %s = %d with the micro-tiles in team scratch: %s", KT, sh.step, sh.stepWhy)
 	t.note("step %s = %d with the micro-tiles in registers (%d bytes of team scratch): %s", KT, shr.step, shr.scratch, shr.stepWhy)
 	t.note("vector length %d: %d doubles are one 128-byte shared-memory wavefront, so a row of a column operand's block costs one, and the two team threads of a warp read two rows of a row operand's block (padded: two banks, one wavefront)", sh.vector, sh.vector)
