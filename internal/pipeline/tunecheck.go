@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
@@ -23,7 +24,7 @@ const truthSeeds = 50
 // it is the dry run: the ground truth's cells (tune.TruthCells), their
 // spaces and GPU seconds, and those of a matrix tuning (the targets of
 // tune.MatrixFolder) under PM_TUNE (default pruned) within PM_TUNE_EVALS
-// (default tune.DefaultEvals), from tune.TimingFolder's records, set
+// (default tune.DefaultEvals), from tune.TimingFolders' records, set
 // beside the time tune.TruthFolder's run.json measured (docs/tuning.md).
 func TuneCheck(_ context.Context, cfg Config, folder string) error {
 	cfg.Defaults()
@@ -74,11 +75,15 @@ func TuneCheck(_ context.Context, cfg Config, folder string) error {
 // truthPlan prints the dry run.
 func truthPlan(cfg Config, src tune.TruthSource) error {
 	model, _ := src.Models.ByReported("NVIDIA H200") // the device the timings were measured on
-	costs, err := tune.ReadCosts(layout.Path(cfg.Root, tune.TimingFolder))
-	if err != nil {
-		return fmt.Errorf("tunecheck: the timings of %s: %w", tune.TimingFolder, err)
+	var dirs []string
+	for _, d := range tune.TimingFolders {
+		dirs = append(dirs, layout.Path(cfg.Root, d))
 	}
-	fmt.Fprintf(cfg.Log, "Ground truth (scripts/tune-truth.sh): every feasible configuration measured, 64 a process, on an %s (%s's records; the occupancy model's admitted count with no kernel's registers known)\n", model.Name, tune.TimingFolder)
+	costs, err := tune.ReadCostsIn(dirs)
+	if err != nil {
+		return fmt.Errorf("tunecheck: the timings: %w", err)
+	}
+	fmt.Fprintf(cfg.Log, "Ground truth (scripts/tune-truth.sh): every feasible configuration measured, 64 a process, on an %s (the records of %s; the occupancy model's admitted count with no kernel's registers known)\n", model.Name, strings.Join(tune.TimingFolders, " and "))
 	truthS, err := tune.WritePlan(cfg.Log, src.PlanTruth(tune.TruthCells, model, costs, 64))
 	if err != nil {
 		return err

@@ -40,13 +40,15 @@ var TruthCells = []TruthCell{
 	{"dot", "kk-ompx-opt", "clang22-sm90", 100000000},
 }
 
-// The committed folders a dry run estimates from: the H200 tuning whose
-// programs' records time a process (TimingFolder: setup, reference,
-// each configuration), and the H100 tuning of the 002 matrix and 000's
-// kernel-mode variants (MatrixFolder: the (cell, size) targets of a
-// matrix tuning).
+// The committed folders a dry run estimates from: the H200 tunings whose
+// programs' records time a process (TimingFolders: setup, reference,
+// each configuration; the whole matrix's first, which timed every kernel
+// of it, TestSNAP's and HOMMEXX's too, then the SPMV and CG-Solve tuning
+// before it), and the H100 tuning of the 002 matrix and 000's kernel-mode
+// variants (MatrixFolder: the (cell, size) targets of a matrix tuning).
+var TimingFolders = []string{"results/nvidia-h200-matrix-tuning", "results/20261125-144936-nvidia-h200-tune"}
+
 const (
-	TimingFolder = "results/20261125-144936-nvidia-h200-tune"
 	MatrixFolder = "results/nvidia-h100-tuning"
 	// TruthFolder is the ground truth the searches are judged on
 	// (tunecheck); its run.json times the whole exhaustive tuning, which
@@ -132,6 +134,29 @@ func ReadCosts(dir string) (Costs, error) {
 				c.ProcessS = a.proc / a.procN
 			}
 			out[k][size] = c
+		}
+	}
+	return out, nil
+}
+
+// ReadCostsIn reads the costs of each folder (ReadCosts), a (kernel, size)
+// from the first folder that timed it.
+func ReadCostsIn(dirs []string) (Costs, error) {
+	out := Costs{}
+	for _, dir := range dirs {
+		cs, err := ReadCosts(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		for k, bySize := range cs {
+			if out[k] == nil {
+				out[k] = map[int64]Cost{}
+			}
+			for size, c := range bySize {
+				if _, ok := out[k][size]; !ok {
+					out[k][size] = c
+				}
+			}
 		}
 	}
 	return out, nil
