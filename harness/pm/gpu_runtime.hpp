@@ -54,7 +54,9 @@
 #define cudaMemset hipMemset
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define cudaStreamQuery hipStreamQuery
 #define cudaStreamSynchronize hipStreamSynchronize
+#define cudaErrorNotReady hipErrorNotReady
 #define cudaSuccess hipSuccess
 
 #if defined(__HIP_DEVICE_COMPILE__)
