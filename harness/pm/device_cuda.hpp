@@ -6,6 +6,7 @@
 #include "pm/gpu_runtime.hpp"
 
 #include <chrono>
+#include <string>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,13 @@
 
 namespace pm {
 namespace device {
+// --cuda-sched: only the OpenMP target device sets it (device_omptarget.hpp).
+inline std::string& cuda_sched_set() {
+  static std::string s;
+  return s;
+}
+inline void cuda_sched(const std::string&) {}
+
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
     std::fprintf(stderr, "portmatrix: CUDA error in %s: %s\n", what, cudaGetErrorString(e));

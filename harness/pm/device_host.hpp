@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,13 @@
 
 namespace pm {
 namespace device {
+// --cuda-sched: only the OpenMP target device sets it (device_omptarget.hpp).
+inline std::string& cuda_sched_set() {
+  static std::string s;
+  return s;
+}
+inline void cuda_sched(const std::string&) {}
+
 inline const char* name() { return "host"; }
 inline bool is_gpu() { return false; }
 inline bool host_accessible() { return true; }

@@ -10,6 +10,7 @@
 // waits for them, and the host waits (taskwait, settle) before it touches
 // device memory or stops the clock.
 #pragma once
+#include <dlfcn.h>
 #include <omp.h>
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #ifndef PM_OMP_ASYNC
@@ -39,6 +41,55 @@
 
 namespace pm {
 namespace device {
+// How the host waits for an NVIDIA GPU (--cuda-sched, docs/results-format.md
+// "cuda_sched"). LLVM's offload runtime sets the CUDA primary context of a
+// device it starts to CU_CTX_SCHED_BLOCKING_SYNC, unless the context is
+// already active: the host thread then sleeps until the device signals,
+// and wakes late, the later the longer it slept (on an H200 with clang 22,
+// kernel mode's empty launch 31-40 us against 12-16 us, DOT at 1e8 505-526
+// against 402-413 us; docs/analysis/launch.md). "auto" (the default)
+// activates each device's primary context with CU_CTX_SCHED_AUTO, the
+// scheduling every CUDA runtime program gets, before the offload runtime
+// starts, so that OpenMP and CUDA programs wait for the device the same
+// way; "runtime" leaves the choice to the offload runtime. GCC's libgomp
+// creates its contexts with CU_CTX_SCHED_AUTO itself, and without an
+// NVIDIA driver (AMD, the build machine) there is nothing to set. The
+// driver is opened at run time: the program links no CUDA library.
+inline std::string& cuda_sched_set() {
+  static std::string s;  // what was set: "auto", or "" (the runtime's choice)
+  return s;
+}
+inline void cuda_sched(const std::string& mode) {
+#if defined(__clang__)
+  if (mode != "auto") return;
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  using init_t = int (*)(unsigned);
+  using count_t = int (*)(int*);
+  using get_t = int (*)(int*, int);
+  using flags_t = int (*)(int, unsigned);
+  using retain_t = int (*)(void**, int);
+  const auto init = reinterpret_cast<init_t>(dlsym(h, "cuInit"));
+  const auto count = reinterpret_cast<count_t>(dlsym(h, "cuDeviceGetCount"));
+  const auto get = reinterpret_cast<get_t>(dlsym(h, "cuDeviceGet"));
+  const auto flags = reinterpret_cast<flags_t>(dlsym(h, "cuDevicePrimaryCtxSetFlags_v2"));
+  const auto retain = reinterpret_cast<retain_t>(dlsym(h, "cuDevicePrimaryCtxRetain"));
+  int n = 0;
+  if (!init || !count || !get || !flags || !retain || init(0) != 0 || count(&n) != 0 || n < 1) return;
+  constexpr unsigned kSchedAuto = 0;  // CU_CTX_SCHED_AUTO
+  for (int i = 0; i < n; ++i) {
+    int dev = 0;
+    void* ctx = nullptr;  // retained for the program's life: the offload runtime finds it active
+    if (get(&dev, i) != 0 || flags(dev, kSchedAuto) != 0 || retain(&ctx, dev) != 0) {
+      std::fprintf(stderr, "portmatrix harness: --cuda-sched auto: device %d's primary context refused\n", i);
+      std::exit(2);
+    }
+  }
+  cuda_sched_set() = "auto";
+#else
+  (void)mode;
+#endif
+}
 inline int id() {
   static const int dev = omp_get_num_devices() > 0 ? omp_get_default_device() : omp_get_initial_device();
   return dev;

@@ -69,6 +69,7 @@ struct Options {
   Flush flush = Flush::kAuto;
   std::string cell;
   std::string toolchain;
+  std::string cuda_sched = "auto";  // how the host waits for an NVIDIA GPU under OpenMP offload: auto, runtime
   std::string ref_cache;   // a folder the programs of one run share float64 references in ("": none)
   double rep_seconds = 0;  // >0: timed reps bounded to about this many seconds of calls, at least kMinReps
   // The device comparisons (pm::device::diff, same) also where the host could
@@ -138,7 +139,8 @@ inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::stri
 }
 
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
-// --stream-bytes, --flush-l2 auto|on|off, --cell, --toolchain, --ref-cache DIR,
+// --stream-bytes, --flush-l2 auto|on|off, --cuda-sched auto|runtime (device_omptarget.hpp),
+// --cell, --toolchain, --ref-cache DIR,
 // --rep-seconds S, --device-checks, --config k=v,... (repeatable),
 // --configs FILE (a configuration per line, # comments), --defaults
 // k=v,... (once) and --team-shared-limit BYTES. Without --size the default
@@ -178,6 +180,10 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
         o.flush = Flush::kOff;
       else
         die("--flush-l2 takes auto, on or off, not ", v.c_str());
+    } else if (a == "--cuda-sched") {
+      o.cuda_sched = value();
+      if (o.cuda_sched != "auto" && o.cuda_sched != "runtime")
+        die("--cuda-sched takes auto or runtime, not ", o.cuda_sched.c_str());
     } else if (a == "--cell") {
       o.cell = value();
     } else if (a == "--toolchain") {
@@ -222,6 +228,8 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
   if (o.warmup < 0) die("--warmup must not be negative", nullptr);
   for (int64_t s : o.sizes)
     if (s < 1) die("sizes must be positive", nullptr);
+  // Before any device call: the offload runtime starts with the first.
+  device::cuda_sched(o.cuda_sched);
   return o;
 }
 
@@ -717,12 +725,15 @@ inline void json_string(const std::string& s) {
   std::putchar('"');
 }
 
-// host_threads appends, to a record of code that ran on the host (host
+// host_threads appends the context scheduling the harness set for an
+// NVIDIA GPU under OpenMP offload (cuda_sched, --cuda-sched) and, to a
+// record of code that ran on the host (host
 // programs and the OpenMP target fallback), the threads it ran with and how
 // they were bound: OpenMP's thread count and proc-bind policy (1 and "none"
 // without OpenMP), OMP_PLACES as set, and the CPUs the process may run on,
 // so that threads > cpus shows an oversubscribed run.
 inline void host_threads() {
+  if (!device::cuda_sched_set().empty()) std::printf(",\"cuda_sched\":\"%s\"", device::cuda_sched_set().c_str());
   if (device::is_gpu()) return;
   int threads = 1;
   const char* bind = "none";

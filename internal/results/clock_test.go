@@ -118,3 +118,36 @@ func TestCompareSaysClocksDiffer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the same clock: a regression")
 }
+
+// Trials of one device code whose host waited for the GPU two ways (the
+// offload runtime's blocking sync, the CUDA runtime's auto scheduling the
+// harness sets since: cuda_sched) are two measurements, as two clocks are.
+func TestMergeNeverPoolsTwoWaysToWait(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	const cell = "dot.kk-ompx-opt.clang22-sm90"
+	run := `"gpus":[{"name":"NVIDIA H200","uuid":"GPU-A"}],"toolchains":[{"id":"clang22-sm90","family":"llvm","version":"22.1.8"}]`
+	rec := func(commit string, trial int, sched string) string {
+		r := strings.Replace(kernelRec(cell, commit, "k", 8, trial, "22.1.8"), `"kind"`, `"device_hash":"h","clock":"host","kind"`, 1)
+		if sched != "" {
+			r = strings.Replace(r, `"kind"`, fmt.Sprintf(`"cuda_sched":%q,"kind"`, sched), 1)
+		}
+		return r
+	}
+	writeRun(t, a, `{"id":"a","commit":"c1","finished":"x",`+run+`}`, rec("c1", 1, ""), rec("c1", 2, ""))
+	writeRun(t, b, `{"id":"b","commit":"c2","finished":"x",`+run+`}`, rec("c2", 1, "auto"))
+	out := filepath.Join(root, "out")
+	require.NoError(t, Merge(out, []string{a, b}))
+	assert.Equal(t, []string{"8#1 b"}, trials(t, out))
+	r, err := ReadRun(out)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		cell + " size 8: trial 1 of batch a dropped: another wait for the GPU (cuda_sched) than trial 1 of batch b",
+		cell + " size 8: trial 2 of batch a dropped: another wait for the GPU (cuda_sched) than trial 1 of batch b"}, r.MergeNotes)
+	// the same way to wait pools
+	c := filepath.Join(root, "c")
+	writeRun(t, c, `{"id":"c","commit":"c2","finished":"x",`+run+`}`, rec("c2", 1, "auto"))
+	out2 := filepath.Join(root, "out2")
+	require.NoError(t, Merge(out2, []string{b, c}))
+	assert.Len(t, trials(t, out2), 2)
+}

@@ -535,6 +535,8 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 			switch {
 			case r.TimedBy() != lastRec.TimedBy():
 				what = "clock"
+			case r.CudaSched != lastRec.CudaSched:
+				what = "wait for the GPU (cuda_sched)"
 			case !sameLaunch(r, lastRec):
 				what = "launch"
 			}
@@ -637,9 +639,10 @@ func tunedBeside(recs []Record, groups map[string][]int, drop map[int]bool) (not
 // Two launches (the machine model's defaults, a tuned configuration) are two
 // measurements, whatever the code, and so are two clocks (a harness that
 // timed CUDA with events, and one that times it with the host's clock):
-// trials of two clocks never pool.
+// trials of two clocks never pool, nor of two ways the host waited for the
+// GPU (Record.CudaSched).
 func sameCode(a, b Record) (same, known bool) {
-	if !sameLaunch(a, b) || a.TimedBy() != b.TimedBy() {
+	if !sameLaunch(a, b) || a.TimedBy() != b.TimedBy() || a.CudaSched != b.CudaSched {
 		return false, true
 	}
 	return sameBuild(a, b)

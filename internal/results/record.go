@@ -74,6 +74,13 @@ type Record struct {
 	EventTimesS  []float64 `json:"event_times_s,omitempty"`
 	EventMedianS float64   `json:"event_median_s,omitempty"`
 	EventMinS    float64   `json:"event_min_s,omitempty"`
+	// CudaSched is how the host waited for an NVIDIA GPU where the harness
+	// chose it (--cuda-sched): "auto", the CUDA primary context activated
+	// with CU_CTX_SCHED_AUTO before an OpenMP offload runtime started (the
+	// scheduling CUDA runtime programs get); absent: the runtime's own
+	// choice (LLVM's offload runtime: CU_CTX_SCHED_BLOCKING_SYNC). Two
+	// records of two are two measurements (sameCode).
+	CudaSched string `json:"cuda_sched,omitempty"`
 	// A stream record's method ("babelstream": arrays of ArrayBytes each,
 	// four times the caches or more, the best of reps runs, GBpsBest its
 	// bandwidth; absent in older folders: the median of a few runs after
