@@ -168,7 +168,7 @@ func TestCPUPipelineWithNewKernelsTeamsAndMapcheck(t *testing.T) {
 	// each fail, every run of them (the order is the same in each), and
 	// nothing else does.
 	sizes := Sizes{"scale": {6}}
-	for _, k := range append(append(append([]string{}, loopNests...), reductions...), "row_shift") {
+	for _, k := range append(append([]string{}, loopNests...), reductions...) {
 		sizes[k] = []int64{37, 333}
 	}
 	for _, k := range teams {
