@@ -19,6 +19,13 @@ import (
 	"github.com/portmatrix/portmatrix/internal/session"
 )
 
+// testRepSeconds bounds the timed calls of the end-to-end tests' runs
+// (PM_REP_SECONDS): their kernels' calls take far less, so each still runs
+// its warm-up and reps, and STREAM, which a run measures once (three arrays
+// of four times the caches), stops after its 5 runs instead of the default's
+// 6 s: the tests check that it verifies, not its rate.
+const testRepSeconds = 0.05
+
 // copyInputs copies the inputs of the pipeline into a scratch repository.
 func copyInputs(t *testing.T, dst string) {
 	t.Helper()
@@ -60,7 +67,7 @@ func TestNoOpVariantFailsVerification(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "templates", "kernels", "scale.yaml"), []byte(noop), 0o644))
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: []string{"scale"}, Variants: []string{"serial"}, Toolchains: []string{"gcc-host"},
-		Sizes: Sizes{"": {100}}, Reps: 1, Warmup: 1, FlushL2: "off", Out: filepath.Join(root, "results", "noop"), Log: &log}
+		Sizes: Sizes{"": {100}}, Reps: 1, Warmup: 1, RepSeconds: testRepSeconds, RepSecondsSet: true, FlushL2: "off", Out: filepath.Join(root, "results", "noop"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, Generate(p))
