@@ -134,6 +134,9 @@ func TestGPUWorkersShareOneQueue(t *testing.T) {
 	cfg.Out = filepath.Join(t.TempDir(), "gpus")
 	cfg.Trials = 2 // items are (cell, size, trial)
 	cfg.FlushL2 = "off"
+	// Each worker measures STREAM once: checked here, not measured, so its
+	// runs stop after 3 x rep-seconds (the kernels' calls are far shorter).
+	cfg.RepSeconds, cfg.RepSecondsSet = 0.05, true
 	t0 := time.Now()
 	sum, err := RunGPUs(context.Background(), cfg, nil, bin)
 	require.NoError(t, err, log.String())

@@ -43,14 +43,20 @@ func ExplainKernels(root string, only []string, w io.Writer) error {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "kernel %s (%s):\n%s", k.Name, k.File, k.Mapping)
-		fmt.Fprintln(w, "pattern tree:")
-		PrintTree(w, k.Pattern, "  ")
+		explainKernel(w, k)
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "explain: no kernel written as loops: (docs/loopnest.md) among those selected")
 	}
 	return refused.Of(only).Err()
+}
+
+// explainKernel writes what the explain stage says of one lowered kernel:
+// its mapping and its pattern tree.
+func explainKernel(w io.Writer, k *spec.Kernel) {
+	fmt.Fprintf(w, "kernel %s (%s):\n%s", k.Name, k.File, k.Mapping)
+	fmt.Fprintln(w, "pattern tree:")
+	PrintTree(w, k.Pattern, "  ")
 }
 
 // LowerLoops maps the kernels written as loop nests onto the pattern tree

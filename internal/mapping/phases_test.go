@@ -228,9 +228,7 @@ func randomPhased(rng *rand.Rand) string {
 // on the lanes, the temporary in team scratch, a barrier before the phase
 // that reads it; the first two nests fuse.
 func TestPhasedLaplaceSimple(t *testing.T) {
-	var out strings.Builder
-	require.NoError(t, ExplainKernels("../..", []string{"hommexx_laplace_simple_mapped"}, &out))
-	text := out.String()
+	text := explained(t, "hommexx_laplace_simple_mapped")
 	for _, want := range []string{
 		"loop ie -> league: parallel; the outer loop, a team per iteration",
 		"trip counts with the kernel's constant parameters: np = 4, nlev = 72",
@@ -316,9 +314,7 @@ func TestPhasedSphereOperators(t *testing.T) {
 		{"divergence_sphere", 2, 1, true, "div", false},
 		{"vorticity_sphere", 2, 1, true, "vort", false},
 	} {
-		var out strings.Builder
-		require.NoError(t, ExplainKernels("../..", []string{"hommexx_" + c.op + "_mapped"}, &out))
-		text := out.String()
+		text := explained(t, "hommexx_"+c.op+"_mapped")
 		assert.Contains(t, text, "loop ie -> league: parallel; the outer loop, a team per iteration", c.op)
 		assert.Contains(t, text, "team: league num_elem, team_size map_team_size, vector map_vector_size", c.op)
 		assert.Equal(t, c.phases, strings.Count(text, "-> vector: parallel; stride-1 score"), c.op)

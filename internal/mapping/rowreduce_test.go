@@ -57,6 +57,17 @@ func shipped(t *testing.T) map[string]*spec.Kernel {
 	return out
 }
 
+// explained is what the explain stage writes of a shipped kernel
+// (TestExplainStage runs the stage itself), from the kernels loaded once.
+func explained(t *testing.T, name string) string {
+	t.Helper()
+	k := shipped(t)[name]
+	require.NotNil(t, k, name)
+	var out strings.Builder
+	explainKernel(&out, k)
+	return out.String()
+}
+
 // rowNest is a row loop i around a statement before, the sum over j and
 // a statement after, with the accesses given.
 func rowNest(before, sum, after string) string {

@@ -54,7 +54,7 @@ func TestTuneAndTunedRunFromTheBuildFolderAlone(t *testing.T) {
 	assert.Empty(t, models.String(), "no fallback to a tree's machines/")
 	tuned := filepath.Join(away, "tuning")
 	here := Config{Root: bare, BuildDir: bd, Kernels: []string{"spmv"}, Sizes: Sizes{"": {6}}, Reps: 2, Warmup: 1, Threads: 2,
-		TuneEvals: 3, FlushL2: "off", Out: tuned, Log: &log}
+		RepSeconds: testRepSeconds, RepSecondsSet: true, TuneEvals: 3, FlushL2: "off", Out: tuned, Log: &log}
 	require.NoError(t, Stage(context.Background(), "tune", here), log.String())
 	keys, evals, err := tune.Evaluations(tuned)
 	require.NoError(t, err)

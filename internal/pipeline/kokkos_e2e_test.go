@@ -32,7 +32,7 @@ func TestKokkosLibraryPipelineOnTheCPU(t *testing.T) {
 	kernels := []string{"dot", "spmv", "stencil_tiled", "snap_ui", "hommexx_laplace_simple", "atx_mapped"}
 	var log bytes.Buffer
 	cfg := Config{Root: root, Kernels: kernels, Toolchains: []string{"gcc-host"}, Variants: []string{"kokkos-openmp"},
-		Reps: 1, Warmup: 1, Threads: 2, FlushL2: "off", Out: filepath.Join(root, "results", "kokkos"), Log: &log}
+		Reps: 1, Warmup: 1, RepSeconds: testRepSeconds, RepSecondsSet: true, Threads: 2, FlushL2: "off", Out: filepath.Join(root, "results", "kokkos"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	skipWithoutInstall(t, p, "kokkos", "openmp", "gcc-host")

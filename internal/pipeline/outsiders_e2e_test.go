@@ -42,7 +42,7 @@ func TestOutsiderKernelsEndToEnd(t *testing.T) {
 	var log bytes.Buffer
 	out := filepath.Join(root, "results", "outsiders")
 	cfg := Config{Root: root, Kernels: outsiders, Toolchains: []string{"gcc-host"}, Variants: []string{"serial", "kk-omp-b"},
-		Sizes: Sizes{"": {101}}, Reps: 2, Warmup: 1, Threads: 2, FlushL2: "off", Out: out, Log: &log}
+		Sizes: Sizes{"": {101}}, Reps: 2, Warmup: 1, RepSeconds: testRepSeconds, RepSecondsSet: true, Threads: 2, FlushL2: "off", Out: out, Log: &log}
 	require.NoError(t, Stage(context.Background(), "all", cfg), log.String())
 	assert.Contains(t, log.String(), "load: 1 kernel descriptions refused (broken), the other kernels go on:")
 

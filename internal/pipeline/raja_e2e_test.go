@@ -37,7 +37,7 @@ func TestRajaLibraryHostCellsVerify(t *testing.T) {
 	// generated/ is the checked-in rendering (TestGeneratedIsCurrent in
 	// internal/render); the build and results go to a temporary folder.
 	cfg := Config{Root: root, Kernels: kernels, Variants: variants, Toolchains: []string{"gcc-host"}, SizeSet: "ci", Suite: "full",
-		Reps: 1, Warmup: 1, FlushL2: "off", BuildDir: filepath.Join(tmp, "build"), Out: filepath.Join(tmp, "results", "raja"), Log: &log}
+		Reps: 1, Warmup: 1, RepSeconds: testRepSeconds, RepSecondsSet: true, FlushL2: "off", BuildDir: filepath.Join(tmp, "build"), Out: filepath.Join(tmp, "results", "raja"), Log: &log}
 	p, err := Load(context.Background(), cfg)
 	require.NoError(t, err)
 	skipWithoutInstall(t, p, "raja", "openmp", "gcc-host")

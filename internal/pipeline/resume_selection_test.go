@@ -52,7 +52,7 @@ func TestResumeWithAnotherSelectionEndToEnd(t *testing.T) {
 	out := filepath.Join(root, "results", "axpby")
 	args := func(kernels, variants, sizes, reps string, extra ...string) []string {
 		a := []string{"-root", root, "-kernels", kernels, "-variants", variants, "-toolchains", "gcc-host",
-			"-sizes", sizes, "-reps", reps, "-gpu=false", "-out", out}
+			"-sizes", sizes, "-reps", reps, "-rep-seconds", "0.5", "-gpu=false", "-out", out}
 		return append(append(a, extra...), "all")
 	}
 	first, err := exec.Command(bin, args("axpby", "serial", "100000", "2")...).CombinedOutput()
@@ -101,7 +101,7 @@ func TestSIGINTToGoRunGroupLeavesAResumableFolder(t *testing.T) {
 	out := filepath.Join(root, "results", "mage")
 	repo, _ := filepath.Abs(filepath.Join("..", ".."))
 	env := append(os.Environ(), "PM_ROOT="+root, "PM_KERNELS=axpby", "PM_VARIANTS=serial,omp-host",
-		"PM_TOOLCHAINS=gcc-host", "PM_SIZES=300000,400000", "PM_REPS=40", "PM_TRIALS=3", "PM_GPU=0", "PM_FLUSH_L2=off", "PM_OUT="+out,
+		"PM_TOOLCHAINS=gcc-host", "PM_SIZES=300000,400000", "PM_REPS=40", "PM_REP_SECONDS=0.5", "PM_TRIALS=3", "PM_GPU=0", "PM_FLUSH_L2=off", "PM_OUT="+out,
 		"PM_BUILD_DIR="+filepath.Join(root, "build"))
 	cmd := exec.Command("go", "run", "mage.go", "all")
 	cmd.Dir, cmd.Env = repo, env

@@ -35,9 +35,11 @@ func cliBinary(t *testing.T) string {
 // resumeArgs is a small selection: 2 cells x 2 sizes x 3 trials = 12
 // measurements, each a process of a few tenths of a second (warm caches:
 // the L2 flush before each repetition would cost more than the kernel).
+// -rep-seconds 0.5 bounds STREAM's runs (1.5 s, not the default's 6 s),
+// never the 40 reps of a call of about a millisecond.
 func resumeArgs(root, out string, extra ...string) []string {
 	args := []string{"-root", root, "-kernels", "axpby", "-variants", "serial,omp-host", "-toolchains", "gcc-host",
-		"-sizes", "300000,400000", "-reps", "40", "-trials", "3", "-gpu=false", "-flush-l2", "off", "-out", out}
+		"-sizes", "300000,400000", "-reps", "40", "-rep-seconds", "0.5", "-trials", "3", "-gpu=false", "-flush-l2", "off", "-out", out}
 	return append(append(args, extra...), "all")
 }
 
@@ -261,7 +263,7 @@ func TestSIGTERMToGoRunStopsThePipeline(t *testing.T) {
 	cmd := exec.Command("go", "run", "mage.go", "all")
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "PM_ROOT="+root, "PM_KERNELS=axpby", "PM_VARIANTS=serial,omp-host",
-		"PM_TOOLCHAINS=gcc-host", "PM_SIZES=300000,400000", "PM_REPS=40", "PM_TRIALS=3", "PM_GPU=0", "PM_FLUSH_L2=off", "PM_OUT="+out,
+		"PM_TOOLCHAINS=gcc-host", "PM_SIZES=300000,400000", "PM_REPS=40", "PM_REP_SECONDS=0.5", "PM_TRIALS=3", "PM_GPU=0", "PM_FLUSH_L2=off", "PM_OUT="+out,
 		"PM_BUILD_DIR="+filepath.Join(root, "build"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // no terminal group: only go gets the signal
 	stdout, err := cmd.StdoutPipe()

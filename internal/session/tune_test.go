@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ import (
 // (tune.Spaces.RecordCell): what the tune stage and run -tuned read.
 func recorded(t *testing.T, cell string) build.Entry {
 	t.Helper()
-	tree, err := tune.LoadTree("../..")
+	tree, err := repositoryTree()
 	require.NoError(t, err)
 	kernel, variant, _, ok := matrix.SplitCellID(cell)
 	require.True(t, ok, cell)
@@ -31,6 +32,10 @@ func recorded(t *testing.T, cell string) build.Entry {
 	return build.Entry{ID: cell, Kernel: kernel, Variant: variant,
 		Space: tree.Spaces.RecordCell(&matrix.Cell{ID: cell, Kernel: k, Variant: v}, tree.Kernels)}
 }
+
+// repositoryTree is the repository's tree for the tuner, loaded once for the
+// tests that read it (a load lowers every loop kernel: seconds each).
+var repositoryTree = sync.OnceValues(func() (tune.Tree, error) { return tune.LoadTree("../..") })
 
 // space is the recorded space of cell at size, read back from its entry.
 func space(t *testing.T, cell string, size int64) *tune.CellSpace {
