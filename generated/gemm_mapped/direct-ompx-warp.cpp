@@ -47,7 +47,7 @@ namespace dev {
 
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 8 : 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 16 : 2);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   [[maybe_unused]] const int64_t map_step = 64;
   const int64_t league_size = ((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4)));
   const int pm_lanes = static_cast<int>(map_vector_size);  // x: vector lanes

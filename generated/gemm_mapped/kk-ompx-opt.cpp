@@ -31,7 +31,7 @@ namespace dev {
 
 void gemm_mapped_kernel(const int64_t m, const int64_t n, const int64_t p, const double* A, const double* B, double* C) {
   [[maybe_unused]] const int64_t map_team_size = pm::tune("map_team_size", pm::device::is_gpu() ? 8 : 4);
-  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 16 : 2);
+  [[maybe_unused]] const int64_t map_vector_size = pm::tune("map_vector_size", pm::device::is_gpu() ? 32 : 2);
   [[maybe_unused]] const int64_t map_step = 64;
   pmkk::parallel_for("gemm_mapped", pmkk::TeamPolicy(((m + ((map_team_size * 8)) - 1) / ((map_team_size * 8))) * ((n + ((map_vector_size * 4)) - 1) / ((map_vector_size * 4))), map_team_size, map_vector_size).set_scratch_size(0, pmkk::PerTeam((8 * ((map_team_size * 8) * (map_step + 1)) + 8 * (map_step * (map_vector_size * 4))))), PMKK_LAMBDA(const pmkk::Member& team) {
     const int64_t league_rank = team.league_rank();

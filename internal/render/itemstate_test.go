@@ -52,7 +52,10 @@ func TestItemStateForms(t *testing.T) {
 		if r {
 			assert.Contains(t, s, "double pm_c[8][4];  // a work item's micro-tile, in its registers", v.ID)
 			assert.NotContains(t, s, "pm_acc", v.ID)
-			assert.Contains(t, s, "const int64_t map_step = 32;", v.ID)
+			assert.Contains(t, s, "const int64_t map_step = 64;", v.ID)
+			// its own block, 64 x 128, on the GPU (an OpenMP target program's
+			// host fallback takes the CPU model's)
+			assert.Regexp(t, `pm::tune\("map_vector_size", (pm::device::is_gpu\(\) \? )?32\b`, s, v.ID)
 		} else {
 			assert.NotContains(t, s, "in its registers from the first step", v.ID)
 			assert.Contains(t, s, "pm_c[pm_r][pm_s] = pm_acc[", v.ID)

@@ -138,9 +138,9 @@ func (p *Program) newFunc(k *spec.Kernel, v *matrix.Variant, ref bool) *Func {
 		for _, t := range k.Tunables {
 			device := v.Strategy.Device
 			val := fmt.Sprint(t.OnItems(device, v.Strategy.ItemRegisters))
-			if t.Host > 0 && t.Host != t.Value && device == "omptarget" {
+			if gpu := t.OnItems("gpu", v.Strategy.ItemRegisters); t.Host > 0 && t.Host != gpu && device == "omptarget" {
 				// one program for the GPU and the host fallback: the CPU model's value there
-				val = fmt.Sprintf("pm::device::is_gpu() ? %d : %d", t.Value, t.Host)
+				val = fmt.Sprintf("pm::device::is_gpu() ? %d : %d", gpu, t.Host)
 			}
 			if o, ok := v.Tunables[t.Name]; ok {
 				val = fmt.Sprint(o)

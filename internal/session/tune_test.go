@@ -57,14 +57,17 @@ func TestTuningSeesTheMapperTunables(t *testing.T) {
 
 // The staged multiply's step is a constant of the program (a run-time
 // step cost the register form a third of its speed on an H200): the tuner
-// holds it at the value the strategy's program is generated with, 32 where
+// holds it at the value the strategy's program is generated with, 64 where
 // the micro-tiles stay in registers (item_registers), 16 where they live in
-// team scratch, and never passes it to the program's --config.
+// team scratch, and never passes it to the program's --config; the
+// searched team and vector start from the form's own block (8 x 32 in
+// registers, 8 x 16 in team scratch).
 func TestTuningHoldsTheStep(t *testing.T) {
-	for cell, want := range map[string]int64{"gemm_mapped.kk-cuda-3lvl.nvcc-sm90": 32, "gemm_mapped.kk-omp-b.clang22-sm90": 16} {
+	for cell, want := range map[string]int64{"gemm_mapped.kk-cuda-3lvl.nvcc-sm90": 64, "gemm_mapped.kk-omp-b.clang22-sm90": 16} {
 		s := space(t, cell, 2001)
 		assert.Contains(t, s.Names, "map_step", cell)
 		assert.Equal(t, want, s.Default["map_step"], cell)
+		assert.Equal(t, map[int64]int64{64: 32, 16: 16}[want], s.Default["map_vector_size"], cell)
 		assert.Equal(t, []int64{want}, s.Values["map_step"], cell)
 		assert.Contains(t, s.Fixed["map_step"], "a constant of the program", cell)
 		assert.NotContains(t, s.Flag(s.Default), "map_step", cell)
