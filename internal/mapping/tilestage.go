@@ -108,9 +108,8 @@ func chooseStaged(m *machine.Model, acc bool) stagedShape {
 		}
 		// the micro-tile at its shortest step, the most it could hold
 		kt := stageSteps[len(stageSteps)-1]
-		bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
 		regs := microRegisters(tm, tn)
-		if o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true}); err == nil {
+		if bytes, o, err := stagedOccupancy(m, tm, tn, team, stageLanes, kt, acc); err == nil {
 			passed = append(passed, fmt.Sprintf("%d x %d (%d teams of %d threads, %d bytes of scratch at step %d, %d registers: %.0f%%, bound by %s)", tm, tn, o.BlocksPerSM, team*stageLanes, bytes, kt, regs, 100*o.Fraction, o.Limiter))
 		}
 	}
@@ -133,8 +132,7 @@ func stagedStep(m *machine.Model, tm, tn, team int64, acc bool) stagedShape {
 	regs := microRegisters(tm, tn)
 	var longer []string
 	for _, kt := range stageSteps {
-		bytes := stagedScratch(tm, tn, team, stageLanes, kt, acc)
-		o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * stageLanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
+		bytes, o, err := stagedOccupancy(m, tm, tn, team, stageLanes, kt, acc)
 		if err != nil || o.Fraction < machine.MinResidentFraction {
 			if err == nil {
 				longer = append(longer, fmt.Sprintf("step %d (%d bytes: %d teams, %.0f%%, bound by %s)", kt, bytes, o.BlocksPerSM, 100*o.Fraction, o.Limiter))
@@ -180,8 +178,7 @@ func stagedRegisterBlock(m *machine.Model, tm, tn int64) stagedShape {
 		var best stagedShape
 		for _, lanes := range registerLanes {
 			for team := int64(1); team*lanes <= 1024; team *= 2 {
-				bytes := stagedScratch(tm, tn, team, lanes, kt, false)
-				o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * lanes), Registers: int(regs), DynamicSharedBytes: bytes, SharedOptIn: true})
+				bytes, o, err := stagedOccupancy(m, tm, tn, team, lanes, kt, false)
 				if err != nil || o.Fraction < machine.MinResidentFraction || o.BlocksPerSM < 2 {
 					continue
 				}
@@ -203,6 +200,15 @@ func stagedRegisterBlock(m *machine.Model, tm, tn int64) stagedShape {
 		fewer = append(fewer, fmt.Sprint(kt))
 	}
 	return stagedShape{}
+}
+
+// stagedOccupancy is a staged block's team scratch at step kt and the
+// residency the model gives a team of team x lanes threads with the TM x TN
+// micro-tile's estimated registers.
+func stagedOccupancy(m *machine.Model, tm, tn, team, lanes, kt int64, acc bool) (int64, machine.Occupancy, error) {
+	bytes := stagedScratch(tm, tn, team, lanes, kt, acc)
+	o, err := m.Occupancy(machine.Launch{BlockThreads: int(team * lanes), Registers: int(microRegisters(tm, tn)), DynamicSharedBytes: bytes, SharedOptIn: true})
+	return bytes, o, err
 }
 
 func joinInts(xs []int64) string {
