@@ -72,6 +72,9 @@ struct Options {
   std::string cuda_sched = "auto";  // how the host waits for an NVIDIA GPU under OpenMP offload: auto, runtime
   std::string ref_cache;   // a folder the programs of one run share float64 references in ("": none)
   double rep_seconds = 0;  // >0: timed reps bounded to about this many seconds of calls, at least kMinReps
+  // A composite kernel's last run, which times its sections (--sections
+  // on|off): off in a tuning, which compares whole calls.
+  bool sections = true;
   // The device comparisons (pm::device::diff, same) also where the host could
   // read the data: how the tests run them without a GPU.
   bool device_checks = false;
@@ -140,7 +143,7 @@ inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::stri
 
 // parse reads --size N (repeatable, or a comma list), --reps, --warmup, --seed,
 // --stream-bytes, --flush-l2 auto|on|off, --cuda-sched auto|runtime (device_omptarget.hpp),
-// --cell, --toolchain, --ref-cache DIR,
+// --cell, --toolchain, --ref-cache DIR, --sections on|off,
 // --rep-seconds S, --device-checks, --config k=v,... (repeatable),
 // --configs FILE (a configuration per line, # comments), --defaults
 // k=v,... (once) and --team-shared-limit BYTES. Without --size the default
@@ -180,6 +183,10 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
         o.flush = Flush::kOff;
       else
         die("--flush-l2 takes auto, on or off, not ", v.c_str());
+    } else if (a == "--sections") {
+      const std::string v = value();
+      if (v != "on" && v != "off") die("--sections takes on or off, not ", v.c_str());
+      o.sections = v == "on";
     } else if (a == "--cuda-sched") {
       o.cuda_sched = value();
       if (o.cuda_sched != "auto" && o.cuda_sched != "runtime")
@@ -923,7 +930,9 @@ class Run {
     result_ = got;
     result_ref_ = ref;
   }
-  void composite() { composite_ = true; }
+  // composite marks a kernel that calls others: a last run times each of
+  // them (its sections), unless --sections off.
+  void composite() { composite_ = opt_.sections; }
 
   // csr_input returns make(size), or the same matrix another program of the
   // run made (--ref-cache; a deterministic generator named generator): a

@@ -54,6 +54,7 @@ type Config struct {
 	TuneSeconds    int      // tune: wall seconds of new evaluations; 0: no bound
 	TuneShard      string   // tune: "k/n", this worker tunes every n-th target from the k-th (a scheduler sets it)
 	TuneHold       string   // tune: "name=value,...", tunables held wherever a cell has them (a claim's premises)
+	TuneTargets    string   // tune: a tuning folder; only the (cell, size) targets its tuning.jsonl holds are tuned
 	Tuned          string   // run: a tuning folder; each cell is measured again at its tuned best
 	Commit         string   // recorded instead of git's answer
 	Scheduler      string   // run elsewhere: slurm or gpus (internal/cluster)
@@ -452,6 +453,9 @@ var Knobs = []Knob{
 			return nil
 		},
 		Value: strValue(func(c *Config) *string { return &c.TuneHold })},
+	{Env: "PM_TUNE_TARGETS", Flag: "tune-targets", Example: "results/nvidia-h100-tuning", Doc: "tune: a tuning folder; of the selection, only the (cell, size) targets its tuning.jsonl holds are tuned (the same matrix on another GPU; the dry run's matrix)",
+		Set:   func(c *Config, v string) error { c.TuneTargets = v; return nil },
+		Value: strValue(func(c *Config) *string { return &c.TuneTargets })},
 	{Env: "PM_TUNED", Flag: "tuned", Example: "results/my-tuning", Doc: "run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones",
 		Set:   func(c *Config, v string) error { c.Tuned = v; return nil },
 		Value: strValue(func(c *Config) *string { return &c.Tuned })},

@@ -88,15 +88,14 @@ func truthPlan(cfg Config, src tune.TruthSource) error {
 	if err != nil {
 		return err
 	}
-	// The ground truth measured: its run.json times the same plan.
-	scale := 1.0
+	// The ground truth measured: its run.json times it, under the protocol
+	// of its day (its log's process lines say whether that was the
+	// current one).
 	if run, err := results.ReadRun(layout.Path(cfg.Root, tune.TruthFolder)); err == nil {
 		t0, err0 := time.Parse(time.RFC3339, run.Started)
 		t1, err1 := time.Parse(time.RFC3339, run.Finished)
 		if err0 == nil && err1 == nil && t1.After(t0) && truthS > 0 {
-			took := t1.Sub(t0).Seconds()
-			scale = took / truthS
-			fmt.Fprintf(cfg.Log, "%s measured it in %.0f s (run.json, started to finished): %.2f of the estimate\n", tune.TruthFolder, took, scale)
+			fmt.Fprintf(cfg.Log, "%s measured it in %.0f s (run.json, started to finished) under the tuning protocol of %s\n", tune.TruthFolder, t1.Sub(t0).Seconds(), run.Started[:10])
 		}
 	}
 	strategy := tune.Strategy(cfg.TuneStrategy)
@@ -115,8 +114,7 @@ func truthPlan(cfg Config, src tune.TruthSource) error {
 		len(targets), tune.MatrixFolder, strategy, evals, tune.BeyondBudget, tune.GuidedRound)
 	total, err := tune.WritePlan(cfg.Log, src.PlanMatrix(targets, model, costs, strategy, evals, 64))
 	if err == nil {
-		fmt.Fprintf(cfg.Log, "on 1 GPU: about %.1f minutes (%.1f at the ground truth's %.2f of the estimate); on 2 GPUs: about %.1f\n",
-			total/60, total*scale/60, scale, total/120)
+		fmt.Fprintf(cfg.Log, "on 1 GPU: about %.1f minutes; on 2 GPUs: about %.1f\n", total/60, total/120)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package planted
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -100,4 +101,25 @@ func TestRepSecondsKeepsThreeReps(t *testing.T) {
 	assert.Equal(t, 2, r.Reps, "never more than asked")
 	r, _ = run(t, bin, 0, 20, "--reps", "6", "--rep-seconds", "0")
 	assert.Equal(t, 6, r.Reps, "0: no bound")
+}
+
+// A composite's last run times its sections; --sections off (a tuning,
+// which compares whole calls) leaves it out: one run fewer, no sections in
+// the record, and --sections takes on or off only.
+func TestSectionsOff(t *testing.T) {
+	bin := cgBinary(t)
+	const size = 20
+	on, _ := run(t, bin, 0, size)
+	require.True(t, on.Verified, on.Error)
+	assert.NotEmpty(t, on.Sections, "CG-Solve times the kernels it calls")
+	assert.Equal(t, 1+warmup+reps+1, on.RunsChecked, "first run, warm-ups, reps and the sections run")
+
+	off, _ := run(t, bin, 0, size, "--sections", "off")
+	require.True(t, off.Verified, off.Error)
+	assert.Empty(t, off.Sections)
+	assert.Equal(t, 1+warmup+reps, off.RunsChecked, "no sections run")
+
+	out, err := exec.Command(bin, "--size", "20", "--sections", "no").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "--sections takes on or off, not no")
 }

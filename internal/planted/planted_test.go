@@ -178,22 +178,23 @@ var corpus = []target{
 
 // record is the part of a harness line the corpus reads.
 type record struct {
-	Kind        string    `json:"kind"`
-	Size        int64     `json:"size"`
-	Verified    bool      `json:"verified"`
-	Error       string    `json:"error"`
-	RunsChecked int       `json:"runs_checked"`
-	RunsFailed  int       `json:"runs_failed"`
-	MaxRelErr   *float64  `json:"max_rel_err"`
-	Tolerance   float64   `json:"tolerance"`
-	Bytes       float64   `json:"bytes"`
-	BytesMin    float64   `json:"bytes_min"`
-	Op          string    `json:"op"`
-	FlushL2     bool      `json:"flush_l2"`
-	Reps        int       `json:"reps"`
-	TimesS      []float64 `json:"times_s"`
-	RefCached   bool      `json:"reference_cached"`
-	Warmup      int       `json:"warmup"`
+	Kind        string                     `json:"kind"`
+	Size        int64                      `json:"size"`
+	Verified    bool                       `json:"verified"`
+	Error       string                     `json:"error"`
+	RunsChecked int                        `json:"runs_checked"`
+	RunsFailed  int                        `json:"runs_failed"`
+	MaxRelErr   *float64                   `json:"max_rel_err"`
+	Tolerance   float64                    `json:"tolerance"`
+	Bytes       float64                    `json:"bytes"`
+	BytesMin    float64                    `json:"bytes_min"`
+	Op          string                     `json:"op"`
+	FlushL2     bool                       `json:"flush_l2"`
+	Reps        int                        `json:"reps"`
+	TimesS      []float64                  `json:"times_s"`
+	RefCached   bool                       `json:"reference_cached"`
+	Warmup      int                        `json:"warmup"`
+	Sections    map[string]json.RawMessage `json:"sections"`
 }
 
 func root(t *testing.T) string {

@@ -31,6 +31,16 @@ func Configs(ctx context.Context, e build.Entry, size int64, configFile string, 
 		args = append(args, "--configs", configFile)
 	}
 	args = append(args, protocolArgs(opt)...)
+	// The log names no temporary file: the configurations follow the
+	// command, every record names its own, and the same program computes
+	// its reference without the shared one.
+	shown := slices.Clone(args)
+	if i := slices.Index(shown, configFile); configFile != "" && i >= 0 {
+		shown[i] = "<configs>"
+	}
+	if opt.RefCache != "" {
+		args = append(slices.Clip(args), "--ref-cache", opt.RefCache)
+	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	cmd := program(cctx, bin, args...)
@@ -40,12 +50,6 @@ func Configs(ctx context.Context, e build.Entry, size int64, configFile string, 
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
-	}
-	// The log names no temporary file: the configurations follow the
-	// command, and every record names its own.
-	shown := slices.Clone(args)
-	if i := slices.Index(shown, configFile); configFile != "" && i >= 0 {
-		shown[i] = "<configs>"
 	}
 	fmt.Fprintf(logf, "$ %s\n", fsutil.Portable(bin+" "+strings.Join(shown, " ")))
 	if err := cmd.Start(); err != nil {

@@ -64,10 +64,16 @@ type Options struct {
 	Done map[results.Unit]bool
 	// HaveCopy names the toolchains whose copy bandwidth the folder has.
 	HaveCopy map[string]bool
+	// NoSections leaves out a composite kernel's last run, which times the
+	// kernels it calls (--sections off): a tuning compares whole calls.
+	NoSections bool
+	// RefCache is the folder the programs share slow float64 references
+	// and generated matrices in (--ref-cache), keyed by what they were
+	// computed from; Run makes one for its run where it is empty.
+	RefCache string
 
-	trial    int    // of the task running
-	tuned    bool   // the task running measures the tuned best
-	refCache string // the folder the run's programs share references in
+	trial int  // of the task running
+	tuned bool // the task running measures the tuned best
 }
 
 // Stamp is what the run knows of where a record comes from.
@@ -157,12 +163,14 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 	}
 	// The programs share float64 references that took long (harness --ref-cache),
 	// keyed by what they were computed from; they last as long as the run.
-	refs, err := os.MkdirTemp("", "portmatrix-refs-")
-	if err != nil {
-		return err
+	if opt.RefCache == "" {
+		refs, err := os.MkdirTemp("", "portmatrix-refs-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(refs)
+		opt.RefCache = refs
 	}
-	defer os.RemoveAll(refs)
-	opt.refCache = refs
 	copied := map[string]bool{}
 	for tc := range opt.HaveCopy {
 		copied[tc] = true
@@ -228,6 +236,9 @@ func protocolArgs(opt Options) []string {
 	if opt.RepSeconds > 0 {
 		args = append(args, "--rep-seconds", strconv.FormatFloat(opt.RepSeconds, 'g', -1, 64))
 	}
+	if opt.NoSections {
+		args = append(args, "--sections", "off")
+	}
 	return args
 }
 
@@ -252,8 +263,8 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 		args = append(args, "--config", t.Config)
 	}
 	shown := args
-	if opt.refCache != "" {
-		args = append(slices.Clip(args), "--ref-cache", opt.refCache)
+	if opt.RefCache != "" {
+		args = append(slices.Clip(args), "--ref-cache", opt.RefCache)
 	}
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()

@@ -64,6 +64,11 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	if err != nil {
 		return dir, err
 	}
+	if cfg.TuneTargets != "" {
+		if targets, err = tuneLike(targets, cfg.TuneTargets); err != nil {
+			return dir, err
+		}
+	}
 	if cfg.TuneShard != "" {
 		k, n, err := config.ParseShard(cfg.TuneShard)
 		if err != nil {
@@ -100,9 +105,17 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, err
 	}
 	defer logf.Close()
-	opt := s.options()
+	refs, err := os.MkdirTemp("", "portmatrix-refs-")
+	if err != nil {
+		return dir, err
+	}
+	defer os.RemoveAll(refs)
+	opt := tuneProtocol(s.options(), cfg, refs)
 	program := func(ctx context.Context, t tune.Target, file string) ([]results.Record, error) {
-		return run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
+		started := time.Now()
+		recs, err := run.Configs(ctx, entries[t.Cell], t.Size, file, opt, logf)
+		tune.LogProcess(logf, len(recs), time.Since(started).Seconds())
+		return recs, err
 	}
 	var report bytes.Buffer
 	stopped := "" // why a group's tuning stopped before its plan was measured
@@ -180,6 +193,48 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 	io.Copy(cfg.Log, &report)
 	fmt.Fprintf(cfg.Log, "tune: %s (again with PM_OUT=%s: what is cached is not measured again)\n", dir, dir)
 	return dir, nil
+}
+
+// tuneLike keeps the targets that the tuning folder like tuned (its
+// tuning.jsonl's (cell, size) pairs): PM_TUNE_TARGETS.
+func tuneLike(targets []tune.Target, like string) ([]tune.Target, error) {
+	keys, err := tune.MatrixTargets(like)
+	if err != nil {
+		return nil, fmt.Errorf("PM_TUNE_TARGETS: %w", err)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("PM_TUNE_TARGETS: %s has tuned nothing (no evaluation in its %s)", like, tune.CacheFile)
+	}
+	held := map[tune.Key]bool{}
+	for _, k := range keys {
+		held[k] = true
+	}
+	var out []tune.Target
+	for _, t := range targets {
+		if held[tune.Key{Cell: t.Cell, Size: t.Size}] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// tuneProtocol is how a tuning's programs measure each configuration,
+// where PM_WARMUP and PM_REP_SECONDS do not say otherwise: its first run
+// (untimed, verified) is its warm-up, its timed calls are bounded by
+// tune.TuneRepSeconds, a composite's sections are not timed, and the programs
+// of the tuning share the float64 references and generated matrices they
+// compute in refs (made once per kernel, size and toolchain, not once per
+// process). Every run of every configuration is still verified.
+func tuneProtocol(opt run.Options, cfg config.Config, refs string) run.Options {
+	if !cfg.WarmupSet {
+		opt.Warmup = 0
+	}
+	if !cfg.RepSecondsSet {
+		opt.RepSeconds = tune.TuneRepSeconds
+	}
+	opt.NoSections = true
+	opt.RefCache = refs
+	return opt
 }
 
 // TuneTargets counts the (cell, size) targets a tuning of cfg's selection

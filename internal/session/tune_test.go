@@ -132,3 +132,45 @@ func TestTunedRunFindsTheBestOfTheSameDeviceCode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "another device code: nothing tuned applies")
 }
+
+// A tuning measures each configuration with its first run as warm-up,
+// timed calls bounded to tune.TuneRepSeconds, no sections run, and one
+// reference folder for all its processes; PM_WARMUP and PM_REP_SECONDS,
+// when given, still say what they say.
+func TestTuneProtocol(t *testing.T) {
+	base := run.Options{Reps: 5, Warmup: 1, RepSeconds: config.DefaultRepSeconds}
+	p := tuneProtocol(base, config.Config{}, "/tmp/refs")
+	assert.Equal(t, 0, p.Warmup)
+	assert.Equal(t, tune.TuneRepSeconds, p.RepSeconds)
+	assert.True(t, p.NoSections)
+	assert.Equal(t, "/tmp/refs", p.RefCache)
+	assert.Equal(t, 5, p.Reps)
+
+	given := tuneProtocol(base, config.Config{WarmupSet: true, RepSecondsSet: true}, "/tmp/refs")
+	assert.Equal(t, 1, given.Warmup, "PM_WARMUP given")
+	assert.Equal(t, config.DefaultRepSeconds, given.RepSeconds, "PM_REP_SECONDS given")
+}
+
+// PM_TUNE_TARGETS keeps the (cell, size) targets another tuning tuned; a
+// folder that tuned nothing is an error naming it.
+func TestTuneTargetsOfAnotherTuning(t *testing.T) {
+	like := t.TempDir()
+	c, err := tune.OpenCache(like)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(tune.Key{Cell: "dot.kk-cuda-3lvl.nvcc-sm90", Size: 100000000, Config: "range_block=256", BuildKey: "k", Device: "GPU-1"}, "",
+		tune.Measurement{MedianS: 1e-3, Verified: true}))
+	require.NoError(t, c.Close())
+	targets := []tune.Target{
+		{Cell: "dot.kk-cuda-3lvl.nvcc-sm90", Size: 100000000},
+		{Cell: "dot.kk-cuda-3lvl.nvcc-sm90", Size: 1000},
+		{Cell: "axpby.kk-cuda-3lvl.nvcc-sm90", Size: 100000000},
+	}
+	kept, err := tuneLike(targets, like)
+	require.NoError(t, err)
+	assert.Equal(t, targets[:1], kept)
+
+	_, err = tuneLike(targets, t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PM_TUNE_TARGETS")
+	assert.Contains(t, err.Error(), "has tuned nothing")
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,6 +40,18 @@ func Has(dir string) bool {
 // OpenLog opens dir's tuning.log for appending.
 func OpenLog(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// processMark begins the line LogProcess writes after a program's output.
+const processMark = "# process: "
+
+// LogProcess writes, after a program's output in the tuning log, how many
+// records it printed and how long it ran from start to exit: what a
+// process costs beyond its records' set-up and measuring (starting it,
+// the device's context, loading its kernels), which the dry run reads
+// (ReadCosts).
+func LogProcess(w io.Writer, records int, seconds float64) {
+	fmt.Fprintf(w, "%s%d records in %.3f s\n", processMark, records, seconds)
 }
 
 // AppendReport adds a tuning's table (Result.Report) to dir's tuning.md: a

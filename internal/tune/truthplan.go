@@ -62,13 +62,15 @@ const (
 // (docs/tuning.md, "Which search beyond the budget").
 const DefaultEvals = 32
 
-// Cost is the GPU time of a kernel's tuning at a size: each process
-// (data set-up and the float64 reference, paid once a process) and each
-// configuration measured (warm-up and repetitions). Assumed marks a cost
-// not read from records.
+// Cost is the GPU time of a kernel's tuning at a size under the tuning's
+// protocol (session.tuneProtocol): each process (starting it, its data
+// and uploads), the float64 reference (once per kernel, size and
+// toolchain: a tuning's processes share it), and each configuration
+// measured (its untimed first run and its timed reps). Assumed marks a
+// cost not read from records.
 type Cost struct {
-	ProcessS, ConfigS float64
-	Assumed           bool
+	ProcessS, ReferenceS, ConfigS float64
+	Assumed                       bool
 }
 
 // Costs are the costs by kernel and size.
@@ -76,50 +78,120 @@ type Costs map[string]map[int64]Cost
 
 // assumedCosts are what docs/tuning.md estimates where no record times a
 // kernel (DOT and AXPBY at 1e8: 4 s a process, 0.1 s a configuration).
-var assumedCosts = map[string]Cost{"dot": {4, 0.1, true}, "axpby": {4, 0.1, true}}
+var assumedCosts = map[string]Cost{"dot": {ProcessS: 4, ConfigS: 0.1, Assumed: true}, "axpby": {ProcessS: 4, ConfigS: 0.1, Assumed: true}}
+
+// TuneRepSeconds bounds the timed calls of a tuning's measurement where
+// PM_REP_SECONDS does not (session.tuneProtocol): a configuration is
+// compared, not reported, and a TestSNAP step of 0.4 s keeps 3 reps.
+const TuneRepSeconds = 1.0
+
+// A tuning's measuring protocol, as the dry run models it: at most
+// tuneReps timed reps (PM_REPS' default), bounded to TuneRepSeconds of
+// calls but never fewer than 3 (the harness's kMinReps), after one
+// untimed first run; no warm-ups and no sections run.
+const (
+	tuneReps    = 5
+	tuneMinReps = 3
+)
+
+// startS is what starting a process costs beyond its records' set-up and
+// measuring where a log does not time its processes (LogProcess): the
+// whole-matrix tuning of results/nvidia-h200-matrix-tuning ran 1283 s over
+// 167 processes whose records account for 1209 s.
+const startS = (1283.0 - 1209.0) / 167
+
+// protocolCalls is how many calls a configuration makes under the tuning
+// protocol when each call takes each seconds.
+func protocolCalls(each float64) int {
+	reps := tuneReps
+	if each > 0 && TuneRepSeconds/each < float64(reps) {
+		reps = max(tuneMinReps, int(TuneRepSeconds/each))
+	}
+	return 1 + reps
+}
 
 // ReadCosts reads the costs from the harness's records in dir's
-// tuning.log: the mean set-up plus reference time of the processes (the
-// first record of a process carries them), and the mean measuring time
-// of a configuration.
+// tuning.log, under the tuning protocol whatever protocol measured them:
+//   - a configuration: its measuring time over its calls (first run,
+//     warm-ups, reps, a composite's sections run), times the calls the
+//     protocol makes at its median;
+//   - the reference: the mean of the references computed (not loaded);
+//   - a process: its set-up without the reference it computed, and what
+//     the log's process line says it ran beyond its records (else startS).
 func ReadCosts(dir string) (Costs, error) {
 	f, err := os.Open(filepath.Join(dir, LogFile))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	type acc struct{ proc, procN, conf, confN float64 }
+	type acc struct{ proc, procN, ref, refN, conf, confN float64 }
 	sums := map[string]map[int64]*acc{}
+	at := func(kernel string, size int64) *acc {
+		if sums[kernel] == nil {
+			sums[kernel] = map[int64]*acc{}
+		}
+		a := sums[kernel][size]
+		if a == nil {
+			a = &acc{}
+			sums[kernel][size] = a
+		}
+		return a
+	}
+	// The process being read: its kernel and size, and the set-up and
+	// measuring its records account for.
+	var cur *acc
+	var accounted float64
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 16<<20)
 	for sc.Scan() {
-		line := sc.Bytes()
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, processMark); ok {
+			var n int
+			var wall float64
+			if _, err := fmt.Sscanf(rest, "%d records in %g s", &n, &wall); err == nil && cur != nil {
+				cur.proc += max(0, wall-accounted) - startS // startS was added when the process began
+			}
+			cur, accounted = nil, 0
+			continue
+		}
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
 		var r struct {
-			Kernel     string   `json:"kernel"`
-			Size       int64    `json:"size"`
-			SetupS     *float64 `json:"setup_s"`
-			ReferenceS *float64 `json:"reference_s"`
-			MeasureS   *float64 `json:"measure_s"`
+			Kernel          string         `json:"kernel"`
+			Size            int64          `json:"size"`
+			Reps            int            `json:"reps"`
+			Warmup          int            `json:"warmup"`
+			MedianS         float64        `json:"median_s"`
+			SetupS          *float64       `json:"setup_s"`
+			ReferenceS      *float64       `json:"reference_s"`
+			ReferenceCached bool           `json:"reference_cached"`
+			MeasureS        *float64       `json:"measure_s"`
+			Sections        map[string]any `json:"sections"`
 		}
-		if json.Unmarshal(line, &r) != nil || r.Kernel == "" || r.MeasureS == nil {
+		if json.Unmarshal([]byte(line), &r) != nil || r.Kernel == "" || r.MeasureS == nil {
 			continue
 		}
-		if sums[r.Kernel] == nil {
-			sums[r.Kernel] = map[int64]*acc{}
+		a := at(r.Kernel, r.Size)
+		calls := 1 + r.Warmup + r.Reps
+		if len(r.Sections) > 0 {
+			calls++
 		}
-		a := sums[r.Kernel][r.Size]
-		if a == nil {
-			a = &acc{}
-			sums[r.Kernel][r.Size] = a
-		}
-		a.conf += *r.MeasureS
+		a.conf += *r.MeasureS / float64(calls) * float64(protocolCalls(r.MedianS))
 		a.confN++
-		if s := deref(r.SetupS) + deref(r.ReferenceS); s > 0 {
-			a.proc += s
+		accounted += *r.MeasureS
+		// The first record of a process carries its set-up (and the
+		// reference in it).
+		if setup := deref(r.SetupS); setup > 0 {
+			ref := deref(r.ReferenceS)
+			if !r.ReferenceCached {
+				a.ref += ref
+				a.refN++
+				setup -= ref
+			}
+			a.proc += setup + startS
 			a.procN++
+			cur, accounted = a, deref(r.SetupS)+*r.MeasureS
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -132,6 +204,9 @@ func ReadCosts(dir string) (Costs, error) {
 			c := Cost{ConfigS: a.conf / a.confN}
 			if a.procN > 0 {
 				c.ProcessS = a.proc / a.procN
+			}
+			if a.refN > 0 {
+				c.ReferenceS = a.ref / a.refN
 			}
 			out[k][size] = c
 		}
@@ -185,7 +260,7 @@ func (cs Costs) At(kernel string, size int64) Cost {
 	if near > 0 {
 		c := cs[kernel][near]
 		f := float64(size) * float64(size) * float64(size) / (float64(near) * float64(near) * float64(near))
-		return Cost{ProcessS: c.ProcessS * f, ConfigS: c.ConfigS * f, Assumed: true}
+		return Cost{ProcessS: c.ProcessS * f, ReferenceS: c.ReferenceS * f, ConfigS: c.ConfigS * f, Assumed: true}
 	}
 	if c, ok := assumedCosts[kernel]; ok {
 		return c
@@ -193,16 +268,22 @@ func (cs Costs) At(kernel string, size int64) Cost {
 	return Cost{ProcessS: 4, ConfigS: 0.1, Assumed: true}
 }
 
+// Seconds is the GPU time of measuring evals configurations in procs
+// processes, with the reference computed in one of them when reference
+// (the first target of its kernel, size and toolchain).
+func (c Cost) Seconds(evals, procs int, reference bool) float64 {
+	s := float64(procs)*c.ProcessS + float64(evals)*c.ConfigS
+	if reference {
+		s += c.ReferenceS
+	}
+	return s
+}
+
 func abs64(x int64) int64 {
 	if x < 0 {
 		return -x
 	}
 	return x
-}
-
-// Seconds is the GPU time of measuring evals configurations in procs processes.
-func (c Cost) Seconds(evals, procs int) float64 {
-	return float64(procs)*c.ProcessS + float64(evals)*c.ConfigS
 }
 
 // PlanRow is a target of a dry run: its space, what the constraints
@@ -225,8 +306,9 @@ type PlanRow struct {
 // 0 registers).
 func (src TruthSource) PlanTruth(cells []TruthCell, model *machine.Model, costs Costs, batch int) []PlanRow {
 	var out []PlanRow
+	refs := map[string]bool{}
 	for _, c := range cells {
-		out = append(out, src.planRow(Key{Cell: c.ID(), Size: c.Size}, model, costs, Exhaustive, 0, batch))
+		out = append(out, src.planRow(Key{Cell: c.ID(), Size: c.Size}, model, costs, Exhaustive, 0, batch, refs))
 	}
 	return out
 }
@@ -237,13 +319,16 @@ func (src TruthSource) PlanTruth(cells []TruthCell, model *machine.Model, costs 
 // process; Guided a round a process).
 func (src TruthSource) PlanMatrix(targets []Key, model *machine.Model, costs Costs, strategy Strategy, maxEvals, batch int) []PlanRow {
 	var out []PlanRow
+	refs := map[string]bool{}
 	for _, k := range targets {
-		out = append(out, src.planRow(k, model, costs, strategy, maxEvals, batch))
+		out = append(out, src.planRow(k, model, costs, strategy, maxEvals, batch, refs))
 	}
 	return out
 }
 
-func (src TruthSource) planRow(k Key, model *machine.Model, costs Costs, strategy Strategy, maxEvals, batch int) PlanRow {
+// planRow plans one target; refs holds the references (kernel, size and
+// toolchain) that an earlier target computed, which this one loads.
+func (src TruthSource) planRow(k Key, model *machine.Model, costs Costs, strategy Strategy, maxEvals, batch int, refs map[string]bool) PlanRow {
 	row := PlanRow{Cell: k.Cell, Size: k.Size}
 	t, err := src.target(k)
 	if err != nil {
@@ -295,7 +380,10 @@ func (src TruthSource) planRow(k Key, model *machine.Model, costs Costs, strateg
 		row.Processes = (row.Evals + o.batch() - 1) / o.batch()
 	}
 	cost := costs.At(kernel, k.Size)
-	row.Seconds, row.Assumed = cost.Seconds(row.Evals, row.Processes), cost.Assumed
+	parts := strings.Split(k.Cell, ".")
+	ref := fmt.Sprintf("%s %d %s", kernel, k.Size, parts[len(parts)-1])
+	row.Seconds, row.Assumed = cost.Seconds(row.Evals, row.Processes, !refs[ref]), cost.Assumed
+	refs[ref] = true
 	return row
 }
 
