@@ -181,112 +181,203 @@ func tryFuseNests(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program,
 	if i < 0 {
 		return nil, nil, "separate launches, in order: fusion not judged by the dependence analysis"
 	}
-	f := rc.Fusions[i]
-	illegal := ""
-	if !f.Legal {
-		illegal = fmt.Sprintf("separate launches, in order: fusing %s and %s is illegal: %s would run backward (%s)", a.loop.ID, b.loop.ID, count(len(f.Preventing), "dependence"), f.Preventing[0])
+	p := &nestPair{k: k, m: m, orig: orig, cur: cur, a: a, b: b, f: rc.Fusions[i],
+		parallel: rc.Verdict(a.loop).Parallel || rc.Verdict(b.loop).Parallel,
+		ia:       slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })}
+	p.illegal = illegalFusion(p.f, a.loop, b.loop)
+	sh, why := p.shift()
+	if sh == nil {
+		return nil, nil, why
 	}
-	// The shift, from the dependences of the fusion without one (guards
-	// where the ranges differ).
-	parallel := rc.Verdict(a.loop).Parallel || rc.Verdict(b.loop).Parallel
-	s, dists := int64(0), []int64(nil)
-	// mixed is why a fused loop that carries a dependence keeps the nests
-	// apart where either ran in parallel alone.
-	mixed := func(v depend.LoopVerdict, s int64) string {
-		why := illegal
-		if why == "" {
-			why = fmt.Sprintf("separate launches, in order: fusing %s and %s is legal", a.loop.ID, b.loop.ID)
-		}
-		if s != 0 {
-			why += fmt.Sprintf("; a shift of %d (%s) would make it legal", s, shiftText(a.loop, b.loop, s))
-		}
-		return fmt.Sprintf("%s, but the dependences between them have distances %s on the fused loop, so no one shift makes them all loop-independent: the fused loop would carry %s and could not run in parallel",
-			why, distances(dists), v.Carried[0])
+	if sh.s == 0 && p.f.SameBounds && p.f.Legal {
+		return fuseSame(k, m, orig, cur, a, b, p.ia)
 	}
-	if r0, err := unionRange(a.loop, b.loop, 0); err == nil {
-		f0, err := shiftedFusion(cur, a.loop, b.loop, 0, r0, 1)
-		if err != nil {
-			return nil, nil, "separate launches, in order: " + err.Error()
-		}
-		fr0 := depend.Analyze(f0.p)
-		var ok bool
-		s, dists, ok = chooseShift(shiftDeps(fr0, f0, a.loop, b.loop), parallel)
-		if !ok {
-			return nil, nil, illegal + "; no constant shift makes it legal (a distance that is not constant)"
-		}
-		ia := slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })
-		if v := fr0.Verdict(f0.p.Body[ia].Loop); s == 0 && parallel && !v.Parallel {
-			return nil, nil, mixed(v, 0)
-		}
-	} else if !f.Legal {
-		if s, ok := fusionShift(f); ok {
-			return nil, nil, fmt.Sprintf("%s; a shift of %d (%s) would make it legal, but %v", illegal, s, shiftText(a.loop, b.loop, s), err)
-		}
-		return nil, nil, illegal + "; no constant shift makes it legal (a distance that is not constant)"
-	} else if !f.SameBounds {
-		return nil, nil, fmt.Sprintf("separate launches, in order: fusing is legal, but %v", err)
+	fp, r, why := p.fusedAt(sh)
+	if fp == nil {
+		return nil, nil, why
 	}
-	if s == 0 && f.SameBounds && f.Legal {
-		return fuseSame(k, m, orig, cur, a, b)
+	l, fp, deep, why := p.lower(sh, fp, r)
+	if l == nil {
+		return nil, nil, why
 	}
-	shifted := fmt.Sprintf("a shift of %d (%s)", s, shiftText(a.loop, b.loop, s))
-	r, err := unionRange(a.loop, b.loop, s)
+	if want := max(a.info.parallel, b.info.parallel); l.info.parallel < want {
+		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest would run %d loops in parallel where each alone runs up to %d", sh.shifted, l.info.parallel, want)
+	}
+	return fp.p, l, p.fusedText(sh, r, fp.p.Body[p.ia].Loop, deep, l.info)
+}
+
+// nestPair is two adjacent nests a and b of cur (the kernel's program orig
+// as the fusions so far left it) that may become one launch: the
+// dependence analysis's judgement of fusing them, why that fusion is
+// illegal ("" where it is legal), whether either outer loop runs in
+// parallel alone, and a's place among cur's top-level nests (the fused
+// nest's).
+type nestPair struct {
+	k         *spec.Kernel
+	m         *machine.Model
+	orig, cur *loopnest.Program
+	a, b      *launch
+	f         depend.Fusion
+	illegal   string
+	parallel  bool
+	ia        int
+}
+
+// nestShift is the shift for fusing a pair, said as in the explanation
+// ("a shift of 1 (...)"), and the fusion without a shift it was chosen
+// from: the distinct distances on its fused loop, its range, program and
+// analysis (nil where that fusion was not built).
+type nestShift struct {
+	s       int64
+	shifted string
+	dists   []int64
+	r0      *fusedRange
+	f0      *fusedProgram
+	fr0     *depend.Result
+}
+
+// illegalFusion says why fusing a and b is illegal, the first dependence
+// that would run backward; "" when the fusion is legal.
+func illegalFusion(f depend.Fusion, a, b *loopnest.Loop) string {
+	if f.Legal {
+		return ""
+	}
+	return fmt.Sprintf("separate launches, in order: fusing %s and %s is illegal: %s would run backward (%s)", a.ID, b.ID, count(len(f.Preventing), "dependence"), f.Preventing[0])
+}
+
+// shiftPhrase says the shift s: "a shift of 1 (i#2's iteration v run with
+// i#1's v+1)".
+func shiftPhrase(a, b *loopnest.Loop, s int64) string {
+	return fmt.Sprintf("a shift of %d (%s)", s, shiftText(a, b, s))
+}
+
+// shift is the shift for fusing the pair, chosen from the dependences of
+// the fusion without one (guards where the ranges differ), or nil and why
+// the nests stay apart: that fusion cannot be built, a distance is not
+// constant, or the distances differ on a fused loop that either nest ran
+// in parallel alone. Where the union of the ranges is no affine range,
+// only a legal fusion with the same bounds goes on: the shift is 0 and no
+// fusion is built.
+func (p *nestPair) shift() (*nestShift, string) {
+	a, b := p.a.loop, p.b.loop
+	r0, err := unionRange(a, b, 0)
 	if err != nil {
-		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", shifted, err)
+		switch {
+		case !p.f.Legal:
+			if s, ok := fusionShift(p.f); ok {
+				return nil, fmt.Sprintf("%s; %s would make it legal, but %v", p.illegal, shiftPhrase(a, b, s), err)
+			}
+			return nil, p.illegal + "; no constant shift makes it legal (a distance that is not constant)"
+		case !p.f.SameBounds:
+			return nil, fmt.Sprintf("separate launches, in order: fusing is legal, but %v", err)
+		}
+		return &nestShift{s: 0, shifted: shiftPhrase(a, b, 0)}, ""
 	}
-	fp, err := shiftedFusion(cur, a.loop, b.loop, s, r, 1)
+	f0, err := shiftedFusion(p.cur, a, b, 0, r0, 1)
 	if err != nil {
-		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", shifted, err)
+		return nil, "separate launches, in order: " + err.Error()
 	}
-	ia := slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })
-	fl := fp.p.Body[ia].Loop
-	// The analysis of the fused program: no dependence between them may
-	// run backward, and where either nest's loop ran in parallel the fused
-	// loop must carry none.
-	fr := depend.Analyze(fp.p)
-	for _, d := range shiftDeps(fr, fp, a.loop, b.loop) {
+	fr0 := depend.Analyze(f0.p)
+	s, dists, ok := chooseShift(shiftDeps(fr0, f0, a, b), p.parallel)
+	if !ok {
+		return nil, p.illegal + "; no constant shift makes it legal (a distance that is not constant)"
+	}
+	sh := &nestShift{s: s, shifted: shiftPhrase(a, b, s), dists: dists, r0: r0, f0: f0, fr0: fr0}
+	if v := fr0.Verdict(f0.p.Body[p.ia].Loop); s == 0 && p.parallel && !v.Parallel {
+		return nil, p.mixedDistances(sh, v)
+	}
+	return sh, ""
+}
+
+// mixedDistances says why a fused loop that carries a dependence (v's
+// first) keeps the nests apart where either ran in parallel alone: the
+// distances of the dependences between them differ, so no one shift makes
+// them all loop-independent.
+func (p *nestPair) mixedDistances(sh *nestShift, v depend.LoopVerdict) string {
+	why := p.illegal
+	if why == "" {
+		why = fmt.Sprintf("separate launches, in order: fusing %s and %s is legal", p.a.loop.ID, p.b.loop.ID)
+	}
+	if sh.s != 0 {
+		why += fmt.Sprintf("; %s would make it legal", sh.shifted)
+	}
+	return fmt.Sprintf("%s, but the dependences between them have distances %s on the fused loop, so no one shift makes them all loop-independent: the fused loop would carry %s and could not run in parallel",
+		why, distances(sh.dists), v.Carried[0])
+}
+
+// fusedAt is the pair fused with the shift sh (the fusion without a shift
+// where sh is 0) and its range, when no dependence between them runs
+// backward and, where either nest's loop ran in parallel, the fused loop
+// carries none; or nil and why not.
+func (p *nestPair) fusedAt(sh *nestShift) (*fusedProgram, *fusedRange, string) {
+	a, b := p.a.loop, p.b.loop
+	fp, r, fr := sh.f0, sh.r0, sh.fr0
+	if sh.s != 0 || fp == nil {
+		var err error
+		if r, err = unionRange(a, b, sh.s); err != nil {
+			return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", sh.shifted, err)
+		}
+		if fp, err = shiftedFusion(p.cur, a, b, sh.s, r, 1); err != nil {
+			return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s: %v", sh.shifted, err)
+		}
+		fr = depend.Analyze(fp.p)
+	}
+	for _, d := range shiftDeps(fr, fp, a, b) {
 		if d.backward {
-			return nil, nil, fmt.Sprintf("separate launches, in order: fused with %s, %s would run backward", shifted, d.dep)
+			return nil, nil, fmt.Sprintf("separate launches, in order: fused with %s, %s would run backward", sh.shifted, d.dep)
 		}
 	}
-	if v := fr.Verdict(fl); parallel && !v.Parallel {
-		return nil, nil, mixed(v, s)
+	if v := fr.Verdict(fp.p.Body[p.ia].Loop); p.parallel && !v.Parallel {
+		return nil, nil, p.mixedDistances(sh, v)
 	}
-	fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
+	return fp, r, ""
+}
+
+// lower lowers the fused nest of fp. Where it is not lowered and neither
+// nest's outer loop ran in parallel alone, their bands fuse too, as one
+// nest (fuseBands). It returns the launch, the program it came from and what
+// fused below the outer loop ("" when only that loop did), or nil and why
+// not.
+func (p *nestPair) lower(sh *nestShift, fp *fusedProgram, r *fusedRange) (*launch, *fusedProgram, string, string) {
+	fp.p.Assumptions, fp.p.Promote = p.orig.Assumptions, p.orig.Promote
 	l := &launch{}
-	sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
+	sk := subKernel(p.k, copyProgram(p.orig, fp.p.Body[p.ia:p.ia+1]))
 	deep := ""
-	if err := lowerOne(sk, m, &l.info); err != nil {
-		if parallel {
-			return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest is not lowered (%v)", shifted, err)
+	if err := lowerOne(sk, p.m, &l.info); err != nil {
+		if p.parallel {
+			return nil, nil, "", fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest is not lowered (%v)", sh.shifted, err)
 		}
 		// A sequential fused loop around the two nests' bands is not
 		// lowered; with the bands fused too it may be, as one nest.
-		dp, dsk, dinfo, d := fuseBands(k, m, orig, cur, a.loop, b.loop, s, r, ia)
+		dp, dsk, dinfo, d := fuseBands(p.k, p.m, p.orig, p.cur, p.a.loop, p.b.loop, sh.s, r, p.ia)
 		if dp == nil {
-			return nil, nil, fmt.Sprintf("separate launches, in order: %s and %s each run sequentially alone, so a shift costs no parallelism; fusing with %s is legal, but the fused nest is not lowered (%v), nor with their bands fused", a.loop.ID, b.loop.ID, shifted, err)
+			return nil, nil, "", fmt.Sprintf("separate launches, in order: %s and %s each run sequentially alone, so a shift costs no parallelism; fusing with %s is legal, but the fused nest is not lowered (%v), nor with their bands fused", p.a.loop.ID, p.b.loop.ID, sh.shifted, err)
 		}
 		fp, sk, l.info = dp, dsk, dinfo
-		fl = fp.p.Body[ia].Loop
-		deep = fmt.Sprintf("the bands fused %d loops deep (%s), as one nest; ", d, ids(band(fl)[:d]))
+		deep = fmt.Sprintf("the bands fused %d loops deep (%s), as one nest; ", d, ids(band(fp.p.Body[p.ia].Loop)[:d]))
 	}
 	l.kernel = sk
-	if want := max(a.info.parallel, b.info.parallel); l.info.parallel < want {
-		return nil, nil, fmt.Sprintf("separate launches, in order: fusing with %s is legal, but the fused nest would run %d loops in parallel where each alone runs up to %d", shifted, l.info.parallel, want)
-	}
+	return l, fp, deep, ""
+}
+
+// fusedText says why the pair is one launch with the shift sh: what the
+// shift or the fusion keeps, the fused loop fl's range r and each body's
+// guards, what fused below the outer loop (deep) and how the fused nest
+// runs the two bodies.
+func (p *nestPair) fusedText(sh *nestShift, r *fusedRange, fl *loopnest.Loop, deep string, info launchInfo) string {
+	a, b := p.a.loop, p.b.loop
 	var why string
 	switch {
-	case s != 0 && parallel:
-		why = fmt.Sprintf("one launch: fusing with %s makes every dependence between them loop-independent (distance %d becomes 0), so the fused loop stays parallel; ", shifted, -s)
-	case s != 0:
-		why = fmt.Sprintf("one launch: fusing with %s runs no dependence between them backward; %s and %s each run sequentially alone, so the fused loop loses no parallelism; ", shifted, a.loop.ID, b.loop.ID)
-	case parallel:
+	case sh.s != 0 && p.parallel:
+		why = fmt.Sprintf("one launch: fusing with %s makes every dependence between them loop-independent (distance %d becomes 0), so the fused loop stays parallel; ", sh.shifted, -sh.s)
+	case sh.s != 0:
+		why = fmt.Sprintf("one launch: fusing with %s runs no dependence between them backward; %s and %s each run sequentially alone, so the fused loop loses no parallelism; ", sh.shifted, a.ID, b.ID)
+	case p.parallel:
 		why = "one launch: fusing is legal (no dependence between them runs backward) and keeps the loops parallel; their bounds differ: "
 	default:
-		why = fmt.Sprintf("one launch: fusing is legal (no dependence between them runs backward); %s and %s each run sequentially alone; their bounds differ: ", a.loop.ID, b.loop.ID)
+		why = fmt.Sprintf("one launch: fusing is legal (no dependence between them runs backward); %s and %s each run sequentially alone; their bounds differ: ", a.ID, b.ID)
 	}
-	why += r.describe(fl, b.loop) + "; " + deep + bodiesText(a.loop, l.info)
-	return fp.p, l, why
+	return why + r.describe(fl, b) + "; " + deep + bodiesText(a, info)
 }
 
 // fuseBands fuses the sequential nests a and b with the shift s and their
@@ -318,14 +409,14 @@ func fuseBands(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, a,
 }
 
 // fuseSame fuses a and b, legal with the same bounds and no shift, when the
-// fused nest lowers and keeps the loops parallel.
-func fuseSame(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, a, b *launch) (*loopnest.Program, *launch, string) {
+// fused nest (at ia among the top-level nests) lowers and keeps the loops
+// parallel.
+func fuseSame(k *spec.Kernel, m *machine.Model, orig, cur *loopnest.Program, a, b *launch, ia int) (*loopnest.Program, *launch, string) {
 	fp := fuseNests(cur, a.loop, b.loop, 1)
 	for n, o := range fp.loopOrig {
 		n.ID = o.ID
 	}
 	fp.p.Assumptions, fp.p.Promote = orig.Assumptions, orig.Promote
-	ia := slices.IndexFunc(cur.Body, func(n loopnest.Node) bool { return n.Loop == a.loop })
 	l := &launch{}
 	sk := subKernel(k, copyProgram(orig, fp.p.Body[ia:ia+1]))
 	if err := lowerOne(sk, m, &l.info); err != nil {
