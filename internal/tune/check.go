@@ -255,13 +255,22 @@ func (src TruthSource) Truths(dir string) ([]*Truth, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g.def != nil {
-			t.Space.setDefault(g.def)
-		}
 		o := Options{Device: g.key.Device}
 		m, ok := src.Models.ByReported(names[g.key.Device])
 		if !ok { // rows older than device_name: the folder's GPUs, where they are one model
 			m, ok = src.Models.ByReported(folderGPU(dir))
+		}
+		// The space the tune stage searched: the machine model's launch
+		// defaults join it; the rest of the folder's default (the generated
+		// values) is its default only, as the tuner measures it, and its
+		// values do not widen the space.
+		if ok && m.Kind == machine.KindGPU {
+			if d := launchDefaults(m, src.Tree.Variants[strings.SplitN(g.key.Cell, ".", 3)[1]], t.Space); len(d) > 0 {
+				t.Space.setDefault(d)
+			}
+		}
+		if g.def != nil {
+			t.Space.markDefault(g.def)
 		}
 		if ok && m.Kind == machine.KindGPU {
 			gpu := m.GPU
@@ -328,6 +337,17 @@ func (c *CellSpace) setDefault(d Config) {
 		} else if !slices.Contains(c.Values[name], v) {
 			c.Values[name] = append(slices.Clone(c.Values[name]), v)
 			slices.Sort(c.Values[name])
+		}
+	}
+}
+
+// markDefault makes d the default without widening the space: the
+// configuration the program is generated with, which the tuner measures
+// whether or not its values are among those searched.
+func (c *CellSpace) markDefault(d Config) {
+	for name, v := range d {
+		if _, ok := c.Default[name]; ok {
+			c.Default[name] = v
 		}
 	}
 }
