@@ -156,6 +156,8 @@ func Libraries(ctx context.Context) error { return stage(ctx, "libraries") }
 //	    tune: worker k of n tunes every n-th (cell, size) from the k-th (the gpus and slurm schedulers set it) (-tune-shard)
 //	PM_TUNE_HOLD=snap_vector=1
 //	    tune: tunables held at these values wherever a cell has them, as a claim's premises hold them (claims.yaml premises:); the rest of the space is ruled out (-tune-hold)
+//	PM_TUNE_TARGETS=results/nvidia-h100-tuning
+//	    tune: a tuning folder; of the selection, only the (cell, size) targets its tuning.jsonl holds are tuned (the same matrix on another GPU; the dry run's matrix) (-tune-targets)
 //	PM_TUNED=results/my-tuning
 //	    run: a tuning folder (its tuning.jsonl); every cell it tuned on this device model is measured again at its best, records marked tuned, beside the as-published ones (-tuned)
 //	PM_GPUS=0,1
