@@ -58,7 +58,7 @@ func Tunecheck(ctx context.Context) error { return stage(ctx, "tunecheck") }
 // Book renders the results book (results/book/) from results/index.yaml: every paper's figures and claims with their folders' provenance.
 func Book(ctx context.Context) error { return stage(ctx, "book") }
 
-// Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS when given; later folders win for a cell.
+// Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS when given; later folders win for a cell. Tuning folders merge the same way, every evaluation kept (a later folder's wins for the same binary, configuration and device).
 func Merge(ctx context.Context, folders string) error { return stage(ctx, "merge", folders) }
 
 // Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.

@@ -29,6 +29,7 @@ import (
 	"github.com/portmatrix/portmatrix/internal/spec"
 	"github.com/portmatrix/portmatrix/internal/suite"
 	"github.com/portmatrix/portmatrix/internal/testsnap"
+	"github.com/portmatrix/portmatrix/internal/tune"
 	"github.com/portmatrix/portmatrix/internal/vocabulary"
 )
 
@@ -101,12 +102,27 @@ var Stages = []StageDef{
 			_, err := book.Render(book.Options{Root: cfg.Root, Progress: cfg.Log})
 			return err
 		}},
-	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Variadic: true, Doc: "Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS when given; later folders win for a cell.",
+	{Name: "merge", Needs: NeedsResults, Args: []string{"folders"}, Variadic: true, Doc: "Merge joins comma-separated results folders of one platform into PM_OUT (which may be one of them), taking only PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS when given; later folders win for a cell. Tuning folders merge the same way, every evaluation kept (a later folder's wins for the same binary, configuration and device).",
 		run: func(_ context.Context, cfg Config) error {
 			if cfg.Out == "" {
 				return fmt.Errorf("merge needs an output folder (PM_OUT or -out)")
 			}
-			return results.MergeWith(cfg.Out, argList(cfg.Args), results.MergeOptions{Kernels: cfg.Kernels, Variants: cfg.Variants, Toolchains: cfg.Toolchains})
+			dirs := argList(cfg.Args)
+			tunings, err := tuningFolders(dirs)
+			if err != nil {
+				return err
+			}
+			if !tunings {
+				return results.MergeWith(cfg.Out, dirs, results.MergeOptions{Kernels: cfg.Kernels, Variants: cfg.Variants, Toolchains: cfg.Toolchains})
+			}
+			if len(cfg.Kernels)+len(cfg.Variants)+len(cfg.Toolchains) > 0 {
+				return fmt.Errorf("merge: tuning folders merge whole; PM_KERNELS, PM_VARIANTS and PM_TOOLCHAINS select from results folders only")
+			}
+			n, err := tune.Merge(cfg.Out, dirs)
+			if err == nil {
+				fmt.Fprintf(cfg.Log, "merge: %s holds %d evaluations\n", cfg.Out, n)
+			}
+			return err
 		}},
 	{Name: "compare", Needs: NeedsResults, Args: []string{"a", "b"}, Doc: "Compare prints per-cell GB/s ratios of run b to run a and flags regressions beyond PM_THRESHOLD.",
 		run: func(_ context.Context, cfg Config) error {
@@ -444,4 +460,24 @@ func (p *Project) buildFailures(res []build.Result) error {
 func Report(cfg Config, dir string) error {
 	cfg.Defaults()
 	return report.Folder(cfg.Root, dir, cfg.Log)
+}
+
+// tuningFolders says whether dirs are tuning folders (a tuning.jsonl and no
+// results.jsonl) rather than results folders; a mix is an error naming one
+// of each.
+func tuningFolders(dirs []string) (bool, error) {
+	var tuning, res string
+	for _, d := range dirs {
+		_, err := os.Stat(filepath.Join(d, results.JSONLFile))
+		switch {
+		case err == nil:
+			res = d
+		case tune.Has(d):
+			tuning = d
+		}
+	}
+	if tuning != "" && res != "" {
+		return false, fmt.Errorf("merge takes results folders or tuning folders, not both: %s is a tuning folder, %s a results folder", tuning, res)
+	}
+	return tuning != "", nil
 }

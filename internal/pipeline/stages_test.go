@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/portmatrix/portmatrix/internal/config"
+	"github.com/portmatrix/portmatrix/internal/results"
+	"github.com/portmatrix/portmatrix/internal/tune"
 )
 
 var update = flag.Bool("update", false, "rewrite the knob list of magefile.go")
@@ -92,4 +96,25 @@ func TestStageRefusesArguments(t *testing.T) {
 			assert.NoError(t, s.checkArgs([]string{"x", "y", "z"}), "merge takes any number of folders")
 		}
 	}
+}
+
+// The merge stage merges tuning folders with the tuner's merge, refuses a
+// mix of tuning and results folders naming one of each, and refuses a
+// selection, which only results folders take.
+func TestMergeStageOfTuningFolders(t *testing.T) {
+	a, b, r := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		require.NoError(t, os.WriteFile(filepath.Join(d, tune.CacheFile), []byte(`{"cell":"dot.kk-cuda-3lvl.nvcc-sm90","size":100,"config":"","build_key":"k","device":"`+filepath.Base(d)+`","median_s":0.001,"verified":true}`+"\n"), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(r, results.JSONLFile), nil, 0o644))
+	out := filepath.Join(t.TempDir(), "merged")
+	var log bytes.Buffer
+	require.NoError(t, Stage(context.Background(), "merge", Config{Root: t.TempDir(), Out: out, Log: &log}, a+","+b))
+	assert.Contains(t, log.String(), "holds 2 evaluations")
+	assert.True(t, tune.Has(out))
+
+	err := Stage(context.Background(), "merge", Config{Root: t.TempDir(), Out: out, Log: &log}, a+","+r)
+	assert.ErrorContains(t, err, "merge takes results folders or tuning folders, not both: "+a+" is a tuning folder, "+r+" a results folder")
+	err = Stage(context.Background(), "merge", Config{Root: t.TempDir(), Out: out, Log: &log, Kernels: []string{"dot"}}, a+","+b)
+	assert.ErrorContains(t, err, "tuning folders merge whole")
 }

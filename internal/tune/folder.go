@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/portmatrix/portmatrix/internal/fsutil"
+	"github.com/portmatrix/portmatrix/internal/results"
 )
 
 // The files of a tuning folder (docs/tuning.md). This package is their one
@@ -190,4 +192,110 @@ func Seed(shard string, from []string) (int, error) {
 		err = cerr
 	}
 	return n, err
+}
+
+// Merge joins the tuning folders parts into out, which may be one of them
+// (a later tuning of the same matrix, another pass on another GPU): every
+// evaluation of every part, a later part's winning where two hold the same
+// key (the same configuration of the same binary on the same device); each
+// part's tuning.log and tuning.md after out's own, under a line naming the
+// part; the kernels of every part; and run.json, the last part's. A part
+// that is no tuning folder (no tuning.jsonl) is an error naming it, before
+// anything is written. It returns the number of evaluations out holds.
+func Merge(out string, parts []string) (int, error) {
+	var uniq []string
+	for _, p := range parts {
+		p = filepath.Clean(p)
+		if !slices.Contains(uniq, p) {
+			uniq = append(uniq, p)
+		}
+	}
+	out = filepath.Clean(out)
+	var errs []error
+	for _, p := range uniq {
+		if !Has(p) {
+			errs = append(errs, fmt.Errorf("%s: no %s: not a tuning folder", p, CacheFile))
+		}
+	}
+	if len(uniq) < 2 && !(len(uniq) == 1 && uniq[0] != out) {
+		errs = append(errs, fmt.Errorf("merge needs two tuning folders, or one and another output folder"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return 0, err
+	}
+	at := map[Key]int{}
+	var lines [][]byte
+	add := func(k Key, line []byte) {
+		if i, ok := at[k]; ok {
+			lines[i] = line
+			return
+		}
+		at[k] = len(lines)
+		lines = append(lines, line)
+	}
+	// out's own first, unless it is one of the parts (then in its place).
+	sources := uniq
+	if !slices.Contains(uniq, out) {
+		sources = append([]string{out}, uniq...)
+	}
+	var logs, reports bytes.Buffer
+	kernels := Kernels{}
+	for _, src := range sources {
+		if err := entryLines(CachePath(src), add); err != nil {
+			return 0, err
+		}
+		for _, f := range []struct {
+			name string
+			buf  *bytes.Buffer
+		}{{LogFile, &logs}, {ReportFile, &reports}} {
+			data, err := os.ReadFile(filepath.Join(src, f.name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return 0, err
+			}
+			if src != out {
+				fmt.Fprintf(f.buf, "# merged from %s\n", filepath.ToSlash(src))
+			}
+			f.buf.Write(data)
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				f.buf.WriteByte('\n')
+			}
+		}
+		k, err := ReadKernels(src)
+		if err != nil {
+			return 0, err
+		}
+		maps.Copy(kernels, k)
+	}
+	var cache bytes.Buffer
+	for _, l := range lines {
+		cache.Write(l)
+		cache.WriteByte('\n')
+	}
+	last := uniq[len(uniq)-1]
+	run, err := os.ReadFile(filepath.Join(last, results.RunFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	writes := []struct {
+		name string
+		data []byte
+	}{{CacheFile, cache.Bytes()}, {LogFile, logs.Bytes()}, {ReportFile, reports.Bytes()}}
+	if len(run) > 0 && last != out {
+		writes = append(writes, struct {
+			name string
+			data []byte
+		}{results.RunFile, run})
+	}
+	for _, w := range writes {
+		if err := fsutil.WriteFile(filepath.Join(out, w.name), w.data, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return len(lines), WriteKernels(out, kernels)
 }
