@@ -54,6 +54,8 @@ inline size_t flush_bytes() { return host_cache::flush_bytes(); }
 inline size_t cache_bytes() { return host_cache::cache_bytes(); }
 inline size_t free_bytes() { return host_cache::free_bytes(); }
 inline void flush() { host_cache::flush(); }
+// How the flush evicts (the record's flush_by): the host's writes.
+inline const char* flush_by() { return "write"; }
 inline void stream_copy(double* c, const double* a, int64_t n) { host_cache::stream_copy(c, a, n); }
 inline void stream_triad(double* b, const double* a, const double* c, double s, int64_t n) {
   host_cache::stream_triad(b, a, c, s, n);

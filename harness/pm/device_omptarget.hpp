@@ -333,20 +333,31 @@ inline size_t flush_bytes() { return is_gpu() ? kDeviceFlushBytes : host_cache::
 // a device's free memory (0: not known).
 inline size_t cache_bytes() { return is_gpu() ? kDeviceFlushBytes / 2 : host_cache::cache_bytes(); }
 inline size_t free_bytes() { return is_gpu() ? 0 : host_cache::free_bytes(); }
+// On a GPU the flush reads its buffer, as the CUDA device's does
+// (device_cuda.hpp: a written buffer leaves the L2 dirty for the timed
+// call to write back): a word is written only where it holds the sentinel,
+// which the buffer, zeroed once, never does, so the loads stay and nothing
+// is written. The host fallback flushes the host's caches.
+inline const char* flush_by() { return is_gpu() ? "read" : "write"; }
 inline void flush() {
   settle();
   if (!is_gpu()) {
     host_cache::flush();
     return;
   }
-  static uint64_t* const buffer = static_cast<uint64_t*>(dmem::alloc(kDeviceFlushBytes));
-  static uint64_t round = 0;
-  const uint64_t value = ++round;
-  uint64_t* const buf = buffer;
   const int64_t words = static_cast<int64_t>(kDeviceFlushBytes / sizeof(uint64_t));
   const int dev = id();
+  static uint64_t* const buffer = [&] {
+    uint64_t* b = static_cast<uint64_t*>(dmem::alloc(kDeviceFlushBytes));
+#pragma omp target teams distribute parallel for is_device_ptr(b) device(dev)
+    for (int64_t i = 0; i < words; ++i) b[i] = 0;
+    return b;
+  }();
+  uint64_t* const buf = buffer;
+  const uint64_t sentinel = ~uint64_t(0);
 #pragma omp target teams distribute parallel for is_device_ptr(buf) device(dev)
-  for (int64_t i = 0; i < words; ++i) buf[i] = value;
+  for (int64_t i = 0; i < words; ++i)
+    if (buf[i] == sentinel) buf[i] = 0;
 }
 
 inline void stream_copy(double* c, const double* a, int64_t n) {

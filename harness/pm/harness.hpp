@@ -663,9 +663,11 @@ class CsrArray : public Buffer {
 };
 
 // ---------------------------------------------------------------------------
-// L2 flush: writing a buffer of device::flush_bytes() (at least twice the
-// last-level cache) between the restore of the data and the timed call, so
-// that a rep finds none of its arrays in the cache. auto: on for a GPU (the
+// L2 flush: a pass over a buffer of device::flush_bytes() (at least twice
+// the last-level cache) between the restore of the data and the timed call,
+// so that a rep finds none of its arrays in the cache; a GPU's reads it
+// (leaving no dirty line for the timed call to write back), the host's
+// writes it (device::flush_by, the record's flush_by). auto: on for a GPU (the
 // restore itself leaves the last L2-size of the arrays resident at any size;
 // the flush costs tens of microseconds), on for the host when the working set
 // fits in the flush size (the flush costs milliseconds there).
@@ -1167,6 +1169,7 @@ class Run {
                 flops_ / med * 1e-9);
     std::printf(",\"working_set_bytes\":%.17g,\"flush_l2\":%s,\"flush_bytes\":%.17g", working_set_,
                 flush_ ? "true" : "false", static_cast<double>(device::flush_bytes()));
+    if (flush_) std::printf(",\"flush_by\":\"%s\"", device::flush_by());
     std::printf(",\"verified\":%s,\"runs_checked\":%d,\"runs_failed\":%d,\"max_rel_err\":", ok ? "true" : "false",
                 runs_, failed_);
     json_number(nonfinite_ ? NAN : max_err_, "%.6g");

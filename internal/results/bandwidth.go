@@ -206,6 +206,19 @@ func DeviceBandwidths(recs []Record, family func(string) string) map[string]Band
 }
 
 // flag reads a boolean field the record type does not name (kept in Extra).
+// Flush is how the L2 was flushed before each of the record's runs: ""
+// when it was not (flush_l2 false or absent), else FlushBy, "write" in
+// records older than it.
+func (r Record) Flush() string {
+	if !r.flag("flush_l2") {
+		return ""
+	}
+	if r.FlushBy == "" {
+		return "write"
+	}
+	return r.FlushBy
+}
+
 func (r Record) flag(name string) bool {
 	var v bool
 	if raw, ok := r.Extra[name]; ok {

@@ -151,3 +151,36 @@ func TestMergeNeverPoolsTwoWaysToWait(t *testing.T) {
 	require.NoError(t, Merge(out2, []string{b, c}))
 	assert.Len(t, trials(t, out2), 2)
 }
+
+// Trials after a flush that wrote the L2 full of dirty lines and after one
+// that read it never pool: the later flush's trials win, the earlier are
+// dropped with a note naming the flush. Records without flush_by and with
+// flush_l2 true were flushed by writing; without a flush there is no method.
+func TestMergeNeverPoolsTwoFlushes(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	const cell = "dot.kk-cuda-3lvl.nvcc-sm90"
+	run := `"gpus":[{"name":"NVIDIA H200","uuid":"GPU-A"}],"toolchains":[{"id":"nvcc-sm90","family":"nvcc","version":"13.0"}]`
+	rec := func(commit string, trial int, flush string) string {
+		r := strings.Replace(kernelRec(cell, commit, "k", 8, trial, "13.0"), `"kind"`, `"device_hash":"h","clock":"host","flush_l2":true,"kind"`, 1)
+		if flush != "" {
+			r = strings.Replace(r, `"kind"`, fmt.Sprintf(`"flush_by":%q,"kind"`, flush), 1)
+		}
+		return r
+	}
+	writeRun(t, a, `{"id":"a","commit":"c1","finished":"x",`+run+`}`, rec("c1", 1, ""), rec("c1", 2, "write"))
+	writeRun(t, b, `{"id":"b","commit":"c2","finished":"x",`+run+`}`, rec("c2", 1, "read"))
+	out := filepath.Join(root, "out")
+	require.NoError(t, Merge(out, []string{a, b}))
+	assert.Equal(t, []string{"8#1 b"}, trials(t, out))
+	r, err := ReadRun(out)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		cell + " size 8: trial 1 of batch a dropped: another flush of the L2 (flush_by) than trial 1 of batch b",
+		cell + " size 8: trial 2 of batch a dropped: another flush of the L2 (flush_by) than trial 1 of batch b"}, r.MergeNotes)
+	// absent flush_by with a flush is a write: the two trials of a pool
+	out2 := filepath.Join(root, "out2")
+	require.NoError(t, MergeWith(out2, []string{a}, MergeOptions{Kernels: []string{"dot"}}))
+	assert.Len(t, trials(t, out2), 2)
+	assert.Equal(t, "", Record{}.Flush(), "no flush, no method")
+}

@@ -537,6 +537,8 @@ func pool(recs []Record, idx []int, drop map[int]bool) (notes []string) {
 				what = "clock"
 			case r.CudaSched != lastRec.CudaSched:
 				what = "wait for the GPU (cuda_sched)"
+			case r.Flush() != lastRec.Flush():
+				what = "flush of the L2 (flush_by)"
 			case !sameLaunch(r, lastRec):
 				what = "launch"
 			}
@@ -640,9 +642,9 @@ func tunedBeside(recs []Record, groups map[string][]int, drop map[int]bool) (not
 // measurements, whatever the code, and so are two clocks (a harness that
 // timed CUDA with events, and one that times it with the host's clock):
 // trials of two clocks never pool, nor of two ways the host waited for the
-// GPU (Record.CudaSched).
+// GPU (Record.CudaSched), nor of two flushes of the L2 (Record.Flush).
 func sameCode(a, b Record) (same, known bool) {
-	if !sameLaunch(a, b) || a.TimedBy() != b.TimedBy() || a.CudaSched != b.CudaSched {
+	if !sameLaunch(a, b) || a.TimedBy() != b.TimedBy() || a.CudaSched != b.CudaSched || a.Flush() != b.Flush() {
 		return false, true
 	}
 	return sameBuild(a, b)

@@ -81,6 +81,13 @@ type Record struct {
 	// choice (LLVM's offload runtime: CU_CTX_SCHED_BLOCKING_SYNC). Two
 	// records of two are two measurements (sameCode).
 	CudaSched string `json:"cuda_sched,omitempty"`
+	// FlushBy is how the L2 flush before each run evicted, where it ran
+	// (flush_l2): "read", a pass reading the flush buffer (a GPU's flush
+	// since 2026-11-29), which leaves no dirty line; "write" (absent in
+	// older records), a pass writing it, whose dirty lines the timed call
+	// wrote back (the host's flush). Two flushes are two measurements
+	// (sameCode; Flush).
+	FlushBy string `json:"flush_by,omitempty"`
 	// A stream record's method ("babelstream": arrays of ArrayBytes each,
 	// four times the caches or more, the best of reps runs, GBpsBest its
 	// bandwidth; absent in older folders: the median of a few runs after
