@@ -5,7 +5,7 @@
 # DOT at 1e8 under kk-omp-b and kk-ompx-opt, and kk-cuda-3lvl's 4 by the same
 # selection), then replays every search against it (portmatrix tunecheck: the
 # folder's tuning-check.md and tuning-check.csv). `portmatrix tunecheck` without a
-# folder prints the spaces and the GPU seconds expected (about 8.5 minutes on an H200).
+# folder prints the spaces and the GPU seconds expected (it took 4 minutes on an H200).
 # On a GPU host, after gpu-run.sh's unpacking of a bundle (PM_BUNDLE=<bundle folder>
 # of clang22-sm90; nvcc-sm90 is built on the host for the selection, PM_HOST_BUILD
 # empty skips that when the bundle carries it), or in a checkout with a built CLI
