@@ -264,10 +264,8 @@ func (src TruthSource) Truths(dir string) ([]*Truth, error) {
 		// defaults join it; the rest of the folder's default (the generated
 		// values) is its default only, as the tuner measures it, and its
 		// values do not widen the space.
-		if ok && m.Kind == machine.KindGPU {
-			if d := launchDefaults(m, src.Tree.Variants[strings.SplitN(g.key.Cell, ".", 3)[1]], t.Space); len(d) > 0 {
-				t.Space.setDefault(d)
-			}
+		if ok {
+			src.joinLaunchDefaults(g.key.Cell, m, t.Space)
 		}
 		if g.def != nil {
 			t.Space.markDefault(g.def)

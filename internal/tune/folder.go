@@ -80,27 +80,15 @@ func AppendReport(dir string, started time.Time, table []byte) error {
 // writing) are left out: the worker's next tuning measures them again. It
 // returns the number of evaluations.
 func Join(dir string, shards []string) (int, error) {
-	at := map[Key]int{}
-	var lines [][]byte
+	var evals evaluationSet
 	var md bytes.Buffer
 	// The folder's own evaluations first (an earlier join, or a tuning of
 	// the folder in one process): what no shard holds is kept.
-	if err := entryLines(CachePath(dir), func(k Key, line []byte) {
-		at[k] = len(lines)
-		lines = append(lines, line)
-	}); err != nil {
+	if err := entryLines(CachePath(dir), evals.add); err != nil {
 		return 0, err
 	}
 	for _, shard := range shards {
-		err := entryLines(CachePath(shard), func(k Key, line []byte) {
-			if i, ok := at[k]; ok {
-				lines[i] = line
-				return
-			}
-			at[k] = len(lines)
-			lines = append(lines, line)
-		})
-		if err != nil {
+		if err := entryLines(CachePath(shard), evals.add); err != nil {
 			return 0, err
 		}
 		report, err := os.ReadFile(filepath.Join(shard, ReportFile))
@@ -118,15 +106,38 @@ func Join(dir string, shards []string) (int, error) {
 			return 0, err
 		}
 	}
+	if err := fsutil.WriteFile(CachePath(dir), evals.bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	return len(evals.lines), fsutil.WriteFile(filepath.Join(dir, ReportFile), md.Bytes(), 0o644)
+}
+
+// evaluationSet is tuning.jsonl lines by key, in the order first seen, a
+// later line replacing an earlier one of the same key (Join, Merge).
+type evaluationSet struct {
+	at    map[Key]int
+	lines [][]byte
+}
+
+func (e *evaluationSet) add(k Key, line []byte) {
+	if i, ok := e.at[k]; ok {
+		e.lines[i] = line
+		return
+	}
+	if e.at == nil {
+		e.at = map[Key]int{}
+	}
+	e.at[k] = len(e.lines)
+	e.lines = append(e.lines, line)
+}
+
+func (e *evaluationSet) bytes() []byte {
 	var out bytes.Buffer
-	for _, l := range lines {
+	for _, l := range e.lines {
 		out.Write(l)
 		out.WriteByte('\n')
 	}
-	if err := fsutil.WriteFile(CachePath(dir), out.Bytes(), 0o644); err != nil {
-		return 0, err
-	}
-	return len(lines), fsutil.WriteFile(filepath.Join(dir, ReportFile), md.Bytes(), 0o644)
+	return out.Bytes()
 }
 
 // entryLines calls each with the key and the line of every evaluation of
@@ -226,16 +237,7 @@ func Merge(out string, parts []string) (int, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return 0, err
 	}
-	at := map[Key]int{}
-	var lines [][]byte
-	add := func(k Key, line []byte) {
-		if i, ok := at[k]; ok {
-			lines[i] = line
-			return
-		}
-		at[k] = len(lines)
-		lines = append(lines, line)
-	}
+	var evals evaluationSet
 	// out's own first, unless it is one of the parts (then in its place).
 	sources := uniq
 	if !slices.Contains(uniq, out) {
@@ -244,7 +246,7 @@ func Merge(out string, parts []string) (int, error) {
 	var logs, reports bytes.Buffer
 	kernels := Kernels{}
 	for _, src := range sources {
-		if err := entryLines(CachePath(src), add); err != nil {
+		if err := entryLines(CachePath(src), evals.add); err != nil {
 			return 0, err
 		}
 		for _, f := range []struct {
@@ -272,11 +274,6 @@ func Merge(out string, parts []string) (int, error) {
 		}
 		maps.Copy(kernels, k)
 	}
-	var cache bytes.Buffer
-	for _, l := range lines {
-		cache.Write(l)
-		cache.WriteByte('\n')
-	}
 	last := uniq[len(uniq)-1]
 	run, err := os.ReadFile(filepath.Join(last, results.RunFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -285,7 +282,7 @@ func Merge(out string, parts []string) (int, error) {
 	writes := []struct {
 		name string
 		data []byte
-	}{{CacheFile, cache.Bytes()}, {LogFile, logs.Bytes()}, {ReportFile, reports.Bytes()}}
+	}{{CacheFile, evals.bytes()}, {LogFile, logs.Bytes()}, {ReportFile, reports.Bytes()}}
 	if len(run) > 0 && last != out {
 		writes = append(writes, struct {
 			name string
@@ -297,5 +294,5 @@ func Merge(out string, parts []string) (int, error) {
 			return 0, err
 		}
 	}
-	return len(lines), WriteKernels(out, kernels)
+	return len(evals.lines), WriteKernels(out, kernels)
 }

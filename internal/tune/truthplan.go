@@ -336,12 +336,7 @@ func (src TruthSource) planRow(k Key, model *machine.Model, costs Costs, strateg
 		return row
 	}
 	kernel, _, _ := strings.Cut(k.Cell, ".")
-	if model != nil && model.Kind == machine.KindGPU {
-		// The model's launch defaults, as the tune stage puts them in.
-		if d := launchDefaults(model, src.Tree.Variants[strings.SplitN(k.Cell, ".", 3)[1]], t.Space); len(d) > 0 {
-			t.Space.setDefault(d)
-		}
-	}
+	src.joinLaunchDefaults(k.Cell, model, t.Space)
 	o := Options{Strategy: Exhaustive, MaxEvals: maxEvals, BatchSize: batch}
 	if model != nil && model.Kind == machine.KindGPU {
 		g := model.GPU
@@ -385,6 +380,18 @@ func (src TruthSource) planRow(k Key, model *machine.Model, costs Costs, strateg
 	row.Seconds, row.Assumed = cost.Seconds(row.Evals, row.Processes, !refs[ref]), cost.Assumed
 	refs[ref] = true
 	return row
+}
+
+// joinLaunchDefaults puts the machine model's launch defaults of cell into
+// its space s, as the tune stage does (the defaults, their values joining
+// the space's); nothing where m is no GPU's model.
+func (src TruthSource) joinLaunchDefaults(cell string, m *machine.Model, s *CellSpace) {
+	if m == nil || m.Kind != machine.KindGPU {
+		return
+	}
+	if d := launchDefaults(m, src.Tree.Variants[strings.SplitN(cell, ".", 3)[1]], s); len(d) > 0 {
+		s.setDefault(d)
+	}
 }
 
 // launchDefaults are the machine model's launch defaults of a variant's
