@@ -14,12 +14,9 @@
 
 namespace pm {
 namespace device {
-// --cuda-sched: only the OpenMP target device sets it (device_omptarget.hpp).
-inline std::string& cuda_sched_set() {
-  static std::string s;
-  return s;
-}
-inline void cuda_sched(const std::string&) {}
+// --cuda-sched: only the OpenMP target device sets a scheduling
+// (device_omptarget.hpp); here nothing is set.
+inline const char* cuda_sched(const std::string&) { return ""; }
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {

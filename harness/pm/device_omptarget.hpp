@@ -54,16 +54,13 @@ namespace device {
 // way; "runtime" leaves the choice to the offload runtime. GCC's libgomp
 // creates its contexts with CU_CTX_SCHED_AUTO itself, and without an
 // NVIDIA driver (AMD, the build machine) there is nothing to set. The
-// driver is opened at run time: the program links no CUDA library.
-inline std::string& cuda_sched_set() {
-  static std::string s;  // what was set: "auto", or "" (the runtime's choice)
-  return s;
-}
-inline void cuda_sched(const std::string& mode) {
+// driver is opened at run time: the program links no CUDA library. It
+// returns what it set: "auto", or "" (the runtime's choice).
+inline const char* cuda_sched(const std::string& mode) {
 #if defined(__clang__)
-  if (mode != "auto") return;
+  if (mode != "auto") return "";
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return;
+  if (!h) return "";
   using init_t = int (*)(unsigned);
   using count_t = int (*)(int*);
   using get_t = int (*)(int*, int);
@@ -75,7 +72,7 @@ inline void cuda_sched(const std::string& mode) {
   const auto flags = reinterpret_cast<flags_t>(dlsym(h, "cuDevicePrimaryCtxSetFlags_v2"));
   const auto retain = reinterpret_cast<retain_t>(dlsym(h, "cuDevicePrimaryCtxRetain"));
   int n = 0;
-  if (!init || !count || !get || !flags || !retain || init(0) != 0 || count(&n) != 0 || n < 1) return;
+  if (!init || !count || !get || !flags || !retain || init(0) != 0 || count(&n) != 0 || n < 1) return "";
   constexpr unsigned kSchedAuto = 0;  // CU_CTX_SCHED_AUTO
   for (int i = 0; i < n; ++i) {
     int dev = 0;
@@ -85,9 +82,10 @@ inline void cuda_sched(const std::string& mode) {
       std::exit(2);
     }
   }
-  cuda_sched_set() = "auto";
+  return "auto";
 #else
   (void)mode;
+  return "";
 #endif
 }
 inline int id() {

@@ -148,6 +148,14 @@ inline std::vector<std::pair<std::string, int64_t>> parse_config(const std::stri
 // --configs FILE (a configuration per line, # comments), --defaults
 // k=v,... (once) and --team-shared-limit BYTES. Without --size the default
 // sizes apply.
+// What --cuda-sched set (device::cuda_sched): "auto", or "" where nothing
+// was set (the runtime's choice, or no NVIDIA GPU under OpenMP offload);
+// records carry it as cuda_sched.
+inline std::string& cuda_sched_set() {
+  static std::string s;
+  return s;
+}
+
 inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -236,7 +244,7 @@ inline Options parse(int argc, char** argv, std::vector<int64_t> default_sizes) 
   for (int64_t s : o.sizes)
     if (s < 1) die("sizes must be positive", nullptr);
   // Before any device call: the offload runtime starts with the first.
-  device::cuda_sched(o.cuda_sched);
+  cuda_sched_set() = device::cuda_sched(o.cuda_sched);
   return o;
 }
 
@@ -742,7 +750,7 @@ inline void json_string(const std::string& s) {
 // without OpenMP), OMP_PLACES as set, and the CPUs the process may run on,
 // so that threads > cpus shows an oversubscribed run.
 inline void host_threads() {
-  if (!device::cuda_sched_set().empty()) std::printf(",\"cuda_sched\":\"%s\"", device::cuda_sched_set().c_str());
+  if (!cuda_sched_set().empty()) std::printf(",\"cuda_sched\":\"%s\"", cuda_sched_set().c_str());
   if (device::is_gpu()) return;
   int threads = 1;
   const char* bind = "none";
