@@ -38,9 +38,7 @@ func Configs(ctx context.Context, e build.Entry, size int64, configFile string, 
 	if i := slices.Index(shown, configFile); configFile != "" && i >= 0 {
 		shown[i] = "<configs>"
 	}
-	if opt.RefCache != "" {
-		args = append(slices.Clip(args), "--ref-cache", opt.RefCache)
-	}
+	args = withRefCache(args, opt)
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	cmd := program(cctx, bin, args...)

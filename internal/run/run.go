@@ -164,7 +164,7 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 	// The programs share float64 references that took long (harness --ref-cache),
 	// keyed by what they were computed from; they last as long as the run.
 	if opt.RefCache == "" {
-		refs, err := os.MkdirTemp("", "portmatrix-refs-")
+		refs, err := NewRefCache()
 		if err != nil {
 			return err
 		}
@@ -221,6 +221,20 @@ func Run(ctx context.Context, tasks []Task, opt Options, w *results.Writer) erro
 	return nil
 }
 
+// NewRefCache makes a temporary folder for programs to share references
+// in (Options.RefCache); the caller removes it when its programs are done.
+func NewRefCache() (string, error) { return os.MkdirTemp("", "portmatrix-refs-") }
+
+// withRefCache adds --ref-cache to a program's arguments where opt has a
+// reference folder; the log shows the arguments without it (the same
+// program computes its reference without one).
+func withRefCache(args []string, opt Options) []string {
+	if opt.RefCache == "" {
+		return args
+	}
+	return append(slices.Clip(args), "--ref-cache", opt.RefCache)
+}
+
 // measureArgs are the harness flags that name what a program measures.
 func measureArgs(e build.Entry, size int64, opt Options) []string {
 	return []string{"--size", strconv.FormatInt(size, 10), "--reps", strconv.Itoa(opt.Reps),
@@ -263,9 +277,7 @@ func one(ctx context.Context, t Task, copyBytes int64, opt Options, w *results.W
 		args = append(args, "--config", t.Config)
 	}
 	shown := args
-	if opt.RefCache != "" {
-		args = append(slices.Clip(args), "--ref-cache", opt.RefCache)
-	}
+	args = withRefCache(args, opt)
 	cctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	cmd := program(cctx, bin, args...) // dies with the runner, even on SIGKILL

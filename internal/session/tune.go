@@ -105,7 +105,7 @@ func Tune(ctx context.Context, cfg config.Config) (string, error) {
 		return dir, err
 	}
 	defer logf.Close()
-	refs, err := os.MkdirTemp("", "portmatrix-refs-")
+	refs, err := run.NewRefCache()
 	if err != nil {
 		return dir, err
 	}
