@@ -350,17 +350,6 @@ func tunedJobs(cfg config.Config, jobs []run.Job, mach host.Info) (int, error) {
 func modelDefaults(model *machine.Model, targets []tune.Target, entries map[string]build.Entry) {
 	for _, t := range targets {
 		d, _ := run.ModelDefaults(model, entries[t.Cell])
-		for name, v := range d {
-			if _, ok := t.Space.Default[name]; !ok {
-				continue
-			}
-			t.Space.Default[name] = v
-			if t.Space.Fixed[name] != "" {
-				t.Space.Values[name] = []int64{v}
-			} else if !slices.Contains(t.Space.Values[name], v) {
-				t.Space.Values[name] = append(slices.Clone(t.Space.Values[name]), v)
-				slices.Sort(t.Space.Values[name])
-			}
-		}
+		t.Space.JoinDefaults(d)
 	}
 }

@@ -322,9 +322,10 @@ func (src TruthSource) target(k Key) (Target, error) {
 	return t, nil
 }
 
-// setDefault makes d the default, its values joining the space (the
-// machine model's launch defaults, as the tune stage puts them in).
-func (c *CellSpace) setDefault(d Config) {
+// JoinDefaults makes d the default, its values joining the space: the
+// machine model's launch defaults, which the tune stage puts in
+// (session.modelDefaults) and the ground truth and the dry run with it.
+func (c *CellSpace) JoinDefaults(d Config) {
 	for name, v := range d {
 		if _, ok := c.Default[name]; !ok {
 			continue

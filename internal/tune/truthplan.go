@@ -390,7 +390,7 @@ func (src TruthSource) joinLaunchDefaults(cell string, m *machine.Model, s *Cell
 		return
 	}
 	if d := launchDefaults(m, src.Tree.Variants[strings.SplitN(cell, ".", 3)[1]], s); len(d) > 0 {
-		s.setDefault(d)
+		s.JoinDefaults(d)
 	}
 }
 
